@@ -1,0 +1,296 @@
+"""The observation vector, declared once: `ObservationLayout` names its slices, the compiled
+encoder writes batches of it, and `ObservationView` reads one back by name.
+
+Every sheet in Qwixx is public, so an observation holds the whole game as the observing seat
+sees it: sheets in seat order starting with its own, the dice, the phase, who is active.
+Nothing a player chose in the current white action appears until the action resolves; the
+one exception is `pending_cross`, which shows the observer *its own* white choice while it
+breaks a lucky-cross tie (Longo), the only decision that depends on that choice.
+
+Fields, in order (P players, K numbers per row, F die faces; "seat j" is j seats clockwise
+from the observer, seat 0 being the observer):
+
+================ ============ ==================================================================
+name             shape        meaning
+================ ============ ==================================================================
+crosses          (P, 4, K)    1 where seat j crossed the k-th number of row r (sheet order)
+locks            (P, 4)       1 where seat j crossed the lock of row r
+penalties        (P, 4)       penalty boxes of seat j, filled from the left
+scores           (P,)         seat j's current score / 100
+lucky_numbers    (P, 2F-1)    1 at number-2 for each lucky number of seat j (Longo; empty in classic)
+dice             (6, F)       one-hot face of white, white, red, yellow, green, blue; 0 = out of play
+locked_rows      (4,)         1 where the row is locked
+phase            (4,)         one-hot: white, lucky, color, over
+is_active        (1,)         1 if the observer is the active player
+active_seat      (P,)         one-hot: how many seats clockwise the active player sits
+active_crossed   (1,)         colour action: 1 if the active player crossed in the white action
+pending_cross    (4, K)       the observer's own white cross while it breaks a lucky tie
+================ ============ ==================================================================
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from qwixx_env.core.rules import active_crossed, row_locked, score
+from qwixx_env.core.state import COLOR, LUCKY, PHASES, State
+from qwixx_env.core.variant import COLORS, Variant, get_variant
+
+SCORE_SCALE = 100.0
+
+
+class Offsets(NamedTuple):
+    """Start of every field in the flat vector (what the compiled encoder needs)."""
+
+    crosses: int
+    locks: int
+    penalties: int
+    scores: int
+    lucky_numbers: int
+    dice: int
+    locked_rows: int
+    phase: int
+    is_active: int
+    active_seat: int
+    active_crossed: int
+    pending_cross: int
+
+
+class ObservationLayout:
+    """Named slices of the flat float32 observation for one variant and player count."""
+
+    def __init__(self, variant: Variant, num_players: int):
+        P, K, F = num_players, variant.cells, variant.faces
+        score_max = 4 * max(variant.score_table) / SCORE_SCALE
+        score_min = -variant.penalty_points * variant.max_penalties / SCORE_SCALE
+        lucky_width = (2 * F - 1) if variant.lucky_count else 0
+        # name -> (shape, low, high)
+        spec = {
+            "crosses": ((P, 4, K), 0.0, 1.0),
+            "locks": ((P, 4), 0.0, 1.0),
+            "penalties": ((P, variant.max_penalties), 0.0, 1.0),
+            "scores": ((P,), score_min, score_max),
+            "lucky_numbers": ((P, lucky_width), 0.0, 1.0),
+            "dice": ((6, F), 0.0, 1.0),
+            "locked_rows": ((4,), 0.0, 1.0),
+            "phase": ((len(PHASES),), 0.0, 1.0),
+            "is_active": ((1,), 0.0, 1.0),
+            "active_seat": ((P,), 0.0, 1.0),
+            "active_crossed": ((1,), 0.0, 1.0),
+            "pending_cross": ((4, K), 0.0, 1.0),
+        }
+        assert tuple(spec) == Offsets._fields
+        self.variant = variant
+        self.num_players = num_players
+        self.shapes: dict[str, tuple[int, ...]] = {}
+        self.slices: dict[str, slice] = {}
+        low, high, start = [], [], 0
+        for name, (shape, lo, hi) in spec.items():
+            size = int(np.prod(shape))
+            self.shapes[name] = shape
+            self.slices[name] = slice(start, start + size)
+            low += [lo] * size
+            high += [hi] * size
+            start += size
+        self.size = start
+        self.low = np.array(low, np.float32)
+        self.high = np.array(high, np.float32)
+        self.offsets = Offsets(*(s.start for s in self.slices.values()))
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{n}{self.shapes[n]}" for n in self.slices)
+        return f"ObservationLayout({self.variant.name}, {self.num_players} players, size {self.size}: {fields})"
+
+    def field(self, vector: np.ndarray, name: str) -> np.ndarray:
+        """The named field of an observation vector, in its shape (a view, no copy)."""
+        return np.asarray(vector)[..., self.slices[name]].reshape(
+            np.shape(vector)[:-1] + self.shapes[name]
+        )
+
+    def encode(self, state: State, seats: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """(B, size) float32: game b of `state` as seen from seat `seats[b]`."""
+        if out is None:
+            out = np.empty((state.batch_size, self.size), np.float32)
+        _encode_batch(state, self.variant.tables, self.offsets, np.asarray(seats, np.int64), out)
+        return out
+
+
+@njit(cache=True, nogil=True)
+def encode_one(st, tb, off, b, seat, out):
+    """Write game b as seen from `seat` into the flat vector `out` (see the module docstring)."""
+    out[:] = 0.0
+    P = st.marks.shape[1]
+    K = tb.cells
+    F = tb.faces
+    lucky_width = 2 * F - 1
+    for j in range(P):
+        s = (seat + j) % P
+        for r in range(4):
+            m = np.int64(st.marks[b, s, r])
+            base = off.crosses + (j * 4 + r) * K
+            for c in range(K):
+                if (m >> c) & 1:
+                    out[base + c] = 1.0
+            if st.locks[b, s, r]:
+                out[off.locks + j * 4 + r] = 1.0
+        for k in range(st.penalties[b, s]):
+            out[off.penalties + j * tb.max_penalties + k] = 1.0
+        out[off.scores + j] = score(st, tb, b, s) / SCORE_SCALE
+        for i in range(tb.lucky_count):
+            out[off.lucky_numbers + j * lucky_width + st.lucky[b, s, i] - 2] = 1.0
+    for i in range(6):
+        d = st.dice[b, i]
+        if d > 0:
+            out[off.dice + i * F + d - 1] = 1.0
+    for r in range(4):
+        if row_locked(st, b, r):
+            out[off.locked_rows + r] = 1.0
+    out[off.phase + st.phase[b]] = 1.0
+    a = st.active[b]
+    if a == seat:
+        out[off.is_active] = 1.0
+    out[off.active_seat + (a - seat) % P] = 1.0
+    if st.phase[b] == COLOR and active_crossed(st, tb, b):
+        out[off.active_crossed] = 1.0
+    if st.phase[b] == LUCKY and st.turn[b] == seat:
+        p = st.pending[b, seat]
+        if 0 <= p < 4 * K:
+            out[off.pending_cross + p] = 1.0
+
+
+@njit(cache=True, nogil=True)
+def _encode_batch(st, tb, off, seats, out):
+    for b in range(st.phase.shape[0]):
+        encode_one(st, tb, off, b, seats[b], out[b])
+
+
+_LAYOUTS: dict[tuple[Variant, int], ObservationLayout] = {}
+
+
+def layout_for(variant: "str | Variant", num_players: int) -> ObservationLayout:
+    """The (cached) layout for a variant and player count."""
+    v = get_variant(variant)
+    key = (v, num_players)
+    if key not in _LAYOUTS:
+        _LAYOUTS[key] = ObservationLayout(v, num_players)
+    return _LAYOUTS[key]
+
+
+class ObservationView:
+    """Read one observation by name, as any agent (a bot, a policy, a test) receives it.
+
+    >>> view = ObservationView(obs, variant="classic", num_players=2)
+    >>> view.white_sum, view.marks(0)["red"], view.phase, view.legal_actions
+
+    `obs` may be the observation dict (then `legal_actions` is available) or the vector.
+    Seat indices are relative: 0 is the observer, 1 the next seat clockwise, and so on.
+    """
+
+    def __init__(self, obs, variant: "str | Variant" = "classic", num_players: int = 2):
+        self.layout = layout_for(variant, num_players)
+        self.variant = self.layout.variant
+        if isinstance(obs, dict):
+            self.vector = np.asarray(obs["observation"])
+            self.action_mask = np.asarray(obs["action_mask"])
+        else:
+            self.vector = np.asarray(obs)
+            self.action_mask = None
+        if self.vector.shape != (self.layout.size,):
+            raise ValueError(
+                f"obs: got a vector of shape {self.vector.shape}; the {self.variant.name} "
+                f"layout for {num_players} players has shape ({self.layout.size},)"
+            )
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        """A raw field by its layout name, e.g. ``view["crosses"]`` of shape (P, 4, K)."""
+        if name not in self.layout.slices:
+            raise KeyError(f"no field {name!r}; fields are {list(self.layout.slices)}")
+        return self.layout.field(self.vector, name)
+
+    @property
+    def num_players(self) -> int:
+        return self.layout.num_players
+
+    @property
+    def crosses(self) -> np.ndarray:
+        """(P, 4, K) bool: crossed cells of every sheet, the observer's first."""
+        return self["crosses"] > 0.5
+
+    @property
+    def locks(self) -> np.ndarray:
+        """(P, 4) bool: locks each seat has crossed."""
+        return self["locks"] > 0.5
+
+    @property
+    def penalties(self) -> np.ndarray:
+        """(P,) int: penalties of each seat."""
+        return np.rint(self["penalties"].sum(axis=-1)).astype(int)
+
+    @property
+    def scores(self) -> np.ndarray:
+        """(P,) int: current score of each seat."""
+        return np.rint(self["scores"] * SCORE_SCALE).astype(int)
+
+    @property
+    def lucky_numbers(self) -> list[list[int]]:
+        """Each seat's lucky numbers (empty lists in classic)."""
+        return [[int(i) + 2 for i in np.flatnonzero(row)] for row in self["lucky_numbers"]]
+
+    @property
+    def dice(self) -> dict[str, object]:
+        """``{"white": [w1, w2], "red": d or None, ...}`` like the snapshot."""
+        faces = self["dice"]
+        values = [int(np.argmax(f)) + 1 if f.any() else None for f in faces]
+        return {"white": values[:2], **dict(zip(COLORS, values[2:]))}
+
+    @property
+    def white_sum(self) -> int:
+        w1, w2 = self.dice["white"]
+        return w1 + w2
+
+    @property
+    def locked_rows(self) -> np.ndarray:
+        """(4,) bool: locked rows (red, yellow, green, blue)."""
+        return self["locked_rows"] > 0.5
+
+    @property
+    def phase(self) -> str:
+        """``"white"``, ``"lucky"``, ``"color"`` or ``"over"``."""
+        return PHASES[int(np.argmax(self["phase"]))]
+
+    @property
+    def is_active(self) -> bool:
+        return bool(self["is_active"][0] > 0.5)
+
+    @property
+    def active_seat(self) -> int:
+        """Relative seat of the active player (0 = the observer)."""
+        return int(np.argmax(self["active_seat"]))
+
+    @property
+    def active_crossed(self) -> bool:
+        return bool(self["active_crossed"][0] > 0.5)
+
+    @property
+    def pending_cross(self) -> int | None:
+        """The observer's own white cross (an action) while it breaks a lucky tie, else None."""
+        hits = np.flatnonzero(self["pending_cross"].ravel())
+        return int(hits[0]) if hits.size else None
+
+    @property
+    def legal_actions(self) -> np.ndarray:
+        """Indices of the legal actions (needs the observation dict, not the bare vector)."""
+        if self.action_mask is None:
+            raise ValueError("legal_actions needs the observation dict with its 'action_mask'")
+        return np.flatnonzero(self.action_mask)
+
+    def marks(self, seat: int = 0) -> dict[str, list[int]]:
+        """Crossed numbers of each row of a (relative) seat, in sheet order."""
+        numbers = self.variant.row_numbers
+        return {
+            color: [numbers[r][c] for c in np.flatnonzero(self.crosses[seat, r])]
+            for r, color in enumerate(COLORS)
+        }

@@ -1,0 +1,421 @@
+"""The rules of Qwixx and Qwixx Longo: the one place they are written down in code.
+
+Kernels compiled with numba work on one game `b` of a `State` in place; the public functions
+at the bottom loop them over the batch. Everything above the core (the AEC environment, the
+batched engine, the bots, the solver) calls these functions and implements no rule itself.
+
+One roll, as `docs/rules.md` states it::
+
+    roll dice ─► WHITE: every seat, active first, clockwise, records a choice in `pending`
+                 (Longo, lucky="bonus": a tie for the lucky cross adds a LUCKY decision)
+              ─► resolve_white: all choices take effect together; locks; end?
+              ─► COLOR: the active player crosses or passes; penalty; end? ─► next roll
+
+Random numbers come from each game's own splitmix64 generator (`State.rng`), drawn in a
+fixed order, so a seed and the decisions reproduce a game exactly on every machine.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from qwixx_env.core.state import COLOR, LUCKY, NO_DECISION, OUT_OF_PLAY, OVER, WHITE, State
+from qwixx_env.core.variant import RuleTables, Variant
+
+_jit = njit(cache=True, nogil=True)
+
+BONUS, INSTEAD = 1, 2  # RuleTables.lucky_rule
+
+
+# --- random numbers ---------------------------------------------------------------------
+
+
+@_jit
+def random_below(rng, b, n):
+    """An integer in [0, n) from game b's splitmix64 generator (advances it)."""
+    z = rng[b] + np.uint64(0x9E3779B97F4A7C15)
+    rng[b] = z
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return np.int64(z % np.uint64(n))
+
+
+# --- one row of one sheet ----------------------------------------------------------------
+
+
+@_jit
+def rightmost(row_marks):
+    """Index of the rightmost cross of a row bitmask, -1 for an empty row."""
+    m = np.int64(row_marks)
+    i = -1
+    while m:
+        m >>= 1
+        i += 1
+    return i
+
+
+@_jit
+def count(row_marks):
+    """Number of crossed cells of a row bitmask (the lock not included)."""
+    m = np.int64(row_marks)
+    n = 0
+    while m:
+        m &= m - 1
+        n += 1
+    return n
+
+
+@_jit
+def may_cross(tb, row_marks, cell):
+    """Rules 4 and 5: right of every cross, and a lock cell only with enough crosses."""
+    if cell <= rightmost(row_marks):
+        return False
+    return cell < tb.first_lock_cell or count(row_marks) >= tb.lock_threshold
+
+
+@_jit
+def row_locked(st, b, r):
+    """Rule 8: a row is locked for everyone once any player has crossed its lock."""
+    for s in range(st.locks.shape[1]):
+        if st.locks[b, s, r]:
+            return True
+    return False
+
+
+@_jit
+def locked_row_count(st, b):
+    n = 0
+    for r in range(4):
+        if row_locked(st, b, r):
+            n += 1
+    return n
+
+
+@_jit
+def score(st, tb, b, s):
+    """Rule 10: each row's crosses (lock included) through the score table, minus penalties."""
+    total = 0
+    for r in range(4):
+        total += tb.score_table[count(st.marks[b, s, r]) + np.int64(st.locks[b, s, r])]
+    return total - tb.penalty_points * np.int64(st.penalties[b, s])
+
+
+@_jit
+def _cross(st, tb, b, s, action):
+    """Cross one cell; a lock cell crosses the lock too (rule 5)."""
+    r = action // tb.cells
+    c = action % tb.cells
+    st.marks[b, s, r] |= np.int32(1 << c)
+    if c >= tb.first_lock_cell:
+        st.locks[b, s, r] = True
+
+
+# --- the lucky cross (Longo) -------------------------------------------------------------
+
+
+@_jit
+def white_sum(st, b):
+    return np.int64(st.dice[b, 0]) + np.int64(st.dice[b, 1])
+
+
+@_jit
+def is_lucky(st, tb, b, s):
+    """Longo rule 5: the white sum equals one of seat s's lucky numbers."""
+    total = white_sum(st, b)
+    for i in range(tb.lucky_count):
+        if st.lucky[b, s, i] == total:
+            return True
+    return False
+
+
+@_jit
+def _lucky_next(st, tb, b, s, r, white_action):
+    """(action, crosses) for the lucky cross in row r, or (-1, 0) if the row does not qualify.
+
+    The row is read after the player's own white choice `white_action` (pass for none):
+    open at the roll, not locked by that choice, and its next cell legally crossable.
+    """
+    if row_locked(st, b, r):
+        return -1, 0
+    m = np.int64(st.marks[b, s, r])
+    if white_action // tb.cells == r and white_action < 4 * tb.cells:
+        c = white_action % tb.cells
+        if c >= tb.first_lock_cell:
+            return -1, 0  # the player's own white cross locks this row
+        m |= np.int64(1) << c
+    nxt = rightmost(m) + 1
+    if nxt >= tb.cells or not may_cross(tb, m, nxt):
+        return -1, 0
+    return r * tb.cells + nxt, count(m)
+
+
+@_jit
+def lucky_options(st, tb, b, s, white_action):
+    """(fewest crosses, how many rows tie for it, one such action) among qualifying rows."""
+    fewest = 1 << 30
+    ties = 0
+    choice = -1
+    for r in range(4):
+        action, n = _lucky_next(st, tb, b, s, r, white_action)
+        if action < 0:
+            continue
+        if n < fewest:
+            fewest, ties, choice = n, 1, action
+        elif n == fewest:
+            ties += 1
+    return fewest, ties, choice
+
+
+@_jit
+def _mark_lucky_options(st, tb, b, s, white_action, out):
+    fewest, ties, _ = lucky_options(st, tb, b, s, white_action)
+    if ties == 0:
+        return
+    for r in range(4):
+        action, n = _lucky_next(st, tb, b, s, r, white_action)
+        if action >= 0 and n == fewest:
+            out[action] = 1
+
+
+# --- legal decisions -----------------------------------------------------------------------
+
+
+@_jit
+def legal_mask_one(st, tb, b, out):
+    """Write the legal actions of the seat to decide in game b into `out` (0/1)."""
+    out[:] = 0
+    K = tb.cells
+    s = st.turn[b]
+    phase = st.phase[b]
+    if phase == WHITE:
+        # Judged against the sheets and locks as they stood at the roll (rule 6).
+        total = white_sum(st, b)
+        for r in range(4):
+            if not row_locked(st, b, r):
+                c = tb.cell_of[r, total]
+                if may_cross(tb, st.marks[b, s, r], c):
+                    out[r * K + c] = 1
+        if tb.lucky_rule == INSTEAD and is_lucky(st, tb, b, s):
+            _mark_lucky_options(st, tb, b, s, 4 * K, out)
+        out[4 * K] = 1
+    elif phase == LUCKY:
+        _mark_lucky_options(st, tb, b, s, st.pending[b, s], out)  # pass is not an option
+    elif phase == COLOR:
+        for r in range(4):
+            if row_locked(st, b, r):
+                continue  # its die is out of play
+            for w in range(2):
+                c = tb.cell_of[r, np.int64(st.dice[b, w]) + np.int64(st.dice[b, 2 + r])]
+                if may_cross(tb, st.marks[b, s, r], c):
+                    out[r * K + c] = 1
+        out[4 * K] = 1
+
+
+# --- the flow of a roll --------------------------------------------------------------------
+
+
+@_jit
+def active_crossed(st, tb, b):
+    """After the white action: did the active player cross anything in it (lucky included)?"""
+    a = st.active[b]
+    p = st.pending[b, a]
+    return (p >= 0 and p < 4 * tb.cells) or st.pending_lucky[b, a] >= 0
+
+
+@_jit
+def _game_ends(st, tb, b):
+    """Rule 9: two rows locked (counting all of them), or a fourth penalty."""
+    if locked_row_count(st, b) >= tb.rows_to_end:
+        return True
+    for s in range(st.penalties.shape[1]):
+        if st.penalties[b, s] >= tb.max_penalties:
+            return True
+    return False
+
+
+@_jit
+def _start_roll(st, tb, b):
+    """Rule 6: the active player rolls every die still in play; the white action begins."""
+    for w in range(2):
+        st.dice[b, w] = 1 + random_below(st.rng, b, tb.faces)
+    for r in range(4):
+        if row_locked(st, b, r):
+            st.dice[b, 2 + r] = OUT_OF_PLAY
+        else:
+            st.dice[b, 2 + r] = 1 + random_below(st.rng, b, tb.faces)
+    st.pending[b, :] = NO_DECISION
+    st.pending_lucky[b, :] = NO_DECISION
+    st.phase[b] = WHITE
+    st.turn[b] = st.active[b]
+
+
+@_jit
+def _resolve_white(st, tb, b):
+    """Rule 6: every white choice takes effect together; then the colour action, or the end."""
+    K = tb.cells
+    for s in range(st.marks.shape[1]):
+        if 0 <= st.pending[b, s] < 4 * K:
+            _cross(st, tb, b, s, st.pending[b, s])
+        if st.pending_lucky[b, s] >= 0:
+            _cross(st, tb, b, s, st.pending_lucky[b, s])
+    for r in range(4):
+        if row_locked(st, b, r):
+            st.dice[b, 2 + r] = OUT_OF_PLAY  # rule 8: the die leaves play at once
+    st.turn[b] = st.active[b]
+    st.phase[b] = OVER if _game_ends(st, tb, b) else COLOR
+
+
+@_jit
+def _next_white_seat(st, tb, b):
+    nxt = (st.turn[b] + 1) % st.marks.shape[1]
+    if nxt == st.active[b]:
+        _resolve_white(st, tb, b)
+    else:
+        st.turn[b] = nxt
+
+
+@_jit
+def apply_one(st, tb, b, action):
+    """Apply the decision of the seat to decide in game b. The action must be legal."""
+    s = st.turn[b]
+    phase = st.phase[b]
+    if phase == WHITE:
+        st.pending[b, s] = action
+        if tb.lucky_rule == BONUS and is_lucky(st, tb, b, s):
+            _, ties, choice = lucky_options(st, tb, b, s, action)
+            if ties == 1:
+                st.pending_lucky[b, s] = choice
+            elif ties > 1:
+                st.phase[b] = LUCKY  # the same seat breaks the tie next
+                return
+        _next_white_seat(st, tb, b)
+    elif phase == LUCKY:
+        st.pending_lucky[b, s] = action
+        st.phase[b] = WHITE
+        _next_white_seat(st, tb, b)
+    elif phase == COLOR:
+        crossed = active_crossed(st, tb, b)
+        if action < 4 * tb.cells:
+            _cross(st, tb, b, s, action)
+            crossed = True
+        if not crossed:
+            st.penalties[b, s] += 1  # rule 7
+        if _game_ends(st, tb, b):
+            st.phase[b] = OVER
+        else:
+            st.active[b] = (st.active[b] + 1) % st.marks.shape[1]  # rule 11
+            st.roll[b] += 1
+            _start_roll(st, tb, b)
+
+
+@_jit
+def reset_one(st, tb, b, start_player, lucky_numbers):
+    """Start game b: empty sheets, lucky numbers, first active player, first roll.
+
+    `start_player` < 0 draws the first active player; a row of `lucky_numbers` (P, 2)
+    whose first entry is 0 draws that seat's two different lucky numbers.
+    """
+    P = st.marks.shape[1]
+    st.marks[b] = 0
+    st.locks[b] = False
+    st.penalties[b] = 0
+    st.lucky[b] = 0
+    st.roll[b] = 0
+    lowest = 2
+    choices = 2 * tb.faces - 1
+    for s in range(P):
+        if tb.lucky_count == 0:
+            continue
+        if lucky_numbers[s, 0] > 0:
+            st.lucky[b, s, 0] = lucky_numbers[s, 0]
+            st.lucky[b, s, 1] = lucky_numbers[s, 1]
+        else:
+            first = random_below(st.rng, b, choices)
+            second = random_below(st.rng, b, choices - 1)
+            if second >= first:
+                second += 1  # two different numbers, one draw each
+            st.lucky[b, s, 0] = lowest + first
+            st.lucky[b, s, 1] = lowest + second
+    st.active[b] = random_below(st.rng, b, P) if start_player < 0 else start_player
+    _start_roll(st, tb, b)
+
+
+# --- batch kernels -------------------------------------------------------------------------
+
+
+@_jit
+def _reset_batch(st, tb, games, start_player, lucky_numbers):
+    for b in games:
+        reset_one(st, tb, b, start_player, lucky_numbers)
+
+
+@_jit
+def _apply_batch(st, tb, actions):
+    for b in range(st.phase.shape[0]):
+        if st.phase[b] != OVER:
+            apply_one(st, tb, b, actions[b])
+
+
+@_jit
+def _mask_batch(st, tb, out):
+    for b in range(st.phase.shape[0]):
+        legal_mask_one(st, tb, b, out[b])
+
+
+@_jit
+def _scores_batch(st, tb, out):
+    for b in range(st.phase.shape[0]):
+        for s in range(st.marks.shape[1]):
+            out[b, s] = score(st, tb, b, s)
+
+
+# --- the public functions ------------------------------------------------------------------
+
+
+def reset(
+    variant: Variant,
+    state: State,
+    *,
+    start_player: int = 0,
+    lucky_numbers: np.ndarray | None = None,
+    games: np.ndarray | None = None,
+) -> None:
+    """Start new games in place from each game's current generator state (`state.rng`).
+
+    `start_player` is a seat, or -1 for a seeded random first active player.
+    `lucky_numbers` is an optional (P, 2) array of fixed lucky numbers (Longo).
+    `games` restricts the reset to those batch indices (default: all).
+    """
+    P = state.num_players
+    fixed = np.zeros((P, 2), np.int64) if lucky_numbers is None else np.asarray(lucky_numbers, np.int64)
+    idx = np.arange(state.batch_size) if games is None else np.asarray(games, np.int64)
+    _reset_batch(state, variant.tables, idx, int(start_player), fixed)
+
+
+def legal_mask(variant: Variant, state: State, out: np.ndarray | None = None) -> np.ndarray:
+    """(B, 4K+1) int8: the legal actions of the seat to decide in each game (zeros when over)."""
+    if out is None:
+        out = np.empty((state.batch_size, variant.num_actions), np.int8)
+    _mask_batch(state, variant.tables, out)
+    return out
+
+
+def apply(variant: Variant, state: State, actions: np.ndarray) -> None:
+    """Apply one decision per game (ignored for games that are over). Actions must be legal:
+    check them against `legal_mask` first; the adapters do."""
+    _apply_batch(state, variant.tables, np.asarray(actions, np.int64).reshape(state.batch_size))
+
+
+def scores(variant: Variant, state: State, out: np.ndarray | None = None) -> np.ndarray:
+    """(B, P) int64: every player's current score (committed crosses only)."""
+    if out is None:
+        out = np.empty((state.batch_size, state.num_players), np.int64)
+    _scores_batch(state, variant.tables, out)
+    return out
+
+
+def is_over(state: State) -> np.ndarray:
+    """(B,) bool: which games have ended."""
+    return state.phase == OVER

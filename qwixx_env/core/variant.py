@@ -1,0 +1,211 @@
+"""Variants of the game as data: the sheet, the dice, the lock rule, the score table.
+
+Classic Qwixx and Qwixx Longo are two instances of one frozen dataclass; nothing in the
+project branches on a variant's name. `get_variant` turns the user-facing options
+(``variant="longo", lucky="instead"``) into a `Variant`, and `encode_action` /
+`decode_action` translate between action indices and marks such as ``("green", 9)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple, Sequence
+
+import numpy as np
+
+COLORS = ("red", "yellow", "green", "blue")
+LUCKY_RULES = ("bonus", "instead")
+VARIANT_NAMES = ("classic", "longo")
+
+Mark = tuple[str, int] | None
+
+
+class RuleTables(NamedTuple):
+    """A variant flattened into plain numbers and arrays, for the compiled rules kernels."""
+
+    cells: int  # numbers per row (K)
+    faces: int
+    first_lock_cell: int  # cells at this index or right of it are lock cells
+    lock_threshold: int  # crosses a row needs before a lock cell may be crossed
+    lucky_rule: int  # 0: no lucky numbers, 1: bonus, 2: instead
+    lucky_count: int
+    penalty_points: int
+    max_penalties: int
+    rows_to_end: int
+    cell_of: np.ndarray  # (4, 2*faces + 1) int64: cell of number s in row r, or -1
+    number_of: np.ndarray  # (4, K) int64: the number printed in each cell
+    score_table: np.ndarray  # (max crosses + 1,) int64: points for n crosses
+
+
+@dataclass(frozen=True)
+class Variant:
+    """Everything that distinguishes one version of the game from another.
+
+    Rows are always red, yellow, green, blue; red and yellow ascend, green and blue descend.
+    The last `lock_cells` numbers of a row are lock cells: crossing one needs
+    `lock_threshold` crosses already in the row, crosses the lock too and locks the row.
+    `score_table[n]` is what a row with n crosses (lock included) is worth.
+    """
+
+    name: str
+    faces: int
+    lock_cells: int
+    lock_threshold: int
+    score_table: tuple[int, ...]
+    lucky_count: int = 0
+    lucky_rule: str | None = None
+    penalty_points: int = 5
+    max_penalties: int = 4
+    rows_to_end: int = 2
+    tables: RuleTables = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.lucky_count and self.lucky_rule not in LUCKY_RULES:
+            raise ValueError(f"lucky: got {self.lucky_rule!r}; expected one of {LUCKY_RULES}")
+        max_crosses = self.cells + 1  # every number and the lock, an upper bound
+        if len(self.score_table) < max_crosses + 1:
+            raise ValueError(
+                f"score_table: got {len(self.score_table)} entries; the {self.name} sheet "
+                f"needs at least {max_crosses + 1} (0 to {max_crosses} crosses)"
+            )
+        number_of = np.array(self.row_numbers, dtype=np.int64)
+        cell_of = np.full((4, 2 * self.faces + 1), -1, dtype=np.int64)
+        for r in range(4):
+            cell_of[r, number_of[r]] = np.arange(self.cells)
+        tables = RuleTables(
+            cells=self.cells,
+            faces=self.faces,
+            first_lock_cell=self.cells - self.lock_cells,
+            lock_threshold=self.lock_threshold,
+            lucky_rule=0 if not self.lucky_count else 1 + LUCKY_RULES.index(self.lucky_rule),
+            lucky_count=self.lucky_count,
+            penalty_points=self.penalty_points,
+            max_penalties=self.max_penalties,
+            rows_to_end=self.rows_to_end,
+            cell_of=cell_of,
+            number_of=number_of,
+            score_table=np.array(self.score_table, dtype=np.int64),
+        )
+        object.__setattr__(self, "tables", tables)
+
+    @property
+    def cells(self) -> int:
+        """Numbers per row: 11 in classic (2 to 12), 15 in Longo (2 to 16)."""
+        return 2 * self.faces - 1
+
+    @property
+    def numbers(self) -> tuple[int, ...]:
+        """Every number a sheet shows, ascending (also the possible sums of two dice)."""
+        return tuple(range(2, 2 * self.faces + 1))
+
+    @property
+    def row_numbers(self) -> tuple[tuple[int, ...], ...]:
+        """The numbers of each row in sheet order (left to right)."""
+        up = self.numbers
+        return (up, up, up[::-1], up[::-1])
+
+    @property
+    def num_actions(self) -> int:
+        """Size of the action space: one action per cell of the sheet, then pass."""
+        return 4 * self.cells + 1
+
+    @property
+    def pass_action(self) -> int:
+        return 4 * self.cells
+
+    @property
+    def lock_numbers(self) -> tuple[tuple[int, ...], ...]:
+        """The lock cells' numbers of each row."""
+        return tuple(row[self.cells - self.lock_cells :] for row in self.row_numbers)
+
+    def with_score_table(self, score_table: Sequence[int]) -> "Variant":
+        """The same variant scored with another table (`score_table[n]` for n crosses)."""
+        return replace(self, score_table=tuple(int(s) for s in score_table))
+
+
+def _triangular(n: int) -> tuple[int, ...]:
+    return tuple(k * (k + 1) // 2 for k in range(n + 1))
+
+
+CLASSIC = Variant(name="classic", faces=6, lock_cells=1, lock_threshold=5, score_table=_triangular(12))
+LONGO = Variant(
+    name="longo",
+    faces=8,
+    lock_cells=2,
+    lock_threshold=6,
+    score_table=_triangular(16),
+    lucky_count=2,
+    lucky_rule="bonus",
+)
+
+
+def get_variant(variant: "str | Variant" = "classic", lucky: str | None = None) -> Variant:
+    """The `Variant` for a name (``"classic"`` or ``"longo"``) and a lucky rule (Longo only).
+
+    A `Variant` instance passes through unchanged (with its lucky rule replaced if `lucky`
+    is given). Raises `ValueError` naming the option and what is accepted.
+    """
+    if isinstance(variant, Variant):
+        base = variant
+    elif variant in VARIANT_NAMES:
+        base = CLASSIC if variant == "classic" else LONGO
+    else:
+        raise ValueError(f"variant: got {variant!r}; expected one of {VARIANT_NAMES}")
+    if lucky is None:
+        return base
+    if not base.lucky_count:
+        if lucky == "bonus":
+            return base  # the default rule: harmless where there are no lucky numbers
+        raise ValueError(
+            f"lucky: got {lucky!r}; the {base.name!r} variant has no lucky numbers, "
+            "so lucky must be 'bonus' (the default) or unset; 'instead' is for variant='longo'"
+        )
+    if lucky not in LUCKY_RULES:
+        raise ValueError(f"lucky: got {lucky!r}; expected one of {LUCKY_RULES}")
+    return replace(base, lucky_rule=lucky)
+
+
+def encode_action(mark: Mark, variant: "str | Variant" = "classic") -> int:
+    """The action index of a mark: ``None`` is pass, ``("green", 9)`` crosses green 9.
+
+    Raises `ValueError` if the colour or number is not on the variant's sheet.
+    """
+    v = get_variant(variant)
+    if mark is None:
+        return v.pass_action
+    try:
+        color, number = mark
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"mark: got {mark!r}; expected None (pass) or a (color, number) pair such as ('green', 9)"
+        ) from None
+    if color not in COLORS:
+        raise ValueError(f"mark: got color {color!r}; expected one of {COLORS}")
+    row = COLORS.index(color)
+    if not isinstance(number, (int, np.integer)) or number not in v.numbers:
+        raise ValueError(
+            f"mark: got number {number!r} for {color}; the {v.name} sheet has "
+            f"{v.numbers[0]} to {v.numbers[-1]}"
+        )
+    return row * v.cells + int(v.tables.cell_of[row, number])
+
+
+def decode_action(action: int, variant: "str | Variant" = "classic") -> Mark:
+    """The mark of an action index: ``None`` for pass, else ``(color, number)``.
+
+    Raises `ValueError` if the index is outside ``0 .. 4*K``.
+    """
+    v = get_variant(variant)
+    if (
+        isinstance(action, bool)
+        or not isinstance(action, (int, np.integer))
+        or not 0 <= action <= v.pass_action
+    ):
+        raise ValueError(
+            f"action: got {action!r}; expected an integer from 0 to {v.pass_action} "
+            f"({v.pass_action} is pass) for the {v.name} variant"
+        )
+    if action == v.pass_action:
+        return None
+    row, cell = divmod(int(action), v.cells)
+    return COLORS[row], int(v.tables.number_of[row, cell])

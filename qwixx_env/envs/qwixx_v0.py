@@ -1,0 +1,371 @@
+# noqa: D212, D415
+"""
+# Qwixx (`qwixx_v0`)
+
+| Import             | `from qwixx_env import qwixx_v0`                              |
+|--------------------|---------------------------------------------------------------|
+| Actions            | Discrete                                                      |
+| Parallel API       | No (the white action is simultaneous, but decided seat by seat) |
+| Agents             | `agents = ['player_0', ..., 'player_{n-1}']`, 1 to 5          |
+| Action Values      | Discrete(4*K + 1): K = 11 (classic), 15 (Longo)               |
+| Observation Shape  | (see `ObservationLayout`: 198 for 2-player classic)           |
+| Observation Values | [0, 1] except `scores` (score / 100)                          |
+
+Qwixx is a dice game for 1 to 5 players. Each roll every player may cross the sum of the
+two white dice on their own sheet (the *white action*), then the active player may cross the
+sum of a white and a coloured die in that colour's row (the *colour action*). Numbers must be
+crossed left to right; a row closes with its lock; the game ends when two rows are locked or
+someone takes a fourth penalty. Qwixx Longo (`variant="longo"`) uses eight-sided dice, rows
+of 15 numbers and lucky numbers. The exact rules are in `docs/rules.md`.
+
+### Options
+
+`env(num_players=2, variant="classic", render_mode=None, lucky="bonus", lucky_numbers=None,
+start_player=0, reward=None)`
+
+* `num_players`: 1 to 5. With one player (solo) that player is active on every roll.
+* `variant`: `"classic"` or `"longo"`.
+* `render_mode`: None, `"ansi"` (render returns the text) or `"human"` (prints it each step).
+* `lucky`: Longo only. `"bonus"`: a lucky white sum adds a cross on the row with the fewest
+  crosses; `"instead"`: that cross may be taken instead of the white-sum cross.
+* `lucky_numbers`: Longo only; fixed lucky numbers, one pair per seat, e.g. `[(3, 11), (7, 9)]`.
+  Drawn from the game's seeded generator when not given.
+* `start_player`: the first active seat, or `"random"` (drawn from the game's generator).
+* `reward`: `"win"` (+1 sole winner, 0 for a shared top score, -1 others; terminal),
+  `"score"` (final score; terminal), `"score_delta"` (each step the change in the agent's
+  score since its last reward; sums to the final score), `"margin"` (own score minus the best
+  other score; terminal). Default: `"win"` with 2+ players, `"score"` solo.
+
+### Turn structure
+
+Each roll: every seat makes one white-action decision, the active player first, then
+clockwise; in Longo with `lucky="bonus"` a player whose lucky cross ties between rows makes
+one more decision right after (only the tied rows' next numbers are legal). Then the active
+player makes the colour-action decision. The white action is simultaneous: a choice stays
+hidden from every observation, mask and snapshot until all seats have decided, and legality is
+judged against the sheets as they stood at the roll.
+
+### Actions
+
+Action `r*K + i` crosses the i-th number of row r as printed (rows red, yellow, green,
+blue); action `4*K` passes. `qwixx_env.encode_action(("green", 9), "classic")` and
+`qwixx_env.decode_action(action, variant)` translate.
+
+### Observations
+
+`{"observation": float32 vector, "action_mask": int8 vector}` seen from the observing seat;
+the fields are listed in `qwixx_env.core.observation` and read by name with
+`qwixx_env.ObservationView`. The mask is all zeros for agents other than the one to act.
+
+### Illegal actions
+
+`raw_env.step` raises `ValueError` naming the agent, the action, its mark and the legal
+actions, and leaves the game untouched. `env()` behaves like PettingZoo's classic games: an
+illegal action ends the game with -1 for the offender and 0 for the others (with a warning),
+an action outside the action space fails an assertion, and calls out of order raise.
+
+### Version history
+
+* v0: initial release.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+
+from qwixx_env.core import rules
+from qwixx_env.core.observation import layout_for
+from qwixx_env.core.snapshot import snapshot as _snapshot
+from qwixx_env.core.state import OVER, PHASES, new_state, seed_to_rng
+from qwixx_env.core.variant import VARIANT_NAMES, decode_action, get_variant
+from qwixx_env.envs.guard import GuardedEnv
+from qwixx_env.envs.render import render_text
+
+REWARDS = ("win", "score", "score_delta", "margin")
+RENDER_MODES = (None, "ansi", "human")
+RECORD_FORMAT = "qwixx_env.record/1"
+
+
+def env(**kwargs: Any) -> GuardedEnv:
+    """The Qwixx AEC environment with PettingZoo's classic-game guards (see the module doc)."""
+    return GuardedEnv(raw_env(**kwargs))
+
+
+class raw_env(AECEnv, EzPickle):
+    """The unwrapped Qwixx AEC environment: a thin adapter on `qwixx_env.core`."""
+
+    metadata = {"render_modes": ["ansi", "human"], "name": "qwixx_v0", "is_parallelizable": False}
+
+    def __init__(
+        self,
+        num_players: int = 2,
+        variant: str = "classic",
+        render_mode: str | None = None,
+        lucky: str = "bonus",
+        lucky_numbers: Sequence[Sequence[int]] | None = None,
+        start_player: int | str = 0,
+        reward: str | None = None,
+    ):
+        EzPickle.__init__(self, num_players, variant, render_mode, lucky, lucky_numbers, start_player, reward)
+        super().__init__()
+        if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) or not 1 <= num_players <= 5:
+            raise ValueError(f"num_players: got {num_players!r}; expected an integer from 1 to 5")
+        if not isinstance(variant, str) or variant not in VARIANT_NAMES:
+            raise ValueError(f"variant: got {variant!r}; expected one of {VARIANT_NAMES}")
+        if render_mode not in RENDER_MODES:
+            raise ValueError(f"render_mode: got {render_mode!r}; expected one of {RENDER_MODES}")
+        self.variant = get_variant(variant, lucky)
+        P = int(num_players)
+        self._fixed_lucky = _check_lucky_numbers(lucky_numbers, self.variant, P)
+        self._start_player = _check_start_player(start_player, P)
+        if reward is None:
+            reward = "win" if P > 1 else "score"
+        if reward not in REWARDS:
+            raise ValueError(f"reward: got {reward!r}; expected one of {REWARDS}")
+        if P == 1 and reward in ("win", "margin"):
+            raise ValueError(
+                f"reward: got {reward!r} with num_players=1; a solo game has no opponent, "
+                "use 'score' or 'score_delta'"
+            )
+        self.options = {
+            "num_players": P,
+            "variant": variant,
+            "lucky": self.variant.lucky_rule or "bonus",
+            "lucky_numbers": None if lucky_numbers is None else [list(map(int, p)) for p in lucky_numbers],
+            "start_player": start_player if start_player == "random" else int(start_player),
+            "reward": reward,
+        }
+        self.render_mode = render_mode
+        self.reward_mode = reward
+        self.possible_agents = [f"player_{i}" for i in range(P)]
+        self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
+        self.layout = layout_for(self.variant, P)
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(self.layout.low, self.layout.high, dtype=np.float32),
+                "action_mask": spaces.Box(0, 1, shape=(self.variant.num_actions,), dtype=np.int8),
+            }
+        )
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(self.variant.num_actions) for a in self.possible_agents}
+        self.core_state = new_state(P)
+        self._tables = self.variant.tables
+        self._mask = np.zeros((1, self.variant.num_actions), np.int8)
+        self._scores = np.zeros((1, P), np.int64)
+        self._seat = np.zeros(1, np.int64)
+        self._rng_ready = False
+
+    # --- PettingZoo API -----------------------------------------------------------------
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Start a new game. With a seed the game is reproducible; without one the game's
+        generator continues from the previous game (or starts from fresh entropy)."""
+        if seed is not None:
+            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+                raise ValueError(f"seed: got {seed!r}; expected None or a non-negative integer")
+            self.core_state.rng[0] = seed_to_rng(int(seed))
+        elif not self._rng_ready:
+            self.core_state.rng[0] = seed_to_rng(np.random.SeedSequence().entropy)
+        self._rng_ready = True
+        self._start_game(seed)
+
+    def _start_game(self, seed: int | None) -> None:
+        st = self.core_state
+        self._record = {
+            "format": RECORD_FORMAT,
+            "options": dict(self.options),
+            "seed": None if seed is None else int(seed),
+            "rng_state": f"{int(st.rng[0]):#018x}",
+            "rolls": [],
+            "decisions": [],
+        }
+        rules.reset(self.variant, st, start_player=self._start_player, lucky_numbers=self._fixed_lucky)
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0 for a in self.agents}
+        self._cumulative_rewards = {a: 0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self._last_scores = [0] * len(self.agents)
+        self._record["rolls"].append(self._dice_now())
+        self._after_decision()
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        self._seat[0] = self.agent_name_mapping[agent]
+        obs = self.layout.encode(self.core_state, self._seat)[0]
+        if agent == self.agent_selection and self.core_state.phase[0] != OVER:
+            mask = self._mask[0].copy()
+        else:
+            mask = np.zeros(self.variant.num_actions, np.int8)
+        return {"observation": obs, "action_mask": mask}
+
+    def step(self, action: int | None) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        action = self._check_action(agent, action)
+        st = self.core_state
+        roll_before = int(st.roll[0])
+        self._cumulative_rewards[agent] = 0
+        rules.apply(self.variant, st, np.array([action]))
+        self._record["decisions"].append([self.agent_name_mapping[agent], action])
+        if st.roll[0] != roll_before:
+            self._record["rolls"].append(self._dice_now())
+        self._set_rewards()
+        self._after_decision()
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def render(self) -> str | None:
+        text = render_text(self.variant, self.snapshot(), self.possible_agents, self._to_decide())
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+    # --- Qwixx extras ------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        """The committed state of the game as a JSON-serialisable dict (see the README)."""
+        return _snapshot(self.variant, self.core_state)
+
+    def legal_actions(self) -> list[int]:
+        """The legal actions of the agent to act (empty when the game is over)."""
+        if self.core_state.phase[0] == OVER:
+            return []
+        return [int(a) for a in np.flatnonzero(self._mask[0])]
+
+    def record(self) -> dict[str, Any]:
+        """The game so far as a JSON-serialisable record; `qwixx_env.replay` rebuilds it."""
+        rec = json.loads(json.dumps(self._record))
+        rec["snapshot"] = self.snapshot()
+        return rec
+
+    # --- internals -----------------------------------------------------------------------
+
+    def _dice_now(self) -> list[int | None]:
+        return [int(d) if d > 0 else None for d in self.core_state.dice[0]]
+
+    def _to_decide(self) -> str | None:
+        if not hasattr(self, "agents") or self.core_state.phase[0] == OVER:
+            return None
+        return self.possible_agents[int(self.core_state.turn[0])]
+
+    def _after_decision(self) -> None:
+        st = self.core_state
+        if st.phase[0] == OVER:
+            self.terminations = {a: True for a in self.agents}
+            self.agent_selection = self.possible_agents[int(st.turn[0])]
+            self._mask[0] = 0
+            return
+        self.agent_selection = self.possible_agents[int(st.turn[0])]
+        rules.legal_mask(self.variant, st, out=self._mask)
+
+    def _check_action(self, agent: str, action: Any) -> int:
+        """The action as an int if legal for `agent` now; else a ValueError that names it."""
+        legal = self.legal_actions()
+        legal_text = ", ".join(f"{a} {decode_action(a, self.variant)}" for a in legal)
+        if isinstance(action, (np.ndarray,)) and action.shape == ():
+            action = action.item()
+        if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+            raise ValueError(
+                f"{agent}: action {action!r} is not an integer action; legal now: [{legal_text}]"
+            )
+        action = int(action)
+        if not 0 <= action < self.variant.num_actions:
+            raise ValueError(
+                f"{agent}: action {action} is outside the action space 0..{self.variant.num_actions - 1}; "
+                f"legal now: [{legal_text}]"
+            )
+        if not self._mask[0, action]:
+            phase = PHASES[int(self.core_state.phase[0])]
+            raise ValueError(
+                f"{agent}: action {action} {decode_action(action, self.variant)} is illegal in the "
+                f"{phase} phase; legal now: [{legal_text}]"
+            )
+        return action
+
+    def _set_rewards(self) -> None:
+        st = self.core_state
+        mode = self.reward_mode
+        over = st.phase[0] == OVER
+        if mode == "score_delta":
+            now = rules.scores(self.variant, st, out=self._scores)[0].tolist()
+            self.rewards = {a: now[i] - self._last_scores[i] for i, a in enumerate(self.agents)}
+            self._last_scores = now
+            return
+        if not over:
+            for a in self.rewards:
+                self.rewards[a] = 0
+            return
+        final = rules.scores(self.variant, st, out=self._scores)[0].tolist()
+        self.rewards = {a: _terminal_reward(mode, final, i) for i, a in enumerate(self.agents)}
+
+
+def _terminal_reward(mode: str, final: list[int], seat: int) -> float:
+    own = final[seat]
+    if mode == "score":
+        return own
+    best_other = max(s for i, s in enumerate(final) if i != seat)
+    if mode == "margin":
+        return own - best_other
+    # "win": +1 sole winner, 0 shared top score, -1 the others
+    if own > best_other:
+        return 1
+    return 0 if own == best_other else -1
+
+
+def _check_lucky_numbers(lucky_numbers: Any, variant, num_players: int) -> np.ndarray | None:
+    if lucky_numbers is None:
+        return None
+    if not variant.lucky_count:
+        raise ValueError(
+            f"lucky_numbers: got {lucky_numbers!r}; the {variant.name!r} variant has no lucky "
+            "numbers (they belong to variant='longo')"
+        )
+    low, high = variant.numbers[0], variant.numbers[-1]
+    accepted = (
+        f"a list of {num_players} pairs (one per seat) of two different integers from {low} to {high}"
+    )
+    try:
+        pairs = [list(p) for p in lucky_numbers]
+    except TypeError:
+        raise ValueError(f"lucky_numbers: got {lucky_numbers!r}; expected {accepted}") from None
+    ok = len(pairs) == num_players and all(
+        len(p) == 2
+        and all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) and low <= x <= high for x in p)
+        and p[0] != p[1]
+        for p in pairs
+    )
+    if not ok:
+        raise ValueError(f"lucky_numbers: got {lucky_numbers!r}; expected {accepted}")
+    return np.array(pairs, np.int64)
+
+
+def _check_start_player(start_player: Any, num_players: int) -> int:
+    if start_player == "random":
+        return -1
+    if isinstance(start_player, bool) or not isinstance(start_player, (int, np.integer)) or not (
+        0 <= start_player < num_players
+    ):
+        raise ValueError(
+            f"start_player: got {start_player!r}; expected 'random' or a seat from 0 to {num_players - 1}"
+        )
+    return int(start_player)
