@@ -114,7 +114,7 @@ class ObservationLayout:
         """(B, size) float32: game b of `state` as seen from seat `seats[b]`."""
         if out is None:
             out = np.empty((state.batch_size, self.size), np.float32)
-        _encode_batch(state, self.variant.tables, self.offsets, np.asarray(seats, np.int64), out)
+        encode_batch(state, self.variant.tables, self.offsets, np.asarray(seats, np.int64), out)
         return out
 
 
@@ -162,7 +162,7 @@ def encode_one(st, tb, off, b, seat, out):
 
 
 @njit(cache=True, nogil=True)
-def _encode_batch(st, tb, off, seats, out):
+def encode_batch(st, tb, off, seats, out):
     for b in range(st.phase.shape[0]):
         encode_one(st, tb, off, b, seats[b], out[b])
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from pettingzoo import AECEnv
 from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers import BaseWrapper
@@ -78,7 +79,10 @@ class GuardedEnv(BaseWrapper):
             assert action is None, "action is not in action space"  # only None once done
             raw._was_dead_step(action)
             return
-        assert raw.action_spaces[agent].contains(action), "action is not in action space"
+        # Discrete(n).contains, without its generality on the hot path.
+        assert (type(action) is int or isinstance(action, np.integer)) and 0 <= action < raw.num_actions or (
+            raw.action_spaces[agent].contains(action)
+        ), "action is not in action space"
         if not raw._mask[0, int(action)]:
             self._end_on_illegal(raw, agent)
             return

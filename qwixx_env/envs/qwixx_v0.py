@@ -80,7 +80,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from qwixx_env.core import rules
-from qwixx_env.core.observation import layout_for
+from qwixx_env.core.observation import encode_batch, layout_for
 from qwixx_env.core.snapshot import snapshot as _snapshot
 from qwixx_env.core.state import OVER, PHASES, new_state, seed_to_rng
 from qwixx_env.core.variant import VARIANT_NAMES, decode_action, get_variant
@@ -121,6 +121,7 @@ class raw_env(AECEnv, EzPickle):
         if render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode: got {render_mode!r}; expected one of {RENDER_MODES}")
         self.variant = get_variant(variant, lucky)
+        self.num_actions = self.variant.num_actions
         P = int(num_players)
         self._fixed_lucky = _check_lucky_numbers(lucky_numbers, self.variant, P)
         self._start_player = _check_start_player(start_player, P)
@@ -149,17 +150,28 @@ class raw_env(AECEnv, EzPickle):
         obs_space = spaces.Dict(
             {
                 "observation": spaces.Box(self.layout.low, self.layout.high, dtype=np.float32),
-                "action_mask": spaces.Box(0, 1, shape=(self.variant.num_actions,), dtype=np.int8),
+                "action_mask": spaces.Box(0, 1, shape=(self.num_actions,), dtype=np.int8),
             }
         )
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(self.variant.num_actions) for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(self.num_actions) for a in self.possible_agents}
         self.core_state = new_state(P)
-        self._tables = self.variant.tables
-        self._mask = np.zeros((1, self.variant.num_actions), np.int8)
-        self._scores = np.zeros((1, P), np.int64)
-        self._seat = np.zeros(1, np.int64)
         self._rng_ready = False
+        # Buffers the kernels write into, and the kernels resolved once for their types
+        # (see rules.compiled): the per-step path makes four direct calls into compiled code.
+        st, tb, off = self.core_state, self.variant.tables, self.layout.offsets
+        self._mask = np.zeros((1, self.num_actions), np.int8)
+        self._scores = np.zeros((1, P), np.int64)
+        self._action = np.zeros(1, np.int64)
+        self._seat = np.zeros(1, np.int64)
+        apply_k = rules.compiled(rules.apply_batch, st, tb, self._action)
+        mask_k = rules.compiled(rules.mask_batch, st, tb, self._mask)
+        scores_k = rules.compiled(rules.scores_batch, st, tb, self._scores)
+        encode_k = rules.compiled(encode_batch, st, tb, off, self._seat, np.zeros((1, self.layout.size), np.float32))
+        self._apply_kernel = lambda: apply_k(st, tb, self._action)
+        self._mask_kernel = lambda: mask_k(st, tb, self._mask)
+        self._scores_kernel = lambda: scores_k(st, tb, self._scores)
+        self._encode_kernel = lambda out: encode_k(st, tb, off, self._seat, out)
 
     # --- PettingZoo API -----------------------------------------------------------------
 
@@ -204,11 +216,13 @@ class raw_env(AECEnv, EzPickle):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         self._seat[0] = self.agent_name_mapping[agent]
-        obs = self.layout.encode(self.core_state, self._seat)[0]
+        obs = np.empty((1, self.layout.size), np.float32)
+        self._encode_kernel(obs)
+        obs = obs[0]
         if agent == self.agent_selection and self.core_state.phase[0] != OVER:
             mask = self._mask[0].copy()
         else:
-            mask = np.zeros(self.variant.num_actions, np.int8)
+            mask = np.zeros(self.num_actions, np.int8)
         return {"observation": obs, "action_mask": mask}
 
     def step(self, action: int | None) -> None:
@@ -220,7 +234,8 @@ class raw_env(AECEnv, EzPickle):
         st = self.core_state
         roll_before = int(st.roll[0])
         self._cumulative_rewards[agent] = 0
-        rules.apply(self.variant, st, np.array([action]))
+        self._action[0] = action
+        self._apply_kernel()
         self._record["decisions"].append([self.agent_name_mapping[agent], action])
         if st.roll[0] != roll_before:
             self._record["rolls"].append(self._dice_now())
@@ -276,38 +291,40 @@ class raw_env(AECEnv, EzPickle):
             self._mask[0] = 0
             return
         self.agent_selection = self.possible_agents[int(st.turn[0])]
-        rules.legal_mask(self.variant, st, out=self._mask)
+        self._mask_kernel()
 
     def _check_action(self, agent: str, action: Any) -> int:
         """The action as an int if legal for `agent` now; else a ValueError that names it."""
-        legal = self.legal_actions()
-        legal_text = ", ".join(f"{a} {decode_action(a, self.variant)}" for a in legal)
-        if isinstance(action, (np.ndarray,)) and action.shape == ():
-            action = action.item()
+        if type(action) is int or isinstance(action, np.integer):
+            action = int(action)
+            if 0 <= action < self.num_actions and self._mask[0, action]:
+                return action
+        elif isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+            return self._check_action(agent, action.item())
+        raise ValueError(self._illegal_message(agent, action))
+
+    def _illegal_message(self, agent: str, action: Any) -> str:
+        legal = ", ".join(f"{a} {decode_action(a, self.variant)}" for a in self.legal_actions())
         if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
-            raise ValueError(
-                f"{agent}: action {action!r} is not an integer action; legal now: [{legal_text}]"
+            return f"{agent}: action {action!r} is not an integer action; legal now: [{legal}]"
+        if not 0 <= action < self.num_actions:
+            return (
+                f"{agent}: action {action} is outside the action space 0..{self.num_actions - 1}; "
+                f"legal now: [{legal}]"
             )
-        action = int(action)
-        if not 0 <= action < self.variant.num_actions:
-            raise ValueError(
-                f"{agent}: action {action} is outside the action space 0..{self.variant.num_actions - 1}; "
-                f"legal now: [{legal_text}]"
-            )
-        if not self._mask[0, action]:
-            phase = PHASES[int(self.core_state.phase[0])]
-            raise ValueError(
-                f"{agent}: action {action} {decode_action(action, self.variant)} is illegal in the "
-                f"{phase} phase; legal now: [{legal_text}]"
-            )
-        return action
+        phase = PHASES[int(self.core_state.phase[0])]
+        return (
+            f"{agent}: action {action} {decode_action(action, self.variant)} is illegal in the "
+            f"{phase} phase; legal now: [{legal}]"
+        )
 
     def _set_rewards(self) -> None:
         st = self.core_state
         mode = self.reward_mode
         over = st.phase[0] == OVER
         if mode == "score_delta":
-            now = rules.scores(self.variant, st, out=self._scores)[0].tolist()
+            self._scores_kernel()
+            now = self._scores[0].tolist()
             self.rewards = {a: now[i] - self._last_scores[i] for i, a in enumerate(self.agents)}
             self._last_scores = now
             return
@@ -315,7 +332,8 @@ class raw_env(AECEnv, EzPickle):
             for a in self.rewards:
                 self.rewards[a] = 0
             return
-        final = rules.scores(self.variant, st, out=self._scores)[0].tolist()
+        self._scores_kernel()
+        final = self._scores[0].tolist()
         self.rewards = {a: _terminal_reward(mode, final, i) for i, a in enumerate(self.agents)}
 
 
