@@ -303,8 +303,12 @@ class raw_env(AECEnv, EzPickle):
             return self._check_action(agent, action.item())
         raise ValueError(self._illegal_message(agent, action))
 
+    def _mark_text(self, action: int) -> str:
+        mark = decode_action(action, self.variant)
+        return "pass" if mark is None else f"{mark[0]} {mark[1]}"
+
     def _illegal_message(self, agent: str, action: Any) -> str:
-        legal = ", ".join(f"{a} {decode_action(a, self.variant)}" for a in self.legal_actions())
+        legal = ", ".join(f"{a} ({self._mark_text(a)})" for a in self.legal_actions())
         if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
             return f"{agent}: action {action!r} is not an integer action; legal now: [{legal}]"
         if not 0 <= action < self.num_actions:
@@ -314,7 +318,7 @@ class raw_env(AECEnv, EzPickle):
             )
         phase = PHASES[int(self.core_state.phase[0])]
         return (
-            f"{agent}: action {action} {decode_action(action, self.variant)} is illegal in the "
+            f"{agent}: action {action} ({self._mark_text(action)}) is illegal in the "
             f"{phase} phase; legal now: [{legal}]"
         )
 
