@@ -13,9 +13,10 @@ with one `pick` for all of them (a numpy Generator choosing uniformly among
 the loop, the final ``step(None)`` of each finished agent included, over whole games (resets
 and observations are inside the timed region). Each environment is warmed up first (numba
 loads or compiles its kernels on first use), then measured for ``--seconds`` of wall time,
-``--repeats`` times, the environments taking turns within each repeat so that drift in the
-machine's speed hits them alike. The table reports the **median** repeat (best and worst
-beside it). Everything runs in this one process, on one thread.
+``--repeats`` times; within each repeat the environments take turns in slices of ``--slice``
+seconds, so that drift in the machine's speed (another process, frequency scaling) hits them
+alike. The table reports the **median** repeat (best and worst beside it). Everything runs in
+this one process, on one thread; ``--cpu N`` also pins it to one core.
 
 The environments:
 
@@ -90,20 +91,35 @@ def play(env, seconds: float, first_seed: int, rng: np.random.Generator) -> dict
     return {"steps": steps, "games": games, "seconds": elapsed, "steps_per_s": steps / elapsed}
 
 
-def measure(seconds: float, repeats: int, warmup: float, seed: int) -> dict[str, list[dict]]:
-    """Warm every env up, then `repeats` rounds in which each env plays for `seconds`."""
+def measure(seconds: float, repeats: int, warmup: float, seed: int, slice_s: float) -> dict[str, list[dict]]:
+    """Warm every env up, then `repeats` rounds in which each env plays for `seconds`.
+
+    Within a round the envs take turns in slices of `slice_s` seconds, so that a change in
+    the machine's speed (another process, frequency scaling) hits every env alike.
+    """
     envs = {name: make() for name, make in ENVS.items()}
-    for name, env in envs.items():
+    for env in envs.values():
         play(env, warmup, first_seed=10**9, rng=np.random.default_rng(seed))
     runs: dict[str, list[dict]] = {name: [] for name in envs}
+    slices = max(1, round(seconds / slice_s))
     for r in range(repeats):
-        for name, env in envs.items():
-            # The same seeds and action stream for every env within a repeat.
-            runs[name].append(play(env, seconds, first_seed=seed + r * 10**6, rng=np.random.default_rng(seed + r)))
+        # Within a round every env starts from the same game seed and action-stream seed.
+        rngs = {name: np.random.default_rng(seed + r) for name in envs}
+        seeds = dict.fromkeys(envs, seed + r * 10**6)
+        totals = {name: {"steps": 0, "games": 0, "seconds": 0.0} for name in envs}
+        for _ in range(slices):
+            for name, env in envs.items():
+                part = play(env, seconds / slices, first_seed=seeds[name], rng=rngs[name])
+                seeds[name] += part["games"]
+                for key in totals[name]:
+                    totals[name][key] += part[key]
+        for name, t in totals.items():
+            runs[name].append({**t, "steps_per_s": t["steps"] / t["seconds"]})
     return runs
 
 
 def summarise(runs: dict[str, list[dict]]) -> dict[str, dict]:
+    """Median, best and worst rate per env, and each median's ratio to the reference's."""
     out = {}
     for name, rs in runs.items():
         rates = [r["steps_per_s"] for r in rs]
@@ -128,13 +144,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=10.0, help="wall time per env per repeat (default 10)")
     parser.add_argument("--repeats", type=int, default=3, help="rounds over all envs; the median is reported (default 3)")
     parser.add_argument("--warmup", type=float, default=1.0, help="seconds of warm-up play per env (default 1)")
+    parser.add_argument("--slice", type=float, default=1.0, dest="slice_s",
+                        help="seconds an env plays before the next takes its turn (default 1)")
     parser.add_argument("--seed", type=int, default=0, help="first game seed and action-stream seed (default 0)")
     parser.add_argument("--cpu", type=int, default=None, help="pin this process to one CPU core (Linux)")
     parser.add_argument("--json", type=Path, default=None, metavar="PATH", help="also write the figures as JSON")
     parser.add_argument("--strict", action="store_true", help="exit with status 1 if the target is missed")
     args = parser.parse_args(argv)
-    if args.seconds <= 0 or args.repeats < 1 or args.warmup < 0:
-        parser.error("--seconds must be > 0, --repeats >= 1, --warmup >= 0")
+    if args.seconds <= 0 or args.repeats < 1 or args.warmup < 0 or args.slice_s <= 0:
+        parser.error("--seconds and --slice must be > 0, --repeats >= 1, --warmup >= 0")
     if args.cpu is not None:
         os.sched_setaffinity(0, {args.cpu})
 
@@ -147,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         + (f", pinned to CPU {args.cpu}" if args.cpu is not None else "")
         + "."
     )
-    summary = summarise(measure(args.seconds, args.repeats, args.warmup, args.seed))
+    summary = summarise(measure(args.seconds, args.repeats, args.warmup, args.seed, args.slice_s))
 
     table = Table(title="AEC agent-steps per second (median of repeats)")
     table.add_column("environment")
@@ -182,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
             "seconds": args.seconds,
             "repeats": args.repeats,
             "warmup": args.warmup,
+            "slice": args.slice_s,
             "seed": args.seed,
             "cpu": args.cpu,
             "target": {"env": QWIXX, "reference": REFERENCE, "ratio": TARGET_RATIO,

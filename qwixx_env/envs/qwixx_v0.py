@@ -21,7 +21,7 @@ of 15 numbers and lucky numbers. The exact rules are in `docs/rules.md`.
 ### Options
 
 `env(num_players=2, variant="classic", render_mode=None, lucky="bonus", lucky_numbers=None,
-start_player=0, reward=None)`
+start_player=0, reward=None, score_table=None)`
 
 * `num_players`: 1 to 5. With one player (solo) that player is active on every roll.
 * `variant`: `"classic"` or `"longo"`.
@@ -35,6 +35,8 @@ start_player=0, reward=None)`
   `"score"` (final score; terminal), `"score_delta"` (each step the change in the agent's
   score since its last reward; sums to the final score), `"margin"` (own score minus the best
   other score; terminal). Default: `"win"` with 2+ players, `"score"` solo.
+* `score_table`: replaces the points for n crosses in a row (entry n), e.g. to try another
+  reading of the Longo sheet. Default: n(n+1)/2.
 
 ### Turn structure
 
@@ -83,7 +85,7 @@ from qwixx_env.core import rules
 from qwixx_env.core.observation import encode_batch, layout_for
 from qwixx_env.core.snapshot import snapshot as _snapshot
 from qwixx_env.core.state import OVER, PHASES, new_state, seed_to_rng
-from qwixx_env.core.variant import VARIANT_NAMES, decode_action, get_variant
+from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES, decode_action, get_variant
 from qwixx_env.envs.guard import GuardedEnv
 from qwixx_env.envs.render import render_text
 
@@ -111,8 +113,11 @@ class raw_env(AECEnv, EzPickle):
         lucky_numbers: Sequence[Sequence[int]] | None = None,
         start_player: int | str = 0,
         reward: str | None = None,
+        score_table: Sequence[int] | None = None,
     ):
-        EzPickle.__init__(self, num_players, variant, render_mode, lucky, lucky_numbers, start_player, reward)
+        EzPickle.__init__(
+            self, num_players, variant, render_mode, lucky, lucky_numbers, start_player, reward, score_table
+        )
         super().__init__()
         if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) or not 1 <= num_players <= 5:
             raise ValueError(f"num_players: got {num_players!r}; expected an integer from 1 to 5")
@@ -120,7 +125,9 @@ class raw_env(AECEnv, EzPickle):
             raise ValueError(f"variant: got {variant!r}; expected one of {VARIANT_NAMES}")
         if render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode: got {render_mode!r}; expected one of {RENDER_MODES}")
-        self.variant = get_variant(variant, lucky)
+        if lucky not in LUCKY_RULES:
+            raise ValueError(f"lucky: got {lucky!r}; expected one of {LUCKY_RULES} (the lucky rule of variant='longo')")
+        self.variant = _with_score_table(get_variant(variant, lucky), score_table)
         self.num_actions = self.variant.num_actions
         P = int(num_players)
         self._fixed_lucky = _check_lucky_numbers(lucky_numbers, self.variant, P)
@@ -141,6 +148,7 @@ class raw_env(AECEnv, EzPickle):
             "lucky_numbers": None if lucky_numbers is None else [list(map(int, p)) for p in lucky_numbers],
             "start_player": start_player if start_player == "random" else int(start_player),
             "reward": reward,
+            "score_table": None if score_table is None else list(self.variant.score_table),
         }
         self.render_mode = render_mode
         self.reward_mode = reward
@@ -158,17 +166,17 @@ class raw_env(AECEnv, EzPickle):
         self.core_state = new_state(P)
         self._rng_ready = False
         # Buffers the kernels write into, and the kernels resolved once for their types
-        # (see rules.compiled): the per-step path makes four direct calls into compiled code.
+        # (see rules.compiled): a step makes two or three direct calls into compiled code.
         st, tb, off = self.core_state, self.variant.tables, self.layout.offsets
         self._mask = np.zeros((1, self.num_actions), np.int8)
         self._scores = np.zeros((1, P), np.int64)
         self._action = np.zeros(1, np.int64)
         self._seat = np.zeros(1, np.int64)
-        apply_k = rules.compiled(rules.apply_batch, st, tb, self._action)
+        step_k = rules.compiled(rules.apply_and_mask_batch, st, tb, self._action, self._mask)
         mask_k = rules.compiled(rules.mask_batch, st, tb, self._mask)
         scores_k = rules.compiled(rules.scores_batch, st, tb, self._scores)
         encode_k = rules.compiled(encode_batch, st, tb, off, self._seat, np.zeros((1, self.layout.size), np.float32))
-        self._apply_kernel = lambda: apply_k(st, tb, self._action)
+        self._step_kernel = lambda: step_k(st, tb, self._action, self._mask)
         self._mask_kernel = lambda: mask_k(st, tb, self._mask)
         self._scores_kernel = lambda: scores_k(st, tb, self._scores)
         self._encode_kernel = lambda out: encode_k(st, tb, off, self._seat, out)
@@ -212,6 +220,7 @@ class raw_env(AECEnv, EzPickle):
         self.infos = {a: {} for a in self.agents}
         self._last_scores = [0] * len(self.agents)
         self._record["rolls"].append(self._dice_now())
+        self._mask_kernel()
         self._after_decision()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
@@ -235,7 +244,7 @@ class raw_env(AECEnv, EzPickle):
         roll_before = int(st.roll[0])
         self._cumulative_rewards[agent] = 0
         self._action[0] = action
-        self._apply_kernel()
+        self._step_kernel()  # apply, then the next decision's mask
         self._record["decisions"].append([self.agent_name_mapping[agent], action])
         if st.roll[0] != roll_before:
             self._record["rolls"].append(self._dice_now())
@@ -268,7 +277,12 @@ class raw_env(AECEnv, EzPickle):
         return [int(a) for a in np.flatnonzero(self._mask[0])]
 
     def record(self) -> dict[str, Any]:
-        """The game so far as a JSON-serialisable record; `qwixx_env.replay` rebuilds it."""
+        """The game so far as a JSON-serialisable record; `qwixx_env.replay` rebuilds it.
+
+        It is the game's full history, not one player's view: made during a white action it
+        includes the choices already made in it, so that the replay stands exactly where this
+        game stands.
+        """
         rec = json.loads(json.dumps(self._record))
         rec["snapshot"] = self.snapshot()
         return rec
@@ -284,14 +298,11 @@ class raw_env(AECEnv, EzPickle):
         return self.possible_agents[int(self.core_state.turn[0])]
 
     def _after_decision(self) -> None:
-        st = self.core_state
-        if st.phase[0] == OVER:
+        """Point agent_selection at the seat to decide (the mask is already written)."""
+        turn = int(self.core_state.turn[0])
+        if self.core_state.phase[0] == OVER:
             self.terminations = {a: True for a in self.agents}
-            self.agent_selection = self.possible_agents[int(st.turn[0])]
-            self._mask[0] = 0
-            return
-        self.agent_selection = self.possible_agents[int(st.turn[0])]
-        self._mask_kernel()
+        self.agent_selection = self.possible_agents[turn]
 
     def _check_action(self, agent: str, action: Any) -> int:
         """The action as an int if legal for `agent` now; else a ValueError that names it."""
@@ -352,6 +363,20 @@ def _terminal_reward(mode: str, final: list[int], seat: int) -> float:
     if own > best_other:
         return 1
     return 0 if own == best_other else -1
+
+
+def _with_score_table(variant, score_table: Any):
+    if score_table is None:
+        return variant
+    need = variant.cells + 2
+    accepted = f"a sequence of at least {need} integers (points for 0, 1, 2, ... crosses in a row)"
+    try:
+        table = list(score_table)
+    except TypeError:
+        raise ValueError(f"score_table: got {score_table!r}; expected {accepted}") from None
+    if len(table) < need or not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in table):
+        raise ValueError(f"score_table: got {score_table!r}; expected {accepted}")
+    return variant.with_score_table(table)
 
 
 def _check_lucky_numbers(lucky_numbers: Any, variant, num_players: int) -> np.ndarray | None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from qwixx_env.envs.qwixx_v0 import RECORD_FORMAT, raw_env
 
-_OPTION_NAMES = ("num_players", "variant", "lucky", "lucky_numbers", "start_player", "reward")
+_OPTION_NAMES = ("num_players", "variant", "lucky", "lucky_numbers", "start_player", "reward", "score_table")
 
 
 def replay(record: "dict[str, Any] | str | Path", render_mode: str | None = None) -> raw_env:
@@ -25,31 +25,38 @@ def replay(record: "dict[str, Any] | str | Path", render_mode: str | None = None
     Raises `ValueError` if the record is malformed or its dice disagree with the replay.
     """
     rec = _load(record)
-    if rec.get("format") != RECORD_FORMAT:
-        raise ValueError(f"record format: got {rec.get('format')!r}; expected {RECORD_FORMAT!r}")
-    options = {k: v for k, v in rec["options"].items() if k in _OPTION_NAMES}
-    game = raw_env(render_mode=render_mode, **options)
+    if not isinstance(rec, dict) or rec.get("format") != RECORD_FORMAT:
+        got = rec.get("format") if isinstance(rec, dict) else rec
+        raise ValueError(f"record format: got {got!r}; expected a dict with format {RECORD_FORMAT!r}")
+    options, rolls, decisions = rec.get("options"), rec.get("rolls", []), rec.get("decisions", [])
+    for name, value, kind in (("options", options, dict), ("rolls", rolls, list), ("decisions", decisions, list)):
+        if not isinstance(value, kind):
+            raise ValueError(f"record {name}: got {value!r}; expected a {kind.__name__}")
+    game = raw_env(render_mode=render_mode, **{k: v for k, v in options.items() if k in _OPTION_NAMES})
+    rng_state = rec.get("rng_state")
     try:
-        rng_state = int(rec["rng_state"], 16)
-    except (KeyError, TypeError, ValueError):
-        raise ValueError(f"record rng_state: got {rec.get('rng_state')!r}; expected a hex string") from None
-    game.core_state.rng[0] = rng_state
+        game.core_state.rng[0] = int(rng_state, 16)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"record rng_state: got {rng_state!r}; expected a 64-bit hex string") from None
     game._rng_ready = True
     game._start_game(rec.get("seed"))
-    rolls = rec.get("rolls", [])
     _check_roll(game, rolls, 0)
-    for i, decision in enumerate(rec.get("decisions", [])):
-        try:
-            seat, action = decision
-        except (TypeError, ValueError):
-            raise ValueError(f"record decision {i}: got {decision!r}; expected [seat, action]") from None
+    for i, decision in enumerate(decisions):
+        if not (isinstance(decision, list) and len(decision) == 2 and type(decision[0]) is int):
+            raise ValueError(f"record decision {i}: got {decision!r}; expected [seat, action]")
+        seat, action = decision
+        roll_before = int(game.core_state.roll[0])
         agent = f"player_{seat}"
         if agent != game.agent_selection:
             raise ValueError(
                 f"record decision {i}: {agent} acts, but the replay expects {game.agent_selection}"
             )
-        game.step(action)
-        _check_roll(game, rolls, int(game.core_state.roll[0]))
+        try:
+            game.step(action)
+        except ValueError as err:
+            raise ValueError(f"record decision {i}: {err}") from None
+        if game.core_state.roll[0] != roll_before:  # dice as rolled, before any row locks
+            _check_roll(game, rolls, int(game.core_state.roll[0]))
     return game
 
 
