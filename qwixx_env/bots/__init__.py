@@ -1,0 +1,60 @@
+"""Bots: policies that act from what any agent sees, made by name.
+
+Every bot is an object with ``act(observation) -> int`` that takes the PettingZoo observation
+dict (``"observation"`` + ``"action_mask"``) of whichever seat it plays and returns a legal
+action. It reads the vector through `qwixx_env.ObservationView` and never touches engine
+state, so a bot sees exactly what a learned policy sees.
+
+>>> from qwixx_env import bots
+>>> bot = bots.make("random", variant="classic", num_players=2, seed=0)
+>>> bots.available()
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Protocol
+
+from qwixx_env.core.variant import VARIANT_NAMES
+
+
+class Bot(Protocol):
+    """The one policy interface: act from an observation dict, return a legal action."""
+
+    name: str
+
+    def act(self, observation: dict[str, Any]) -> int: ...
+
+
+_REGISTRY: dict[str, Callable[..., Bot]] = {}
+
+
+def register(name: str, factory: Callable[..., Bot]) -> None:
+    """Add a bot factory ``factory(*, variant, num_players, seed, **params) -> Bot``."""
+    if name in _REGISTRY:
+        raise ValueError(f"bot name: {name!r} is already registered")
+    _REGISTRY[name] = factory
+
+
+def available() -> list[str]:
+    """The names `make` accepts, sorted."""
+    return sorted(_REGISTRY)
+
+
+def make(name: str, *, variant: str = "classic", num_players: int = 2, seed: int | None = None, **params: Any) -> Bot:
+    """A bot by name for a variant and player count.
+
+    Raises `ValueError` naming the bad value for an unknown bot, variant or player count,
+    or a parameter the bot does not take.
+    """
+    if name not in _REGISTRY:
+        raise ValueError(f"bot name: got {name!r}; expected one of {available()}")
+    if variant not in VARIANT_NAMES:
+        raise ValueError(f"variant: got {variant!r}; expected one of {VARIANT_NAMES}")
+    if isinstance(num_players, bool) or not isinstance(num_players, int) or not 1 <= num_players <= 5:
+        raise ValueError(f"num_players: got {num_players!r}; expected an integer from 1 to 5")
+    return _REGISTRY[name](variant=variant, num_players=num_players, seed=seed, **params)
+
+
+from qwixx_env.bots import random_bot  # noqa: E402  (registers itself)
+
+__all__ = ["Bot", "available", "make", "register", "random_bot"]
