@@ -83,13 +83,13 @@ from pettingzoo import AECEnv
 
 from qwixx_env.core import rules
 from qwixx_env.core.observation import encode_batch, layout_for
+from qwixx_env.core.rewards import REWARD_MODES, check_reward, rewards_batch
 from qwixx_env.core.snapshot import snapshot as _snapshot
 from qwixx_env.core.state import OVER, PHASES, new_state, seed_to_rng
 from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES, decode_action, get_variant
 from qwixx_env.envs.guard import GuardedEnv
 from qwixx_env.envs.render import render_text
 
-REWARDS = ("win", "score", "score_delta", "margin")
 RENDER_MODES = (None, "ansi", "human")
 RECORD_FORMAT = "qwixx_env.record/1"
 
@@ -132,15 +132,7 @@ class raw_env(AECEnv, EzPickle):
         P = int(num_players)
         self._fixed_lucky = _check_lucky_numbers(lucky_numbers, self.variant, P)
         self._start_player = _check_start_player(start_player, P)
-        if reward is None:
-            reward = "win" if P > 1 else "score"
-        if reward not in REWARDS:
-            raise ValueError(f"reward: got {reward!r}; expected one of {REWARDS}")
-        if P == 1 and reward in ("win", "margin"):
-            raise ValueError(
-                f"reward: got {reward!r} with num_players=1; a solo game has no opponent, "
-                "use 'score' or 'score_delta'"
-            )
+        reward = check_reward(reward, P)
         self.options = {
             "num_players": P,
             "variant": variant,
@@ -169,16 +161,18 @@ class raw_env(AECEnv, EzPickle):
         # (see rules.compiled): a step makes two or three direct calls into compiled code.
         st, tb, off = self.core_state, self.variant.tables, self.layout.offsets
         self._mask = np.zeros((1, self.num_actions), np.int8)
-        self._scores = np.zeros((1, P), np.int64)
+        self._last_scores = np.zeros((1, P), np.int64)
+        self._rewards = np.zeros((1, P), np.int64)
         self._action = np.zeros(1, np.int64)
         self._seat = np.zeros(1, np.int64)
         step_k = rules.compiled(rules.apply_and_mask_batch, st, tb, self._action, self._mask)
         mask_k = rules.compiled(rules.mask_batch, st, tb, self._mask)
-        scores_k = rules.compiled(rules.scores_batch, st, tb, self._scores)
+        mode = REWARD_MODES.index(reward)
+        rewards_k = rules.compiled(rewards_batch, st, tb, mode, self._last_scores, self._rewards)
         encode_k = rules.compiled(encode_batch, st, tb, off, self._seat, np.zeros((1, self.layout.size), np.float32))
         self._step_kernel = lambda: step_k(st, tb, self._action, self._mask)
         self._mask_kernel = lambda: mask_k(st, tb, self._mask)
-        self._scores_kernel = lambda: scores_k(st, tb, self._scores)
+        self._rewards_kernel = lambda: rewards_k(st, tb, mode, self._last_scores, self._rewards)
         self._encode_kernel = lambda out: encode_k(st, tb, off, self._seat, out)
 
     # --- PettingZoo API -----------------------------------------------------------------
@@ -218,7 +212,7 @@ class raw_env(AECEnv, EzPickle):
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {} for a in self.agents}
-        self._last_scores = [0] * len(self.agents)
+        self._last_scores[:] = 0
         self._record["rolls"].append(self._dice_now())
         self._mask_kernel()
         self._after_decision()
@@ -334,35 +328,8 @@ class raw_env(AECEnv, EzPickle):
         )
 
     def _set_rewards(self) -> None:
-        st = self.core_state
-        mode = self.reward_mode
-        over = st.phase[0] == OVER
-        if mode == "score_delta":
-            self._scores_kernel()
-            now = self._scores[0].tolist()
-            self.rewards = {a: now[i] - self._last_scores[i] for i, a in enumerate(self.agents)}
-            self._last_scores = now
-            return
-        if not over:
-            for a in self.rewards:
-                self.rewards[a] = 0
-            return
-        self._scores_kernel()
-        final = self._scores[0].tolist()
-        self.rewards = {a: _terminal_reward(mode, final, i) for i, a in enumerate(self.agents)}
-
-
-def _terminal_reward(mode: str, final: list[int], seat: int) -> float:
-    own = final[seat]
-    if mode == "score":
-        return own
-    best_other = max(s for i, s in enumerate(final) if i != seat)
-    if mode == "margin":
-        return own - best_other
-    # "win": +1 sole winner, 0 shared top score, -1 the others
-    if own > best_other:
-        return 1
-    return 0 if own == best_other else -1
+        self._rewards_kernel()
+        self.rewards = dict(zip(self.agents, self._rewards[0].tolist()))
 
 
 def _with_score_table(variant, score_table: Any):
