@@ -56,5 +56,6 @@ def make(name: str, *, variant: str = "classic", num_players: int = 2, seed: int
 
 
 from qwixx_env.bots import random_bot  # noqa: E402  (registers itself)
+from qwixx_env.bots import solo_optimal  # noqa: E402  (registers itself)
 
 __all__ = ["Bot", "available", "make", "register", "random_bot"]

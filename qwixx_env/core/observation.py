@@ -118,26 +118,33 @@ class ObservationLayout:
         return out
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")  # see rules._inline
 def encode_one(st, tb, off, b, seat, out):
-    """Write game b as seen from `seat` into the flat vector `out` (see the module docstring)."""
-    out[:] = 0.0
+    """Write game b as seen from `seat` into the flat vector `out` (see the module docstring).
+
+    Dense fields are written cell by cell without branches and only the sparse one-hot blocks
+    are cleared first: with random play, data-dependent branches and a full clear would cost
+    more than the writes themselves.
+    """
     P = st.marks.shape[1]
     K = tb.cells
     F = tb.faces
     lucky_width = 2 * F - 1
+    phase = st.phase[b]
+    out[off.lucky_numbers : off.dice + 6 * F] = 0.0  # lucky numbers and dice: one-hot blocks
+    out[off.active_seat : off.active_seat + P] = 0.0
+    out[off.pending_cross : off.pending_cross + 4 * K] = 0.0
     for j in range(P):
         s = (seat + j) % P
         for r in range(4):
             m = np.int64(st.marks[b, s, r])
             base = off.crosses + (j * 4 + r) * K
             for c in range(K):
-                if (m >> c) & 1:
-                    out[base + c] = 1.0
-            if st.locks[b, s, r]:
-                out[off.locks + j * 4 + r] = 1.0
-        for k in range(st.penalties[b, s]):
-            out[off.penalties + j * tb.max_penalties + k] = 1.0
+                out[base + c] = (m >> c) & 1
+            out[off.locks + j * 4 + r] = st.locks[b, s, r]
+        penalties = st.penalties[b, s]
+        for k in range(tb.max_penalties):
+            out[off.penalties + j * tb.max_penalties + k] = k < penalties
         out[off.scores + j] = score(st, tb, b, s) / SCORE_SCALE
         for i in range(tb.lucky_count):
             out[off.lucky_numbers + j * lucky_width + st.lucky[b, s, i] - 2] = 1.0
@@ -146,16 +153,14 @@ def encode_one(st, tb, off, b, seat, out):
         if d > 0:
             out[off.dice + i * F + d - 1] = 1.0
     for r in range(4):
-        if row_locked(st, b, r):
-            out[off.locked_rows + r] = 1.0
-    out[off.phase + st.phase[b]] = 1.0
+        out[off.locked_rows + r] = row_locked(st, b, r)
+    for i in range(4):
+        out[off.phase + i] = phase == i
     a = st.active[b]
-    if a == seat:
-        out[off.is_active] = 1.0
+    out[off.is_active] = a == seat
     out[off.active_seat + (a - seat) % P] = 1.0
-    if st.phase[b] == COLOR and active_crossed(st, tb, b):
-        out[off.active_crossed] = 1.0
-    if st.phase[b] == LUCKY and st.turn[b] == seat:
+    out[off.active_crossed] = phase == COLOR and active_crossed(st, tb, b)
+    if phase == LUCKY and st.turn[b] == seat:
         p = st.pending[b, seat]
         if 0 <= p < 4 * K:
             out[off.pending_cross + p] = 1.0

@@ -17,7 +17,7 @@ REWARD_MODES = ("win", "score", "score_delta", "margin")
 WIN, SCORE, SCORE_DELTA, MARGIN = range(4)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")  # see rules._inline
 def rewards_one(st, tb, b, mode, last_scores, out):
     """Write every seat's reward for the step just taken in game b into `out` (length P).
 

@@ -24,6 +24,10 @@ from qwixx_env.core.state import COLOR, LUCKY, NO_DECISION, OUT_OF_PLAY, OVER, W
 from qwixx_env.core.variant import RuleTables, Variant
 
 _jit = njit(cache=True, nogil=True)
+# Functions called from other kernels are inlined at numba level: a call that is not inlined
+# passes the State and RuleTables tuples as ~150 scalar arguments, which cost more (~100 ns)
+# than most of these functions do.
+_inline = njit(cache=True, nogil=True, inline="always")
 
 BONUS, INSTEAD = 1, 2  # RuleTables.lucky_rule
 
@@ -31,7 +35,7 @@ BONUS, INSTEAD = 1, 2  # RuleTables.lucky_rule
 # --- random numbers ---------------------------------------------------------------------
 
 
-@_jit
+@_inline
 def random_below(rng, b, n):
     """An integer in [0, n) from game b's splitmix64 generator (advances it)."""
     z = rng[b] + np.uint64(0x9E3779B97F4A7C15)
@@ -45,29 +49,30 @@ def random_below(rng, b, n):
 # --- one row of one sheet ----------------------------------------------------------------
 
 
-@_jit
+# Rows have at most 15 cells, so the rightmost cross and the count of a row bitmask are
+# read from two 32 KiB tables instead of bit loops (they are on every hot path).
+_ROW_VALUES = np.arange(1 << 15)
+RIGHTMOST = np.full(1 << 15, -1, np.int8)
+COUNT = np.zeros(1 << 15, np.int8)
+for _bit in range(15):
+    _has = (_ROW_VALUES >> _bit) & 1 == 1
+    RIGHTMOST[_has] = _bit
+    COUNT += _has.astype(np.int8)
+
+
+@_inline
 def rightmost(row_marks):
     """Index of the rightmost cross of a row bitmask, -1 for an empty row."""
-    m = np.int64(row_marks)
-    i = -1
-    while m:
-        m >>= 1
-        i += 1
-    return i
+    return np.int64(RIGHTMOST[row_marks])
 
 
-@_jit
+@_inline
 def count(row_marks):
     """Number of crossed cells of a row bitmask (the lock not included)."""
-    m = np.int64(row_marks)
-    n = 0
-    while m:
-        m &= m - 1
-        n += 1
-    return n
+    return np.int64(COUNT[row_marks])
 
 
-@_jit
+@_inline
 def may_cross(tb, row_marks, cell):
     """Rules 4 and 5: right of every cross, and a lock cell only with enough crosses."""
     if cell <= rightmost(row_marks):
@@ -75,7 +80,7 @@ def may_cross(tb, row_marks, cell):
     return cell < tb.first_lock_cell or count(row_marks) >= tb.lock_threshold
 
 
-@_jit
+@_inline
 def row_locked(st, b, r):
     """Rule 8: a row is locked for everyone once any player has crossed its lock."""
     for s in range(st.locks.shape[1]):
@@ -84,7 +89,7 @@ def row_locked(st, b, r):
     return False
 
 
-@_jit
+@_inline
 def locked_row_count(st, b):
     n = 0
     for r in range(4):
@@ -93,7 +98,7 @@ def locked_row_count(st, b):
     return n
 
 
-@_jit
+@_inline
 def score(st, tb, b, s):
     """Rule 10: each row's crosses (lock included) through the score table, minus penalties."""
     total = 0
@@ -102,7 +107,7 @@ def score(st, tb, b, s):
     return total - tb.penalty_points * np.int64(st.penalties[b, s])
 
 
-@_jit
+@_inline
 def _cross(st, tb, b, s, action):
     """Cross one cell; a lock cell crosses the lock too (rule 5)."""
     r = action // tb.cells
@@ -115,12 +120,12 @@ def _cross(st, tb, b, s, action):
 # --- the lucky cross (Longo) -------------------------------------------------------------
 
 
-@_jit
+@_inline
 def white_sum(st, b):
     return np.int64(st.dice[b, 0]) + np.int64(st.dice[b, 1])
 
 
-@_jit
+@_inline
 def is_lucky(st, tb, b, s):
     """Longo rule 5: the white sum equals one of seat s's lucky numbers."""
     total = white_sum(st, b)
@@ -130,7 +135,7 @@ def is_lucky(st, tb, b, s):
     return False
 
 
-@_jit
+@_inline
 def _lucky_next(st, tb, b, s, r, white_action):
     """(action, crosses) for the lucky cross in row r, or (-1, 0) if the row does not qualify.
 
@@ -151,7 +156,7 @@ def _lucky_next(st, tb, b, s, r, white_action):
     return r * tb.cells + nxt, count(m)
 
 
-@_jit
+@_inline
 def lucky_options(st, tb, b, s, white_action):
     """(fewest crosses, how many rows tie for it, one such action) among qualifying rows."""
     fewest = 1 << 30
@@ -168,7 +173,7 @@ def lucky_options(st, tb, b, s, white_action):
     return fewest, ties, choice
 
 
-@_jit
+@_inline
 def _mark_lucky_options(st, tb, b, s, white_action, out):
     fewest, ties, _ = lucky_options(st, tb, b, s, white_action)
     if ties == 0:
@@ -182,7 +187,7 @@ def _mark_lucky_options(st, tb, b, s, white_action, out):
 # --- legal decisions -----------------------------------------------------------------------
 
 
-@_jit
+@_inline
 def legal_mask_one(st, tb, b, out):
     """Write the legal actions of the seat to decide in game b into `out` (0/1)."""
     out[:] = 0
@@ -216,7 +221,7 @@ def legal_mask_one(st, tb, b, out):
 # --- the flow of a roll --------------------------------------------------------------------
 
 
-@_jit
+@_inline
 def active_crossed(st, tb, b):
     """After the white action: did the active player cross anything in it (lucky included)?"""
     a = st.active[b]
@@ -224,7 +229,7 @@ def active_crossed(st, tb, b):
     return (p >= 0 and p < 4 * tb.cells) or st.pending_lucky[b, a] >= 0
 
 
-@_jit
+@_inline
 def _game_ends(st, tb, b):
     """Rule 9: two rows locked (counting all of them), or a fourth penalty."""
     if locked_row_count(st, b) >= tb.rows_to_end:
@@ -235,7 +240,7 @@ def _game_ends(st, tb, b):
     return False
 
 
-@_jit
+@_inline
 def _start_roll(st, tb, b):
     """Rule 6: the active player rolls every die still in play; the white action begins."""
     for w in range(2):
@@ -245,13 +250,14 @@ def _start_roll(st, tb, b):
             st.dice[b, 2 + r] = OUT_OF_PLAY
         else:
             st.dice[b, 2 + r] = 1 + random_below(st.rng, b, tb.faces)
-    st.pending[b, :] = NO_DECISION
-    st.pending_lucky[b, :] = NO_DECISION
+    for s in range(st.pending.shape[1]):
+        st.pending[b, s] = NO_DECISION
+        st.pending_lucky[b, s] = NO_DECISION
     st.phase[b] = WHITE
     st.turn[b] = st.active[b]
 
 
-@_jit
+@_inline
 def _resolve_white(st, tb, b):
     """Rule 6: every white choice takes effect together; then the colour action, or the end."""
     K = tb.cells
@@ -267,7 +273,7 @@ def _resolve_white(st, tb, b):
     st.phase[b] = OVER if _game_ends(st, tb, b) else COLOR
 
 
-@_jit
+@_inline
 def _next_white_seat(st, tb, b):
     nxt = (st.turn[b] + 1) % st.marks.shape[1]
     if nxt == st.active[b]:
@@ -276,7 +282,7 @@ def _next_white_seat(st, tb, b):
         st.turn[b] = nxt
 
 
-@_jit
+@_inline
 def apply_one(st, tb, b, action):
     """Apply the decision of the seat to decide in game b. The action must be legal."""
     s = st.turn[b]
@@ -310,7 +316,7 @@ def apply_one(st, tb, b, action):
             _start_roll(st, tb, b)
 
 
-@_jit
+@_inline
 def reset_one(st, tb, b, start_player, lucky_numbers):
     """Start game b: empty sheets, lucky numbers, first active player, first roll.
 

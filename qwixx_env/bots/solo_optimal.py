@@ -1,0 +1,79 @@
+"""`solo_optimal`: the optimal solo policy, read off the solver's value table.
+
+It plays its own sheet as if the game were solo: on its own rolls it chooses the white cross
+jointly with the colour cross it will then make (it sees all six dice), and the colour cross
+or pass; on other players' rolls it crosses the white sum only where the table says the
+sheet gains by it. Rows locked by anyone count as locked. In a solo game this is the optimal
+policy; with opponents it ignores them (their locks and penalties end the game too, which a
+solo table cannot foresee).
+
+Classic only: the solver does not cover Qwixx Longo, and `make` says so. The first bot made
+in a process loads the table (solving and caching it first if the cache is empty).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from qwixx_env import bots
+from qwixx_env.core.observation import ObservationView
+from qwixx_env.core.variant import COLORS
+from qwixx_env.solver import load_table, policy
+
+
+class SoloOptimalBot:
+    """Maximises the solo value table at every decision (see the module docstring)."""
+
+    name = "solo_optimal"
+
+    def __init__(self, *, variant: str = "classic", num_players: int = 2, seed: int | None = None, **table_options: Any):
+        if variant != "classic":
+            raise ValueError(
+                f"variant: got {variant!r}; the solo_optimal bot plays 'classic' only "
+                "(the solver does not cover Qwixx Longo's lucky numbers and double lock cells)"
+            )
+        self.variant = variant
+        self.num_players = num_players
+        self.table = load_table(variant, **table_options)
+        self._values = self.table.values
+        self._space = self.table.space
+        self._tables = self.table.variant.tables
+
+    def _sheet(self, view: ObservationView) -> tuple[np.ndarray, int]:
+        """Own row codes (locked when anyone locked the row) and penalties."""
+        space = self._space
+        crosses = view.crosses[0]
+        locked = view.locked_rows
+        rows = np.empty(4, np.int64)
+        for r in range(len(COLORS)):
+            cells = np.flatnonzero(crosses[r])
+            if locked[r]:
+                rows[r] = space.locked
+            elif cells.size == 0:
+                rows[r] = 0
+            else:
+                rows[r] = space.code_of[cells[-1] + 1, cells.size]
+        return rows, int(view.penalties[0])
+
+    def act(self, observation: dict[str, Any]) -> int:
+        view = ObservationView(observation, self.variant, self.num_players)
+        mask = view.action_mask
+        if not mask.any():
+            raise ValueError("observation: the action mask offers no legal action (not this seat's turn?)")
+        rows, pen = self._sheet(view)
+        seen = view.dice
+        dice = np.array([d or 0 for d in [*seen["white"], *(seen[c] for c in COLORS)]], np.int64)
+        args = (self._values, self._space, self._tables, rows, pen, dice)
+        phase = view.phase
+        if phase == "white":
+            if view.is_active:
+                return int(policy.white_action_active(*args, mask))
+            return int(policy.white_action_other(*args, mask))
+        if phase == "color":
+            return int(policy.color_action(*args, view.active_crossed, mask))
+        raise ValueError(f"observation: phase {phase!r} is not a decision the solo_optimal bot makes")
+
+
+bots.register("solo_optimal", SoloOptimalBot)

@@ -1,0 +1,175 @@
+"""`BatchedQwixx`: N games in one `State`, stepped together by compiled kernels.
+
+The multi-agent batched engine: in every game some seat is to decide (`seats`), and the
+caller gives one action per game. It runs the same rules kernels as the AEC environment and
+gives the same observations, masks and rewards for the same seeds and decisions; the
+single-agent training view (`QwixxVectorEnv`) is built on it.
+
+>>> engine = BatchedQwixx(4096, num_players=2)
+>>> obs, masks = engine.reset(seed=0)
+>>> obs, masks, rewards, done = engine.step(actions)    # one action per game
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+from numba import njit
+
+from qwixx_env.core import rules
+from qwixx_env.core.observation import encode_one, layout_for
+from qwixx_env.core.rewards import REWARD_MODES, check_reward, rewards_one
+from qwixx_env.core.state import OVER, new_state, seed_to_rng
+from qwixx_env.core.variant import get_variant
+from qwixx_env.envs.qwixx_v0 import _check_lucky_numbers, _check_start_player, _with_score_table
+
+
+@njit(cache=True, nogil=True)
+def first_illegal(st, masks, actions):
+    """Index of the first live game whose action its mask does not offer, or -1."""
+    for b in range(st.phase.shape[0]):
+        if st.phase[b] != OVER:
+            a = actions[b]
+            if a < 0 or a >= masks.shape[1] or masks[b, a] == 0:
+                return b
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def step_games(st, tb, off, actions, mode, last_scores, rewards, done, masks, obs,
+               autoreset, start_player, lucky_numbers):
+    """Apply one decision per live game, then write rewards, done flags and, for the seat to
+    decide next, its mask and observation. Finished games restart when `autoreset` is set.
+    Returns the first game with an illegal action (changing nothing), or -1."""
+    bad = first_illegal(st, masks, actions)
+    if bad >= 0:
+        return bad
+    for b in range(st.phase.shape[0]):
+        done[b] = False
+        if st.phase[b] != OVER:
+            rules.apply_one(st, tb, b, actions[b])
+            rewards_one(st, tb, b, mode, last_scores, rewards[b])
+            if st.phase[b] == OVER:
+                done[b] = True
+                if autoreset:
+                    rules.reset_one(st, tb, b, start_player, lucky_numbers)
+                    last_scores[b] = 0
+        else:
+            rewards[b] = 0
+        rules.legal_mask_one(st, tb, b, masks[b])
+        encode_one(st, tb, off, b, st.turn[b], obs[b])
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def observe_games(st, tb, off, masks, obs):
+    for b in range(st.phase.shape[0]):
+        rules.legal_mask_one(st, tb, b, masks[b])
+        encode_one(st, tb, off, b, st.turn[b], obs[b])
+
+
+def game_seeds(seed: "int | Sequence[int] | None", num_games: int) -> np.ndarray:
+    """Generator states for `num_games` games: an int seeds game i with ``seed + i`` (so game i
+    of a batch plays exactly as ``qwixx_v0`` reset with ``seed + i``); a sequence gives one
+    seed per game; None draws fresh entropy."""
+    if seed is None:
+        return np.random.SeedSequence().generate_state(num_games, np.uint64)
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        if seed < 0:
+            raise ValueError(f"seed: got {seed!r}; expected None, a non-negative integer or one per game")
+        return np.array([seed_to_rng(int(seed) + i) for i in range(num_games)], np.uint64)
+    seeds = list(seed)
+    if len(seeds) != num_games or not all(isinstance(s, (int, np.integer)) and s >= 0 for s in seeds):
+        raise ValueError(
+            f"seed: got {seed!r}; expected None, a non-negative integer or {num_games} of them (one per game)"
+        )
+    return np.array([seed_to_rng(int(s)) for s in seeds], np.uint64)
+
+
+class BatchedQwixx:
+    """N games of Qwixx stepped together; the caller decides for whichever seat is to act.
+
+    Options are those of `qwixx_v0.raw_env` (without render_mode). `obs[b]` is game b as seen
+    by the seat to decide (`seats[b]`), `masks[b]` its legal actions; `rewards` is (N, P), one
+    reward per seat for the step just taken, in the reward mode. With `autoreset` a finished
+    game restarts at once from its own generator (like `reset()` without a seed).
+    """
+
+    def __init__(
+        self,
+        num_games: int,
+        num_players: int = 2,
+        variant: str = "classic",
+        lucky: str = "bonus",
+        lucky_numbers: Sequence[Sequence[int]] | None = None,
+        start_player: int | str = 0,
+        reward: str | None = None,
+        score_table: Sequence[int] | None = None,
+        autoreset: bool = True,
+    ):
+        if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
+            raise ValueError(f"num_games: got {num_games!r}; expected a positive integer")
+        if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) or not 1 <= num_players <= 5:
+            raise ValueError(f"num_players: got {num_players!r}; expected an integer from 1 to 5")
+        self.variant = _with_score_table(get_variant(variant, lucky), score_table)
+        self.num_games, self.num_players = int(num_games), int(num_players)
+        fixed = _check_lucky_numbers(lucky_numbers, self.variant, self.num_players)
+        self._lucky_numbers = np.zeros((self.num_players, 2), np.int64) if fixed is None else fixed
+        self._start_player = _check_start_player(start_player, self.num_players)
+        self.reward_mode = check_reward(reward, self.num_players)
+        self._mode = REWARD_MODES.index(self.reward_mode)
+        self.autoreset = bool(autoreset)
+        self.layout = layout_for(self.variant, self.num_players)
+        self.num_actions = self.variant.num_actions
+        N, P = self.num_games, self.num_players
+        self.state = new_state(P, N)
+        self.obs = np.zeros((N, self.layout.size), np.float32)
+        self.masks = np.zeros((N, self.num_actions), np.int8)
+        self.rewards = np.zeros((N, P), np.int64)
+        self.done = np.zeros(N, np.bool_)
+        self._last_scores = np.zeros((N, P), np.int64)
+        self._actions = np.zeros(N, np.int64)
+        args = (self.state, self.variant.tables, self.layout.offsets, self._actions, self._mode,
+                self._last_scores, self.rewards, self.done, self.masks, self.obs,
+                self.autoreset, self._start_player, self._lucky_numbers)
+        kernel = rules.compiled(step_games, *args)
+        self._step_kernel = lambda: kernel(*args)
+
+    @property
+    def seats(self) -> np.ndarray:
+        """(N,) the seat to decide in each game."""
+        return self.state.turn
+
+    def reset(self, seed: "int | Sequence[int] | None" = None) -> tuple[np.ndarray, np.ndarray]:
+        """Start every game; returns (obs, masks) for the seats to decide (buffers reused)."""
+        self.state.rng[:] = game_seeds(seed, self.num_games)
+        self.reset_games(np.arange(self.num_games))
+        return self.obs, self.masks
+
+    def reset_games(self, games: Sequence[int]) -> None:
+        """Restart some games from their own generators (as ``reset()`` without a seed)."""
+        idx = np.asarray(games, np.int64)
+        rules.reset_batch(self.state, self.variant.tables, idx, self._start_player, self._lucky_numbers)
+        self._last_scores[idx] = 0
+        observe_games(self.state, self.variant.tables, self.layout.offsets, self.masks, self.obs)
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """One decision per game → (obs, masks, rewards, done). Raises ValueError, changing
+        nothing, if any live game's action is not legal for its seat."""
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_games,):
+            raise ValueError(f"actions: got shape {actions.shape}; expected ({self.num_games},)")
+        self._actions[:] = actions
+        bad = self._step_kernel()
+        if bad >= 0:
+            raise ValueError(
+                f"actions: game {bad} (seat {int(self.seats[bad])}) got action {int(actions[bad])}; "
+                f"legal there: {np.flatnonzero(self.masks[bad]).tolist()}"
+            )
+        return self.obs, self.masks, self.rewards, self.done
+
+    def memory_per_game(self) -> int:
+        """Bytes held per game: the state arrays plus the observation, mask and reward buffers."""
+        arrays = [*self.state, self.obs, self.masks, self.rewards, self.done, self._last_scores, self._actions]
+        return sum(a.nbytes for a in arrays) // self.num_games

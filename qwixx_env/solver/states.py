@@ -1,0 +1,148 @@
+"""The solo state space: one row as a small code, a whole sheet as one canonical index.
+
+A row of a solo sheet matters to the rest of the game only through its rightmost cross `p`
+(a cell index in sheet order, -1 for an empty row) and its number of crosses `n`, or through
+being locked: which cells left of `p` are crossed no longer changes what may be crossed, and a
+locked row's points are already banked. Every open row state gets a *row code*::
+
+    code 0             the empty row                (p = -1, n = 0)
+    code 1 + T(p) + n-1 p in 0 .. K-2, n in 1 .. p+1 (T(p) = p(p+1)/2)
+    code LOCKED        the last code: a locked row
+
+so classic Qwixx (K = 11) has 56 open codes and one locked code.
+
+Red and yellow are interchangeable, so are green and blue, and mirroring every die (x -> F+1-x)
+turns the red/yellow pair into the green/blue pair: row r crosses cell `s - 2` for a sum s
+on red/yellow and cell `2F - s` on green/blue, and the mirrored sum `2F + 2 - s` lands on the
+same cell index. So the value of a sheet depends only on the unordered pair of unordered
+pairs of row codes. `combo_index` numbers those with triangular numbers::
+
+    pair_index(a, b) = hi(hi+1)/2 + lo          (lo, hi = sorted a, b)
+    combo_index(r, y, g, b) = pair_index(pair_index(r, y), pair_index(g, b))
+
+which is dense (1,367,031 combinations in classic, every one a valid sheet; those with two
+locked rows are over and stay worth 0). The functions here are compiled so that the solver,
+the bot and `expected_score` share one definition.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from qwixx_env.core.variant import COLORS, Variant
+
+_jit = njit(cache=True, nogil=True)
+
+
+class Space(NamedTuple):
+    """The row codes of one variant, as plain numbers and arrays for the compiled kernels."""
+
+    cells: int  # K: numbers per row; cell K-1 is the lock cell
+    locked: int  # the row code of a locked row (the last code)
+    num_codes: int  # open codes + 1
+    num_pairs: int  # unordered pairs of row codes
+    num_combos: int  # unordered pairs of pairs: the rows of the value table
+    row_p: np.ndarray  # (num_codes,) int64: rightmost crossed cell; -1 empty; K-1 when locked
+    row_n: np.ndarray  # (num_codes,) int64: crosses in the row (0 for a locked row: banked)
+    code_of: np.ndarray  # (K, K) int64: code of the open row [p + 1, n]; -1 where impossible
+
+
+def make_space(variant: Variant) -> Space:
+    """The row codes for a variant's sheet (one lock cell per row; see `check_variant`)."""
+    K = variant.cells
+    code_of = np.full((K, K), -1, np.int64)
+    row_p, row_n = [-1], [0]
+    code_of[0, 0] = 0
+    for p in range(K - 1):  # the lock cell K-1 is never the rightmost cross of an open row
+        for n in range(1, p + 2):
+            code_of[p + 1, n] = len(row_p)
+            row_p.append(p)
+            row_n.append(n)
+    row_p.append(K - 1)
+    row_n.append(0)
+    num_codes = len(row_p)
+    num_pairs = num_codes * (num_codes + 1) // 2
+    return Space(
+        cells=K,
+        locked=num_codes - 1,
+        num_codes=num_codes,
+        num_pairs=num_pairs,
+        num_combos=num_pairs * (num_pairs + 1) // 2,
+        row_p=np.array(row_p, np.int64),
+        row_n=np.array(row_n, np.int64),
+        code_of=code_of,
+    )
+
+
+def check_variant(variant: Variant) -> None:
+    """Raise `ValueError` unless the solver covers this variant: one lock cell, no lucky numbers."""
+    if variant.lucky_count or variant.lock_cells != 1:
+        raise ValueError(
+            f"variant: the solo solver covers sheets with one lock cell per row and no lucky "
+            f"numbers (classic Qwixx and reduced versions of it); got {variant.name!r} with "
+            f"{variant.lock_cells} lock cells and {variant.lucky_count} lucky numbers"
+        )
+
+
+@_jit
+def pair_index(a, b):
+    """Index of the unordered pair {a, b} (triangular numbering)."""
+    if a > b:
+        a, b = b, a
+    return b * (b + 1) // 2 + a
+
+
+@_jit
+def combo_index(red, yellow, green, blue):
+    """Canonical index of a sheet's four row codes: one per class of symmetric sheets."""
+    return pair_index(pair_index(red, yellow), pair_index(green, blue))
+
+
+def row_code(space: Space, crossed_cells: list[int], locked: bool) -> int:
+    """The code of one row from its crossed cells (sheet order) and whether it is locked."""
+    if locked:
+        return space.locked
+    if not crossed_cells:
+        return 0
+    p, n = max(crossed_cells), len(crossed_cells)
+    if p >= space.cells - 1:
+        raise ValueError(f"a row whose lock cell (cell {p}) is crossed must be locked")
+    return int(space.code_of[p + 1, n])
+
+
+def sheet_codes(
+    variant: Variant, space: Space, sheet: dict, locked_rows: "list[str] | tuple[str, ...]" = ()
+) -> tuple[list[int], int]:
+    """Row codes (red, yellow, green, blue) and penalties of a snapshot-style sheet.
+
+    `sheet` is one player of `snapshot()`: ``{"marks": {"red": [2, 5], ...}, "locks": [...],
+    "penalties": 1}``. A row is locked when the sheet crossed its lock or it is in
+    `locked_rows` (rows another player locked). Raises `ValueError` on numbers that are not
+    on the row or a lock without its lock cell.
+    """
+    marks = sheet.get("marks", {})
+    locks = set(sheet.get("locks", []))
+    for name in list(marks) + list(locks) + list(locked_rows):
+        if name not in COLORS:
+            raise ValueError(f"sheet: got row {name!r}; expected one of {COLORS}")
+    codes = []
+    for r, color in enumerate(COLORS):
+        cells = []
+        for number in marks.get(color, []):
+            if number not in variant.row_numbers[r]:
+                raise ValueError(f"sheet: {color} has no number {number!r}")
+            cells.append(int(variant.tables.cell_of[r, number]))
+        lock_crossed = space.cells - 1 in cells
+        if (color in locks) != lock_crossed:
+            raise ValueError(
+                f"sheet: {color} lock and lock cell {variant.lock_numbers[r][0]} go together "
+                f"(locks lists {sorted(locks)}, {color} marks {marks.get(color, [])})"
+            )
+        codes.append(row_code(space, [c for c in cells if c < space.cells - 1], lock_crossed or color in locked_rows))
+    penalties = int(sheet.get("penalties", 0))
+    if not 0 <= penalties <= variant.max_penalties:
+        raise ValueError(f"sheet: penalties {penalties}; expected 0 to {variant.max_penalties}")
+    return codes, penalties

@@ -1,0 +1,187 @@
+"""The solved value table: what every solo sheet is worth, and its cache on disk.
+
+`ValueTable` wraps the solver's array `values[combo, penalties]` (expected further points,
+see `dp`) with the variant it was solved for, and answers "what is this sheet worth?".
+`load_table` returns the table of a variant from the user cache directory, solving and saving
+it first when it is missing. The cache directory is ``$QWIXX_ENV_CACHE`` if set, else
+``$XDG_CACHE_HOME/qwixx_env``, else ``~/.cache/qwixx_env``.
+
+On disk a table is one uncompressed ``.npz``: the values as float32 (22 MB for classic; the
+solver works in float64, so every entry is off by at most its float32 rounding, about 1e-5),
+the root value in float64, and a key of every rule parameter the values depend on, so a
+changed score table or penalty rule never reads a stale file. It is written to a temporary
+file in the same directory and moved into place, so a reader never sees half a table.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from qwixx_env.core.variant import COLORS, Variant, get_variant
+from qwixx_env.solver import dp
+from qwixx_env.solver.states import Space, check_variant, combo_index, make_space, sheet_codes
+
+FORMAT = 1  # bump when the meaning or layout of the stored values changes
+
+
+def cache_dir() -> Path:
+    """The directory the value tables are cached in (see the module docstring)."""
+    if os.environ.get("QWIXX_ENV_CACHE"):
+        return Path(os.environ["QWIXX_ENV_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "qwixx_env"
+
+
+def table_key(variant: Variant) -> dict[str, Any]:
+    """Every rule parameter the solo values depend on (stored with the table, and hashed into its name)."""
+    return {
+        "format": FORMAT,
+        "faces": variant.faces,
+        "lock_cells": variant.lock_cells,
+        "lock_threshold": variant.lock_threshold,
+        "score_table": list(variant.score_table),
+        "penalty_points": variant.penalty_points,
+        "max_penalties": variant.max_penalties,
+        "rows_to_end": variant.rows_to_end,
+    }
+
+
+def table_path(variant: Variant, directory: "str | os.PathLike | None" = None) -> Path:
+    """Where the table of `variant` lives in `directory` (default: `cache_dir()`)."""
+    digest = hashlib.sha256(json.dumps(table_key(variant), sort_keys=True).encode()).hexdigest()[:12]
+    return Path(directory or cache_dir()) / f"solo-{variant.name}-{digest}.npz"
+
+
+@dataclass
+class ValueTable:
+    """The optimal expected further points of every solo sheet of one variant.
+
+    `values[combo_index(red, yellow, green, blue), penalties]` for the row codes of `states`;
+    `root` is the optimal expected final score of a solo game (the empty sheet's value).
+    """
+
+    variant: Variant
+    values: np.ndarray
+    root: float = float("nan")  # the empty sheet's value in float64 (NaN: read it from values)
+    solve_seconds: float | None = None  # how long the solve took, when this process solved it
+    space: Space = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.space = make_space(self.variant)
+        if np.isnan(self.root):
+            self.root = float(self.values[0, 0])
+        shape = (self.space.num_combos, self.variant.max_penalties)
+        if self.values.shape != shape:
+            raise ValueError(f"values: got shape {self.values.shape}; the {self.variant.name} table has {shape}")
+
+    def further(self, codes: Iterable[int], penalties: int) -> float:
+        """Expected further points of the sheet with these row codes; 0 once the game is over."""
+        codes = list(codes)
+        if sum(c == self.space.locked for c in codes) >= self.variant.rows_to_end:
+            return 0.0
+        if penalties >= self.variant.max_penalties:
+            return 0.0
+        return float(self.values[combo_index(*codes), penalties])
+
+    def expected_score(self, sheet: dict[str, Any], locked_rows: Iterable[str] = ()) -> float:
+        """The optimal expected final score of a solo sheet: its points so far plus `further`.
+
+        `sheet` is one player of a snapshot (``{"marks": ..., "locks": ..., "penalties": ...}``);
+        `locked_rows` adds rows locked by another player (their dice are out of play too).
+        The sheet stands before a roll: nothing of the current roll is pending.
+        """
+        codes, penalties = sheet_codes(self.variant, self.space, sheet, tuple(locked_rows))
+        marks, locks = sheet.get("marks", {}), sheet.get("locks", [])
+        table = self.variant.score_table
+        banked = sum(table[len(marks.get(c, [])) + (c in locks)] for c in COLORS)
+        banked -= self.variant.penalty_points * penalties
+        return banked + self.further(codes, penalties)
+
+    def save(self, path: "str | os.PathLike") -> Path:
+        """Write the table (float32) atomically: a temporary file, then a rename."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                np.savez(
+                    f,
+                    values=self.values.astype(np.float32),
+                    root=np.float64(self.root),
+                    key=np.array(json.dumps(table_key(self.variant), sort_keys=True)),
+                )
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return path
+
+    @classmethod
+    def load(cls, path: "str | os.PathLike", variant: "str | Variant" = "classic") -> "ValueTable":
+        """Read a saved table; raises `ValueError` if it was solved under other rules."""
+        v = get_variant(variant)
+        with np.load(path) as data:
+            key = json.loads(str(data["key"]))
+            if key != table_key(v):
+                raise ValueError(f"{path}: solved for {key}, not for the {v.name} rules {table_key(v)}")
+            return cls(v, data["values"], root=float(data["root"]))
+
+
+def solve(variant: "str | Variant" = "classic", progress: Callable[[int, int], None] | None = None) -> ValueTable:
+    """Solve a variant from nothing (about 15 s for classic on two cores); nothing is cached.
+
+    `progress(done, total)` is called as layers of sheets are solved. Raises `ValueError`
+    for variants the solver does not cover (Longo: two lock cells and lucky numbers).
+    """
+    v = get_variant(variant)
+    check_variant(v)
+    start = time.perf_counter()
+    values = dp.solve_values(v, progress)
+    return ValueTable(v, values, solve_seconds=time.perf_counter() - start)
+
+
+_LOADED: dict[Path, ValueTable] = {}
+
+
+def load_table(
+    variant: "str | Variant" = "classic",
+    *,
+    directory: "str | os.PathLike | None" = None,
+    rebuild: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> ValueTable:
+    """The value table of a variant: from memory, else from the cache, else solved and saved.
+
+    `directory` overrides the cache directory; `rebuild` solves again even if a table exists.
+    An unreadable or mismatched file is solved again and replaced (with a warning).
+    """
+    v = get_variant(variant)
+    check_variant(v)
+    path = table_path(v, directory)
+    if not rebuild:
+        if path in _LOADED:
+            return _LOADED[path]
+        if path.exists():
+            try:
+                table = ValueTable.load(path, v)
+            except (OSError, ValueError, KeyError) as err:
+                warnings.warn(f"solo value table {path} is unreadable ({err}); solving again", stacklevel=2)
+            else:
+                _LOADED[path] = table
+                return table
+    solved = solve(v, progress)
+    solved.save(path)
+    # Keep what a later process will load (float32), so the policy is the same either way.
+    table = ValueTable(v, solved.values.astype(np.float32), solved.root, solved.solve_seconds)
+    _LOADED[path] = table
+    return table
