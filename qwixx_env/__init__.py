@@ -15,11 +15,11 @@ from qwixx_env.core import (
     encode_action,
     get_variant,
 )
-from qwixx_env.envs import qwixx_v0, replay
+from qwixx_env.envs import BatchedQwixx, QwixxGymEnv, QwixxVectorEnv, qwixx_v0, replay
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "CLASSIC", "COLORS", "LONGO", "ObservationLayout", "ObservationView", "Variant",
+    "BatchedQwixx", "CLASSIC", "COLORS", "QwixxGymEnv", "QwixxVectorEnv", "LONGO", "ObservationLayout", "ObservationView", "Variant",
     "decode_action", "encode_action", "get_variant", "qwixx_v0", "replay", "__version__",
 ]

@@ -1,0 +1,87 @@
+"""`Sb3VecEnv`: the training view as a stable-baselines3 `VecEnv`, for sb3-contrib's
+`MaskablePPO` (needs the ``train`` extra: stable-baselines3).
+
+Observations are the flat vectors (a `Box`); the legal actions come from `action_masks()`,
+which MaskablePPO finds by itself. Finished games restart at once, SB3-style: the returned
+observation is the new game's and ``infos[i]["terminal_observation"]`` holds the final one.
+
+>>> from sb3_contrib import MaskablePPO
+>>> venv = Sb3VecEnv(QwixxVectorEnv(256, num_players=2, opponents="greedy"))
+>>> MaskablePPO("MlpPolicy", venv).learn(100_000)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+from stable_baselines3.common.vec_env import VecEnv
+
+from qwixx_env.envs.vector import QwixxVectorEnv
+
+
+class Sb3VecEnv(VecEnv):
+    """Adapts a `QwixxVectorEnv` (or builds one from its keyword arguments) to SB3."""
+
+    def __init__(self, env: QwixxVectorEnv | None = None, **kwargs: Any):
+        self.env = env if env is not None else QwixxVectorEnv(**kwargs)
+        self.render_mode = None
+        super().__init__(
+            self.env.num_envs,
+            self.env.single_observation_space["observation"],
+            self.env.single_action_space,
+        )
+        self._actions: np.ndarray | None = None
+
+    def reset(self) -> np.ndarray:
+        seed = self._seeds[0]  # SB3's seed(s) sets per-env seeds; game i uses seed + i anyway
+        obs, _ = self.env.reset(seed=seed)
+        self._reset_seeds()
+        return obs["observation"]
+
+    def seed(self, seed: int | None = None) -> Sequence[int | None]:
+        self._seeds = [seed] + [None] * (self.num_envs - 1)
+        return [None if seed is None else seed + i for i in range(self.num_envs)]
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = actions
+
+    def step_wait(self):
+        obs, rewards, terminated, truncated, infos = self.env.step(self._actions)
+        done = terminated | truncated
+        info_list: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        if "final_obs" in infos:
+            final = infos["final_obs"]["observation"]
+            for i in np.flatnonzero(infos["_final_obs"]):
+                info_list[i]["terminal_observation"] = final[i]
+                info_list[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
+        return obs["observation"], rewards, done, info_list
+
+    def action_masks(self) -> np.ndarray:
+        """(N, A) bool: the legal actions of every game's learner."""
+        return self.env.action_masks()
+
+    def close(self) -> None:
+        self.env.close()
+
+    # VecEnv plumbing: there are no sub-environment objects, the games live in arrays.
+
+    def get_attr(self, attr_name: str, indices=None) -> list[Any]:
+        value = getattr(self, attr_name) if hasattr(self, attr_name) else getattr(self.env, attr_name)
+        return [value for _ in self._get_indices(indices)]
+
+    def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
+        setattr(self.env, attr_name, value)
+
+    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list[Any]:
+        if method_name == "action_masks":
+            masks = self.action_masks()
+            return [masks[i] for i in self._get_indices(indices)]
+        result = getattr(self.env, method_name)(*method_args, **method_kwargs)
+        return [result for _ in self._get_indices(indices)]
+
+    def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
+        return [False for _ in self._get_indices(indices)]
+
+    def has_attr(self, attr_name: str) -> bool:
+        return hasattr(self, attr_name) or hasattr(self.env, attr_name)

@@ -1,0 +1,280 @@
+"""`QwixxVectorEnv`: the single-agent training view of the batched engine.
+
+Each of N games has one learning seat (fixed, or drawn per game); every other seat is played
+inside the engine by an opponent drawn per game and seat from a weighted pool. Scripted
+opponents (`"random"`, `"greedy"`) run in the compiled kernels; frozen learned policies are
+called once per round on the batch of games that wait for them. The learner sees exactly what
+`qwixx_v0` shows that seat, and gets the same rewards.
+
+It is a `gymnasium.vector.VectorEnv` with same-step autoreset: when a game ends, `step`
+returns its terminal reward and the first observation of the next game, and the final
+observation in ``infos["final_obs"]`` (valid where ``infos["_final_obs"]``).
+
+>>> env = QwixxVectorEnv(1024, num_players=2, opponents={"greedy": 3, "random": 1})
+>>> obs, infos = env.reset(seed=0)          # obs: {"observation": (N, D), "action_mask": (N, A)}
+>>> obs, rewards, terminated, truncated, infos = env.step(actions)
+>>> env.action_masks()                      # (N, A) bool, for sb3-contrib's MaskablePPO
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Sequence, Union
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+from numba import njit
+
+from qwixx_env.core import rules
+from qwixx_env.core.observation import encode_one
+from qwixx_env.core.policies import POLICY_NAMES, policy_action
+from qwixx_env.core.rewards import rewards_one
+from qwixx_env.core.state import OVER
+from qwixx_env.envs.batched import BatchedQwixx, game_seeds
+
+Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
+"""A frozen policy: (observations (n, D) float32, masks (n, A) int8) -> actions (n,)."""
+Opponent = Union[str, Policy]
+FROZEN = -1  # pool kind of a Python-side policy
+
+
+@njit(cache=True, nogil=True)
+def advance(st, tb, learner, seat_opponent, pool_kinds, policy_rng, max_skip, penalty_worry,
+            scratch_mask, waiting):
+    """Play scripted opponents until each game is at its learner's turn, over, or waiting for
+    a frozen policy (`waiting[b]` = that opponent's pool index, else -1)."""
+    for b in range(st.phase.shape[0]):
+        waiting[b] = -1
+        while st.phase[b] != OVER and st.turn[b] != learner[b]:
+            code = seat_opponent[b, st.turn[b]]
+            kind = pool_kinds[code]
+            if kind < 0:
+                waiting[b] = code
+                break
+            action = policy_action(kind, st, tb, b, scratch_mask, policy_rng, max_skip, penalty_worry)
+            rules.apply_one(st, tb, b, action)
+
+
+@njit(cache=True, nogil=True)
+def apply_some(st, tb, games, actions):
+    for i in range(games.shape[0]):
+        rules.apply_one(st, tb, games[i], actions[i])
+
+
+@njit(cache=True, nogil=True)
+def observe_some(st, tb, off, games, seats, masks, obs):
+    for i in range(games.shape[0]):
+        b = games[i]
+        rules.legal_mask_one(st, tb, b, masks[i])
+        encode_one(st, tb, off, b, seats[i], obs[i])
+
+
+@njit(cache=True, nogil=True)
+def settle(st, tb, off, mode, learner, last_scores, seat_rewards, rewards, done, final_obs):
+    """The learner's reward for this step; for finished games, the final observation."""
+    for b in range(st.phase.shape[0]):
+        rewards_one(st, tb, b, mode, last_scores, seat_rewards[b])
+        rewards[b] = seat_rewards[b, learner[b]]
+        done[b] = st.phase[b] == OVER
+        if done[b]:
+            encode_one(st, tb, off, b, learner[b], final_obs[b])
+
+
+class QwixxVectorEnv(VectorEnv):
+    """N single-agent Qwixx games against opponents from a pool (see the module docstring).
+
+    Options as `qwixx_v0.raw_env` (reward modes, variant, lucky rule, ...) plus:
+    `learner_seat` a seat or ``"random"`` (drawn per game); `opponents` an opponent, a list
+    (equal weights) or a mapping opponent -> weight, where an opponent is ``"random"``,
+    ``"greedy"`` or a frozen policy callable; `greedy_max_skip` for the greedy opponents.
+    """
+
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+
+    def __init__(
+        self,
+        num_envs: int,
+        num_players: int = 2,
+        variant: str = "classic",
+        *,
+        lucky: str = "bonus",
+        lucky_numbers: Sequence[Sequence[int]] | None = None,
+        start_player: int | str = 0,
+        reward: str | None = None,
+        score_table: Sequence[int] | None = None,
+        learner_seat: int | str = "random",
+        opponents: "Opponent | Sequence[Opponent] | Mapping[Opponent, float]" = "random",
+        greedy_max_skip: int = 1,
+    ):
+        self.engine = BatchedQwixx(
+            num_envs, num_players, variant, lucky=lucky, lucky_numbers=lucky_numbers,
+            start_player=start_player, reward=reward, score_table=score_table, autoreset=False,
+        )
+        e = self.engine
+        self.num_envs, self.num_players = e.num_games, e.num_players
+        self.variant, self.layout, self.reward_mode = e.variant, e.layout, e.reward_mode
+        self._learner_random = _check_learner_seat(learner_seat, self.num_players)
+        self._pool, self._pool_kinds, self._pool_weights = _check_pool(opponents)
+        if isinstance(greedy_max_skip, bool) or not isinstance(greedy_max_skip, int) or greedy_max_skip < 0:
+            raise ValueError(f"greedy_max_skip: got {greedy_max_skip!r}; expected an integer >= 0")
+        self.greedy_max_skip = greedy_max_skip
+        self.single_observation_space = spaces.Dict(
+            {
+                "observation": spaces.Box(self.layout.low, self.layout.high, dtype=np.float32),
+                "action_mask": spaces.Box(0, 1, shape=(e.num_actions,), dtype=np.int8),
+            }
+        )
+        self.single_action_space = spaces.Discrete(e.num_actions)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        N, P = self.num_envs, self.num_players
+        self.learner = np.full(N, 0 if self._learner_random else int(learner_seat), np.int64)
+        self.seat_opponent = np.zeros((N, P), np.int64)
+        self.policy_rng = np.zeros(N, np.uint64)
+        self._rng = np.random.default_rng()
+        self._obs = np.zeros((N, self.layout.size), np.float32)
+        self._masks = np.zeros((N, e.num_actions), np.int8)
+        self._final_obs = np.zeros((N, self.layout.size), np.float32)
+        self._rewards = np.zeros(N, np.float32)
+        self._seat_rewards = np.zeros((N, P), np.int64)
+        self._done = np.zeros(N, np.bool_)
+        self._waiting = np.full(N, -1, np.int64)
+        self._scratch_mask = np.zeros(e.num_actions, np.int8)
+        self._truncated = np.zeros(N, np.bool_)
+        self._has_reset = False
+
+    # --- Gymnasium vector API -------------------------------------------------------------
+
+    def reset(self, *, seed: "int | Sequence[int] | None" = None, options: dict | None = None):
+        """Start every game. An int seed seeds game i like ``qwixx_v0`` with ``seed + i`` and
+        the opponents' and seat draws from ``seed``; same seed, same decisions → same games."""
+        self.engine.state.rng[:] = game_seeds(seed, self.num_envs)
+        root = None if seed is None else (seed if isinstance(seed, (int, np.integer)) else list(seed))
+        self._rng = np.random.default_rng(root)
+        self.policy_rng[:] = self._rng.integers(0, 2**63, self.num_envs, dtype=np.uint64)
+        self._start_games(np.arange(self.num_envs))
+        self._has_reset = True
+        return self._observations(), {}
+
+    def step(self, actions: np.ndarray):
+        """One learner decision per game → (obs, rewards, terminated, truncated, infos)."""
+        if not self._has_reset:
+            raise RuntimeError("reset() needs to be called before step()")
+        e = self.engine
+        actions = np.asarray(actions).reshape(-1)
+        if actions.shape != (self.num_envs,):
+            raise ValueError(f"actions: got shape {np.shape(actions)}; expected ({self.num_envs},)")
+        e._actions[:] = actions
+        ok = (e._actions >= 0) & (e._actions < e.num_actions)
+        ok[ok] = self._masks[np.flatnonzero(ok), e._actions[ok]] == 1
+        if not ok.all():
+            b = int(np.flatnonzero(~ok)[0])
+            raise ValueError(
+                f"actions: game {b} (learner seat {int(self.learner[b])}) got action {int(actions[b])}; "
+                f"legal there: {np.flatnonzero(self._masks[b]).tolist()}"
+            )
+        rules.apply_batch(e.state, self.variant.tables, e._actions)
+        self._play_opponents()
+        settle(e.state, self.variant.tables, self.layout.offsets, e._mode, self.learner, e._last_scores,
+               self._seat_rewards, self._rewards, self._done, self._final_obs)
+        infos: dict[str, Any] = {}
+        finished = np.flatnonzero(self._done)
+        if finished.size:
+            infos["final_obs"] = {"observation": self._final_obs.copy(), "action_mask": np.zeros_like(self._masks)}
+            infos["_final_obs"] = self._done.copy()
+            self._start_games(finished)
+        return self._observations(), self._rewards.copy(), self._done.copy(), self._truncated.copy(), infos
+
+    def action_masks(self) -> np.ndarray:
+        """(N, A) bool: the learner's legal actions in every game (what MaskablePPO asks for)."""
+        return self._masks.astype(bool)
+
+    def close_extras(self, **kwargs: Any) -> None:
+        pass
+
+    # --- internals --------------------------------------------------------------------------
+
+    def _start_games(self, games: np.ndarray) -> None:
+        """Restart games (continuing their generators), draw seats and opponents, play on to
+        the learner's first decision."""
+        e = self.engine
+        rules.reset_batch(e.state, self.variant.tables, games, e._start_player, e._lucky_numbers)
+        e._last_scores[games] = 0
+        if self._learner_random:
+            self.learner[games] = self._rng.integers(0, self.num_players, games.size)
+        self.seat_opponent[games] = self._rng.choice(
+            len(self._pool), size=(games.size, self.num_players), p=self._pool_weights
+        )
+        self._play_opponents()
+
+    def _play_opponents(self) -> None:
+        """Scripted opponents in the kernel; frozen policies in batches, until every live game
+        is at its learner's turn."""
+        e, tb = self.engine, self.variant.tables
+        while True:
+            advance(e.state, tb, self.learner, self.seat_opponent, self._pool_kinds, self.policy_rng,
+                    self.greedy_max_skip, 2, self._scratch_mask, self._waiting)
+            waiting = np.flatnonzero(self._waiting >= 0)
+            if waiting.size == 0:
+                return
+            for code in np.unique(self._waiting[waiting]):
+                games = waiting[self._waiting[waiting] == code]
+                seats = e.state.turn[games].astype(np.int64)
+                obs = np.zeros((games.size, self.layout.size), np.float32)
+                masks = np.zeros((games.size, e.num_actions), np.int8)
+                observe_some(e.state, tb, self.layout.offsets, games, seats, masks, obs)
+                acts = np.asarray(self._pool[code](obs, masks), np.int64).reshape(-1)
+                if acts.shape != (games.size,) or not masks[np.arange(games.size), acts].all():
+                    raise ValueError(f"opponent {self._pool[code]!r} returned illegal actions {acts.tolist()[:8]}...")
+                apply_some(e.state, tb, games, acts)
+
+    def _observations(self) -> dict[str, np.ndarray]:
+        e = self.engine
+        games = np.arange(self.num_envs)
+        observe_some(e.state, self.variant.tables, self.layout.offsets, games, self.learner, self._masks, self._obs)
+        return {"observation": self._obs.copy(), "action_mask": self._masks.copy()}
+
+
+def _check_learner_seat(learner_seat: Any, num_players: int) -> bool:
+    if learner_seat == "random":
+        return True
+    if isinstance(learner_seat, bool) or not isinstance(learner_seat, (int, np.integer)) or not (
+        0 <= learner_seat < num_players
+    ):
+        raise ValueError(
+            f"learner_seat: got {learner_seat!r}; expected 'random' or a seat from 0 to {num_players - 1}"
+        )
+    return False
+
+
+def _check_pool(opponents: Any) -> tuple[list, np.ndarray, np.ndarray]:
+    """(pool, kinds, weights) from an opponent, a list of them or a mapping to weights."""
+    accepted = f"one of {POLICY_NAMES}, a policy callable(obs, masks) -> actions, a list of them or a dict of weights"
+    if isinstance(opponents, str) or callable(opponents):
+        items = [(opponents, 1.0)]
+    elif isinstance(opponents, Mapping):
+        items = list(opponents.items())
+    else:
+        try:
+            items = [(o, 1.0) for o in opponents]
+        except TypeError:
+            raise ValueError(f"opponents: got {opponents!r}; expected {accepted}") from None
+    if not items:
+        raise ValueError(f"opponents: got an empty pool; expected {accepted}")
+    pool, kinds, weights = [], [], []
+    for opponent, weight in items:
+        if isinstance(opponent, str):
+            if opponent not in POLICY_NAMES:
+                raise ValueError(f"opponents: got {opponent!r}; expected {accepted}")
+            kinds.append(POLICY_NAMES.index(opponent))
+        elif callable(opponent):
+            kinds.append(FROZEN)
+        else:
+            raise ValueError(f"opponents: got {opponent!r}; expected {accepted}")
+        if not isinstance(weight, (int, float)) or isinstance(weight, bool) or not weight > 0:
+            raise ValueError(f"opponents: weight {weight!r} for {opponent!r}; expected a positive number")
+        pool.append(opponent)
+        weights.append(float(weight))
+    w = np.array(weights)
+    return pool, np.array(kinds, np.int64), w / w.sum()
