@@ -9,7 +9,10 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[test,demo,bench]"
+	# torch first, by exact version: on these machines that is the CPU build on local disk,
+	# and the train extra's pin then installs nothing more (never a CUDA build).
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e ".[test,demo,bench,train]"
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -20,6 +23,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/aec_speed.py
+	$(PY) benchmarks/batched_speed.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis

@@ -118,6 +118,12 @@ class ObservationLayout:
         return out
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _clear(out, start, size):
+    for i in range(start, start + size):
+        out[i] = 0.0
+
+
 @njit(cache=True, nogil=True, inline="always")  # see rules._inline
 def encode_one(st, tb, off, b, seat, out):
     """Write game b as seen from `seat` into the flat vector `out` (see the module docstring).
@@ -131,9 +137,10 @@ def encode_one(st, tb, off, b, seat, out):
     F = tb.faces
     lucky_width = 2 * F - 1
     phase = st.phase[b]
-    out[off.lucky_numbers : off.dice + 6 * F] = 0.0  # lucky numbers and dice: one-hot blocks
-    out[off.active_seat : off.active_seat + P] = 0.0
-    out[off.pending_cross : off.pending_cross + 4 * K] = 0.0
+    _clear(out, off.lucky_numbers, P * lucky_width * (tb.lucky_count > 0))
+    _clear(out, off.dice, 6 * F)
+    _clear(out, off.active_seat, P)
+    _clear(out, off.pending_cross, 4 * K)
     for j in range(P):
         s = (seat + j) % P
         for r in range(4):

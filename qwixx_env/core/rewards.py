@@ -30,7 +30,8 @@ def rewards_one(st, tb, b, mode, last_scores, out):
             out[s] = now - last_scores[b, s]
             last_scores[b, s] = now
         return
-    out[:] = 0
+    for s in range(P):
+        out[s] = 0
     if st.phase[b] != OVER:
         return
     for s in range(P):

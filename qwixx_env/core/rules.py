@@ -190,7 +190,8 @@ def _mark_lucky_options(st, tb, b, s, white_action, out):
 @_inline
 def legal_mask_one(st, tb, b, out):
     """Write the legal actions of the seat to decide in game b into `out` (0/1)."""
-    out[:] = 0
+    for a in range(out.shape[0]):
+        out[a] = 0
     K = tb.cells
     s = st.turn[b]
     phase = st.phase[b]
@@ -324,10 +325,13 @@ def reset_one(st, tb, b, start_player, lucky_numbers):
     whose first entry is 0 draws that seat's two different lucky numbers.
     """
     P = st.marks.shape[1]
-    st.marks[b] = 0
-    st.locks[b] = False
-    st.penalties[b] = 0
-    st.lucky[b] = 0
+    for s in range(P):
+        st.penalties[b, s] = 0
+        st.lucky[b, s, 0] = 0
+        st.lucky[b, s, 1] = 0
+        for r in range(4):
+            st.marks[b, s, r] = 0
+            st.locks[b, s, r] = False
     st.roll[b] = 0
     lowest = 2
     choices = 2 * tb.faces - 1

@@ -54,9 +54,11 @@ def step_games(st, tb, off, actions, mode, last_scores, rewards, done, masks, ob
                 done[b] = True
                 if autoreset:
                     rules.reset_one(st, tb, b, start_player, lucky_numbers)
-                    last_scores[b] = 0
+                    for s in range(last_scores.shape[1]):
+                        last_scores[b, s] = 0
         else:
-            rewards[b] = 0
+            for s in range(rewards.shape[1]):
+                rewards[b, s] = 0
         rules.legal_mask_one(st, tb, b, masks[b])
         encode_one(st, tb, off, b, st.turn[b], obs[b])
     return -1
@@ -85,6 +87,19 @@ def game_seeds(seed: "int | Sequence[int] | None", num_games: int) -> np.ndarray
             f"seed: got {seed!r}; expected None, a non-negative integer or {num_games} of them (one per game)"
         )
     return np.array([seed_to_rng(int(s)) for s in seeds], np.uint64)
+
+
+def as_actions(actions, num_games: int) -> np.ndarray:
+    """`actions` as (num_games,) int64, or a ValueError: one whole number per game."""
+    arr = np.asarray(actions)
+    if arr.shape != (num_games,):
+        raise ValueError(f"actions: got shape {arr.shape}; expected ({num_games},), one action per game")
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64, copy=False)
+    if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
+        return arr.astype(np.int64)
+    bad = next(i for i, a in enumerate(arr.tolist()) if not (isinstance(a, (int, float)) and float(a).is_integer()))
+    raise ValueError(f"actions: game {bad} got {arr[bad]!r}; expected a whole number (an action index)")
 
 
 class BatchedQwixx:
@@ -157,9 +172,7 @@ class BatchedQwixx:
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """One decision per game → (obs, masks, rewards, done). Raises ValueError, changing
         nothing, if any live game's action is not legal for its seat."""
-        actions = np.asarray(actions)
-        if actions.shape != (self.num_games,):
-            raise ValueError(f"actions: got shape {actions.shape}; expected ({self.num_games},)")
+        actions = as_actions(actions, self.num_games)
         self._actions[:] = actions
         bad = self._step_kernel()
         if bad >= 0:

@@ -31,7 +31,7 @@ from qwixx_env.core.observation import encode_one
 from qwixx_env.core.policies import POLICY_NAMES, policy_action
 from qwixx_env.core.rewards import rewards_one
 from qwixx_env.core.state import OVER
-from qwixx_env.envs.batched import BatchedQwixx, game_seeds
+from qwixx_env.envs.batched import BatchedQwixx, as_actions, game_seeds
 
 Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """A frozen policy: (observations (n, D) float32, masks (n, A) int8) -> actions (n,)."""
@@ -162,9 +162,7 @@ class QwixxVectorEnv(VectorEnv):
         if not self._has_reset:
             raise RuntimeError("reset() needs to be called before step()")
         e = self.engine
-        actions = np.asarray(actions).reshape(-1)
-        if actions.shape != (self.num_envs,):
-            raise ValueError(f"actions: got shape {np.shape(actions)}; expected ({self.num_envs},)")
+        actions = as_actions(actions, self.num_envs)
         e._actions[:] = actions
         ok = (e._actions >= 0) & (e._actions < e.num_actions)
         ok[ok] = self._masks[np.flatnonzero(ok), e._actions[ok]] == 1
