@@ -312,7 +312,7 @@ def plot(configs: dict[str, dict], path: Path, cpu: int) -> None:
     xs = [c["N"] for c in batched]
     fig, ax = plt.subplots(figsize=(8, 6.4), dpi=130)
     ax.plot(xs, [c["median_decisions_per_s"] for c in batched], "o-", color="tab:blue", lw=2.2, ms=7,
-            label="BatchedQwixx per wall second (median)", zorder=3)
+            label=f"BatchedQwixx per wall second (median; {batched[0]['memory_per_game']:,} bytes/game)", zorder=3)
     ax.plot(xs, [c["median_decisions_per_cpu_s"] for c in batched], "o--", color="tab:blue", alpha=0.4, lw=1.2,
             ms=4, label="BatchedQwixx per CPU-second (median)", zorder=2)
     for c in batched:

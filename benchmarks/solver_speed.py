@@ -10,11 +10,12 @@ Steps, each in fresh processes so that nothing is shared with this one:
 2. **Load**: a child process loads the saved table (`ValueTable.load`), and reports the time.
 3. **Simulate**: ``--games`` solo games (seeds 0, 1, ...) with ``solo_optimal`` through
    ``qwixx_v0.env(num_players=1)``, split over ``--workers`` processes; the mean final score
-   must lie within 3 standard errors of the table's root value. Then ``--random-games`` with
-   the ``random`` bot, for its regret (optimum minus mean score).
+   must lie within 3 standard errors of the table's root value (the exit status says whether
+   it does). Then ``--bot-games`` games with each ``--bot`` (default: ``random``) for its
+   regret: the optimum minus its mean solo score.
 
-Run: ``python benchmarks/solver_speed.py [--games 100000] [--random-games 20000]
-[--workers 2] [--json PATH]``. A progress bar shows when `rich` is installed.
+Run: ``python benchmarks/solver_speed.py [--games 100000] [--bot random --bot NAME ...]
+[--bot-games 20000] [--workers 2] [--json PATH]``. A progress bar shows when `rich` is installed.
 """
 
 from __future__ import annotations
@@ -131,7 +132,8 @@ def simulate(bot: str, games: int, workers: int, cache: str, first_seed: int = 0
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=100_000, help="solo games with solo_optimal (default 100000)")
-    parser.add_argument("--random-games", type=int, default=20_000, help="solo games with random (default 20000)")
+    parser.add_argument("--bot", action="append", default=None, help="a bot whose regret to measure (repeatable; default: random)")
+    parser.add_argument("--bot-games", type=int, default=20_000, help="solo games per --bot (default 20000)")
     parser.add_argument("--workers", type=int, default=2, help="simulation processes (default 2)")
     parser.add_argument("--skip-cold", action="store_true", help="skip the solve with an empty numba cache")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
@@ -154,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         report["load"] = child(LOAD_CHILD, report["solve"]["table_path"])
         print(f"  {report['load']}", flush=True)
         root = report["solve"]["root"]
-        runs = [("solo_optimal", args.games), ("random", args.random_games)]
+        runs = [("solo_optimal", args.games)] + [(bot, args.bot_games) for bot in args.bot or ["random"]]
         report["simulations"] = [simulate(bot, n, args.workers, cache) for bot, n in runs if n > 0]
     for sim in report["simulations"]:
         sim["regret"] = root - sim["mean"]

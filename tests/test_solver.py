@@ -12,7 +12,6 @@ Sheets are drawn as in test_rules.py: ``[n]`` crossed, ``L`` the lock.
 from __future__ import annotations
 
 import itertools
-import os
 from functools import lru_cache
 
 import numpy as np
@@ -21,7 +20,7 @@ import pytest
 from qwixx_env import bots, cli, decode_action, encode_action, qwixx_v0, solver
 from qwixx_env.core import COLORS, Variant, layout_for, rules, state_from_snapshot
 from qwixx_env.solver import ValueTable, load_table, table_path
-from qwixx_env.solver.states import combo_index, make_space
+from qwixx_env.solver.states import make_space
 
 PUBLISHED_OPTIMUM = 115.4831  # the published anchor (a C program, about 75 minutes)
 SOLVED_OPTIMUM = 115.483126  # this solver's value (docs/solver.md)

@@ -21,6 +21,7 @@ from qwixx_env import bots
 from qwixx_env.core.observation import ObservationView
 from qwixx_env.core.variant import COLORS
 from qwixx_env.solver import load_table, policy
+from qwixx_env.solver.states import row_code
 
 
 class SoloOptimalBot:
@@ -42,20 +43,11 @@ class SoloOptimalBot:
         self._tables = self.table.variant.tables
 
     def _sheet(self, view: ObservationView) -> tuple[np.ndarray, int]:
-        """Own row codes (locked when anyone locked the row) and penalties."""
-        space = self._space
+        """Own row codes (a row is locked when anyone locked it) and penalties."""
         crosses = view.crosses[0]
         locked = view.locked_rows
-        rows = np.empty(4, np.int64)
-        for r in range(len(COLORS)):
-            cells = np.flatnonzero(crosses[r])
-            if locked[r]:
-                rows[r] = space.locked
-            elif cells.size == 0:
-                rows[r] = 0
-            else:
-                rows[r] = space.code_of[cells[-1] + 1, cells.size]
-        return rows, int(view.penalties[0])
+        rows = [row_code(self._space, np.flatnonzero(crosses[r]), locked[r]) for r in range(len(COLORS))]
+        return np.array(rows, np.int64), int(view.penalties[0])
 
     def act(self, observation: dict[str, Any]) -> int:
         view = ObservationView(observation, self.variant, self.num_players)

@@ -24,14 +24,13 @@ successors all lie in layers already solved. Within a sheet, more penalties come
 
 from __future__ import annotations
 
-import time
 from typing import Callable
 
 import numpy as np
 from numba import njit, prange
 
 from qwixx_env.core.variant import RuleTables, Variant
-from qwixx_env.solver.states import Space, combo_index, make_space
+from qwixx_env.solver.states import Space, combo_index, cross, make_space
 
 CHUNK = 256  # sheets per parallel work item: the scratch buffers are made once per item
 
@@ -54,34 +53,22 @@ def _solve_sheet(V, me, rows, tb, sp, dw1, dw2, dprob, S1, G1, C1, W, A, cv, cr)
     K = tb.cells
     F = tb.faces
     MP = V.shape[1]
-    lock = tb.first_lock_cell
-    thr = tb.lock_threshold
-    table = tb.score_table
     p = np.empty(4, np.int64)
-    n = np.empty(4, np.int64)
     open_row = np.empty(4, np.bool_)
     nlocked = 0
     for r in range(4):
         open_row[r] = rows[r] != sp.locked
-        p[r] = sp.row_p[rows[r]]
-        n[r] = sp.row_n[rows[r]]
+        p[r] = sp.row_p[rows[r]]  # K-1 for a locked row: no cell left
         if not open_row[r]:
             nlocked += 1
 
     # One cross: S1[r, c, pen] = its points + the value after it; G1, C1 its points and code.
     S1[:] = NEG
     for r in range(4):
-        if not open_row[r]:
-            continue
         for c in range(p[r] + 1, K):
-            if c >= lock:
-                if n[r] < thr:
-                    continue
-                code = sp.locked
-                gain = table[n[r] + 2] - table[n[r]]
-            else:
-                code = sp.code_of[c + 1, n[r] + 1]
-                gain = table[n[r] + 1] - table[n[r]]
+            code, gain = cross(sp, tb, rows[r], c)
+            if code < 0:
+                continue
             idx = _with(rows, r, code, -1, 0)
             G1[r, c] = gain
             C1[r, c] = code
@@ -103,7 +90,7 @@ def _solve_sheet(V, me, rows, tb, sp, dw1, dw2, dprob, S1, G1, C1, W, A, cv, cr)
                 for pen in range(MP):
                     W[t, pen, q] = S1[q, wcell[q], pen]
                 # A white cross that ends the game leaves no colour action.
-                if wcell[q] >= lock and nlocked + 1 >= tb.rows_to_end:
+                if C1[q, wcell[q]] == sp.locked and nlocked + 1 >= tb.rows_to_end:
                     wok[q] = False
         lo = max(1, s - F) + 1  # colour sums one of these white dice can make
         hi = min(F, s - 1) + F
@@ -116,18 +103,15 @@ def _solve_sheet(V, me, rows, tb, sp, dw1, dw2, dprob, S1, G1, C1, W, A, cv, cr)
                     A[t, pen, r, c] = S1[r, c, pen]  # white pass, colour cross
                 # White and colour cross in the same row: the colour cross right of it.
                 wc = wcell[r]
-                if wok[r] and wc < lock and c > wc and (c < lock or n[r] + 1 >= thr):
-                    if c >= lock:
-                        code = sp.locked
-                        gain = table[n[r] + 3] - table[n[r]]
-                    else:
-                        code = sp.code_of[c + 1, n[r] + 2]
-                        gain = table[n[r] + 2] - table[n[r]]
-                    idx = _with(rows, r, code, -1, 0)
-                    for pen in range(MP):
-                        v = gain + V[idx, pen]
-                        if v > A[t, pen, r, c]:
-                            A[t, pen, r, c] = v
+                if wok[r] and c > wc:
+                    code, gain = cross(sp, tb, C1[r, wc], c)
+                    if code >= 0:
+                        gain += G1[r, wc]
+                        idx = _with(rows, r, code, -1, 0)
+                        for pen in range(MP):
+                            v = gain + V[idx, pen]
+                            if v > A[t, pen, r, c]:
+                                A[t, pen, r, c] = v
                 if S1[r, c, 0] <= NEG:
                     continue  # the colour cross itself is illegal
                 # White cross in another row q, colour cross in row r.

@@ -20,28 +20,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from qwixx_env.solver.states import combo_index
+from qwixx_env.solver.states import combo_index, cross
 
 _jit = njit(cache=True, nogil=True)
 
 NEG = -1.0e300
-
-
-@_jit
-def _cross(sp, tb, code, c):
-    """(new code, points) for crossing cell c of an open row, or (-1, 0) if illegal."""
-    if code == sp.locked:
-        return -1, 0.0
-    p = sp.row_p[code]
-    n = sp.row_n[code]
-    table = tb.score_table
-    if c <= p:
-        return -1, 0.0
-    if c >= tb.first_lock_cell:
-        if n < tb.lock_threshold:
-            return -1, 0.0
-        return sp.locked, float(table[n + 2] - table[n])
-    return sp.code_of[c + 1, n + 1], float(table[n + 1] - table[n])
 
 
 @_jit
@@ -75,7 +58,7 @@ def _best_color(V, sp, tb, rows, pen, dice, crossed, mask):
             c = tb.cell_of[r, dice[w] + d]
             if mask.shape[0] and not mask[r * K + c]:
                 continue
-            code, gain = _cross(sp, tb, rows[r], c)
+            code, gain = cross(sp, tb, rows[r], c)
             if code < 0:
                 continue
             after[r] = code
@@ -99,7 +82,7 @@ def white_action_active(V, sp, tb, rows, pen, dice, mask):
         if not mask[a]:
             continue
         r = a // K
-        code, gain = _cross(sp, tb, rows[r], a % K)
+        code, gain = cross(sp, tb, rows[r], a % K)
         if code < 0:
             continue
         after[r] = code
@@ -129,7 +112,7 @@ def white_action_other(V, sp, tb, rows, pen, dice, mask):
         if not mask[a]:
             continue
         r = a // K
-        code, gain = _cross(sp, tb, rows[r], a % K)
+        code, gain = cross(sp, tb, rows[r], a % K)
         if code < 0:
             continue
         after[r] = code

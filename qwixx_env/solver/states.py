@@ -32,6 +32,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from qwixx_env.core.rules import may_cross
 from qwixx_env.core.variant import COLORS, Variant
 
 _jit = njit(cache=True, nogil=True)
@@ -101,16 +102,33 @@ def combo_index(red, yellow, green, blue):
     return pair_index(pair_index(red, yellow), pair_index(green, blue))
 
 
-def row_code(space: Space, crossed_cells: list[int], locked: bool) -> int:
-    """The code of one row from its crossed cells (sheet order) and whether it is locked."""
+@_jit
+def cross(sp, tb, code, c):
+    """(row code after crossing cell c, points the cross adds), or (-1, 0.0) if the rules forbid it.
+
+    Legality is the core's `may_cross` on a row of n crosses ending at cell p (which of the
+    cells left of p are crossed changes nothing); a lock cell crosses the lock too.
+    """
+    if code == sp.locked:
+        return -1, 0.0
+    p = sp.row_p[code]
+    n = sp.row_n[code]
+    marks = ((1 << n) - 1) << (p - n + 1)
+    if not may_cross(tb, marks, c):
+        return -1, 0.0
+    table = tb.score_table
+    if c >= tb.first_lock_cell:
+        return sp.locked, float(table[n + 2] - table[n])
+    return sp.code_of[c + 1, n + 1], float(table[n + 1] - table[n])
+
+
+def row_code(space: Space, crossed_cells: "list[int] | np.ndarray", locked: bool) -> int:
+    """The code of one row from its crossed cells left of the lock cell, or of a locked row."""
     if locked:
         return space.locked
-    if not crossed_cells:
+    if len(crossed_cells) == 0:
         return 0
-    p, n = max(crossed_cells), len(crossed_cells)
-    if p >= space.cells - 1:
-        raise ValueError(f"a row whose lock cell (cell {p}) is crossed must be locked")
-    return int(space.code_of[p + 1, n])
+    return int(space.code_of[max(crossed_cells) + 1, len(crossed_cells)])
 
 
 def sheet_codes(
