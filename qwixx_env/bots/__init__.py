@@ -12,6 +12,7 @@ state, so a bot sees exactly what a learned policy sees.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable, Protocol
 
 from qwixx_env.core.variant import VARIANT_NAMES
@@ -52,10 +53,18 @@ def make(name: str, *, variant: str = "classic", num_players: int = 2, seed: int
         raise ValueError(f"variant: got {variant!r}; expected one of {VARIANT_NAMES}")
     if isinstance(num_players, bool) or not isinstance(num_players, int) or not 1 <= num_players <= 5:
         raise ValueError(f"num_players: got {num_players!r}; expected an integer from 1 to 5")
-    return _REGISTRY[name](variant=variant, num_players=num_players, seed=seed, **params)
+    factory = _REGISTRY[name]
+    signature = inspect.signature(factory).parameters.values()
+    accepted = [
+        p.name for p in signature if p.kind == p.KEYWORD_ONLY and p.name not in ("variant", "num_players", "seed")
+    ]
+    unknown = sorted(set(params) - set(accepted))
+    if unknown and not any(p.kind == p.VAR_KEYWORD for p in signature):
+        raise ValueError(f"bot {name!r}: got parameter(s) {unknown}; it accepts {accepted or 'none'}")
+    return factory(variant=variant, num_players=num_players, seed=seed, **params)
 
 
-from qwixx_env.bots import random_bot  # noqa: E402  (registers itself)
+from qwixx_env.bots import greedy, random_bot  # noqa: E402  (register themselves)
 from qwixx_env.bots import solo_optimal  # noqa: E402  (registers itself)
 
-__all__ = ["Bot", "available", "make", "register", "random_bot"]
+__all__ = ["Bot", "available", "make", "register"]

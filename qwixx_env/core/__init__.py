@@ -2,7 +2,7 @@
 the observation layout. Knows nothing of PettingZoo or Gymnasium."""
 
 from qwixx_env.core import rules
-from qwixx_env.core.observation import ObservationLayout, ObservationView, layout_for
+from qwixx_env.core.observation import ObservationLayout, ObservationView, layout_for, state_from_observation
 from qwixx_env.core.snapshot import snapshot, state_from_snapshot
 from qwixx_env.core.state import COLOR, LUCKY, OVER, PHASES, WHITE, State, new_state, seed_to_rng
 from qwixx_env.core.variant import (
@@ -19,5 +19,5 @@ __all__ = [
     "CLASSIC", "COLOR", "COLORS", "LONGO", "LUCKY", "OVER", "PHASES", "WHITE",
     "ObservationLayout", "ObservationView", "State", "Variant",
     "decode_action", "encode_action", "get_variant", "layout_for", "new_state", "rules",
-    "seed_to_rng", "snapshot", "state_from_snapshot",
+    "seed_to_rng", "snapshot", "state_from_observation", "state_from_snapshot",
 ]

@@ -306,3 +306,40 @@ class ObservationView:
             color: [numbers[r][c] for c in np.flatnonzero(self.crosses[seat, r])]
             for r, color in enumerate(COLORS)
         }
+
+
+def state_from_observation(view: ObservationView) -> State:
+    """Rebuild a one-game `State` from what one seat sees, with that seat as seat 0.
+
+    Seats are renumbered relative to the observer (seat j = j seats clockwise), and it is the
+    observer's decision (`turn` = 0). Everything public is exact; what no observation holds
+    is filled in neutrally: the generator state and roll count are 0, and other seats'
+    hidden white choices of the current roll are unknown (not decided). In the colour
+    action the active player's white cross, already applied to its sheet, is recorded only
+    as *whether* it crossed (what the penalty rule needs).
+    """
+    from qwixx_env.core.state import NO_DECISION, new_state  # local: the module needs State only here
+
+    P, K = view.num_players, view.variant.cells
+    st = new_state(P)
+    crosses = view.crosses
+    for j in range(P):
+        for r in range(4):
+            st.marks[0, j, r] = int(np.sum(crosses[j, r].astype(np.int64) << np.arange(K)))
+    st.locks[0] = view.locks
+    st.penalties[0] = view.penalties
+    for j, numbers in enumerate(view.lucky_numbers):
+        st.lucky[0, j, : len(numbers)] = numbers
+    dice = view.dice
+    st.dice[0] = [0 if d is None else d for d in dice["white"] + [dice[c] for c in COLORS]]
+    phase = PHASES.index(view.phase)
+    st.phase[0] = phase
+    st.active[0] = view.active_seat
+    st.turn[0] = 0
+    st.pending[0] = NO_DECISION
+    st.pending_lucky[0] = NO_DECISION
+    if phase == COLOR:
+        st.pending[0, view.active_seat] = 0 if view.active_crossed else 4 * K
+    elif phase == LUCKY and view.pending_cross is not None:
+        st.pending[0, 0] = view.pending_cross
+    return st

@@ -1,0 +1,53 @@
+"""`greedy`: cross when it costs few numbers, the compiled policy the batched engine uses too.
+
+It rebuilds the game from the observation (`state_from_observation`, the observer as seat 0)
+and runs `qwixx_env.core.policies.greedy_action`: the legal cross that skips the fewest open
+numbers, if it skips at most `max_skip`; ties go to the row closest to its lock; as the active
+player facing a penalty with `penalty_worry` or more penalties already, any cross beats it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from qwixx_env import bots
+from qwixx_env.core.observation import ObservationView, state_from_observation
+from qwixx_env.core.policies import greedy_action, greedy_defaults
+from qwixx_env.core.variant import get_variant
+
+
+class GreedyBot:
+    """See the module docstring; `max_skip` 0, 1, 2, …"""
+
+    name = "greedy"
+
+    def __init__(
+        self,
+        *,
+        variant: str = "classic",
+        num_players: int = 2,
+        seed: int | None = None,
+        max_skip: int | None = None,
+        penalty_worry: int | None = None,
+    ):
+        default_skip, default_worry = greedy_defaults()
+        self.max_skip = default_skip if max_skip is None else max_skip
+        self.penalty_worry = default_worry if penalty_worry is None else penalty_worry
+        for name, value in (("max_skip", self.max_skip), ("penalty_worry", self.penalty_worry)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name}: got {value!r}; expected an integer >= 0")
+        self.variant = get_variant(variant)
+        self.num_players = num_players
+
+    def act(self, observation: dict[str, Any]) -> int:
+        view = ObservationView(observation, self.variant, self.num_players)
+        mask = np.asarray(observation["action_mask"], np.int8)
+        if not mask.any():
+            raise ValueError("observation: the action mask offers no legal action (not this seat's turn?)")
+        st = state_from_observation(view)
+        return int(greedy_action(st, self.variant.tables, 0, mask, self.max_skip, self.penalty_worry))
+
+
+bots.register("greedy", GreedyBot)
