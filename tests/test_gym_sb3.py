@@ -19,7 +19,7 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 from qwixx_env import ObservationView, QwixxGymEnv, QwixxVectorEnv, qwixx_v0
 from qwixx_env.core import rules
-from qwixx_env.envs.sb3 import Sb3VecEnv
+from qwixx_env.envs.sb3 import Sb3VecEnv, frozen_policy
 
 OPTION_SETS = {
     "default": {},
@@ -243,3 +243,26 @@ def test_a_tiny_maskable_ppo_run_learns_on_it():
     actions, _ = model.predict(obs, action_masks=masks, deterministic=False)
     assert masks[np.arange(16), actions].all(), "the trained policy picked a masked action"
     venv.step(actions)  # and the env accepts them
+
+
+def test_a_frozen_copy_of_a_maskableppo_policy_plays_as_an_opponent_and_stays_frozen():
+    torch.set_num_threads(1)
+    venv = Sb3VecEnv(QwixxVectorEnv(16, num_players=2, opponents="random"))
+    model = MaskablePPO("MlpPolicy", venv, n_steps=16, batch_size=64, n_epochs=1, seed=0)
+    model.learn(256)
+    opponent = frozen_policy(model)
+    rng = np.random.default_rng(0)
+    obs = rng.random((64, venv.observation_space.shape[0]), dtype=np.float32)
+    masks = (rng.random((64, venv.action_space.n)) < 0.2).astype(np.int8)
+    masks[:, -1] = 1
+    before = opponent(obs, masks)
+    expected, _ = model.predict(obs, action_masks=masks.astype(bool), deterministic=True)
+    np.testing.assert_array_equal(before, expected)  # the same forward pass as the model
+    assert masks[np.arange(64), before].all()
+    model.learn(512)  # training on does not move the frozen copy
+    np.testing.assert_array_equal(opponent(obs, masks), before)
+    env = QwixxVectorEnv(8, num_players=2, opponents={opponent: 1, "greedy": 1})
+    state, _ = env.reset(seed=0)
+    for _ in range(60):
+        actions = np.array([np.flatnonzero(m)[0] for m in state["action_mask"]])
+        state, *_ = env.step(actions)

@@ -85,3 +85,32 @@ class Sb3VecEnv(VecEnv):
 
     def has_attr(self, attr_name: str) -> bool:
         return hasattr(self, attr_name) or hasattr(self.env, attr_name)
+
+
+def frozen_policy(model, deterministic: bool = True):
+    """A frozen copy of a (Maskable)PPO model's policy as a batched opponent for the pool.
+
+    The returned callable takes (observations (n, D), masks (n, A)) and returns actions (n,)
+    from one forward pass; later training of `model` does not change it.
+    """
+    import torch
+
+    # A new policy of the same class and settings with copied weights (SB3's own save/load
+    # route; a deepcopy trips over non-leaf tensors the training holds).
+    source = model.policy
+    policy = type(source)(**source._get_constructor_parameters())
+    policy.load_state_dict(source.state_dict())
+    policy = policy.to("cpu").eval()
+    for p in policy.parameters():
+        p.requires_grad_(False)
+
+    def act(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            obs = torch.as_tensor(observations, dtype=torch.float32)
+            try:  # sb3-contrib's MaskablePPO policies take the masks
+                actions, _, _ = policy(obs, deterministic=deterministic, action_masks=masks.astype(bool))
+            except TypeError:
+                actions, _, _ = policy(obs, deterministic=deterministic)
+        return actions.cpu().numpy().astype(np.int64)
+
+    return act
