@@ -20,9 +20,8 @@ by a player, with its observation and action mask built for it.
 * ``QwixxVectorEnv(N, opponents="greedy" | "random")`` -- the single-agent training view: one
   random legal learner action per game from ``obs["action_mask"]`` (the same compiled picker),
   opponents played inside the engine. Reports learner decisions/s and total decisions/s
-  (learner + opponents). Opponent decisions are counted exactly: after each timed run the same
-  steps are replayed from the same seeds with a counting copy of the opponent kernel (the timed
-  run itself is untouched), and the replay is checked to end in the same state.
+  (learner + opponents). Opponent decisions are counted exactly by the engine itself
+  (``QwixxVectorEnv.opponent_decisions``).
 
 Each measurement runs for ``--seconds`` of wall time after a warm-up; ``--repeats`` rounds
 visit every configuration in turn (so drift in the machine's speed hits them alike) and the
@@ -60,10 +59,7 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from qwixx_env import qwixx_v0  # noqa: E402
-from qwixx_env.core import rules  # noqa: E402
-from qwixx_env.core.policies import policy_action, random_legal  # noqa: E402
-from qwixx_env.core.state import OVER  # noqa: E402
-from qwixx_env.envs import vector as vector_module  # noqa: E402
+from qwixx_env.core.policies import random_legal  # noqa: E402
 from qwixx_env.envs.batched import BatchedQwixx  # noqa: E402
 from qwixx_env.envs.vector import QwixxVectorEnv  # noqa: E402
 
@@ -81,23 +77,6 @@ def pick_actions(masks, pick_rng, actions):
     """One uniformly random legal action per row of `masks`, from generator `pick_rng[b]`."""
     for b in range(masks.shape[0]):
         actions[b] = random_legal(masks[b], pick_rng, b)
-
-
-@njit(cache=True, nogil=True)
-def advance_counting(st, tb, learner, seat_opponent, pool_kinds, policy_rng, max_skip, penalty_worry,
-                     scratch_mask, waiting, counter):
-    """`qwixx_env.envs.vector.advance` (scripted opponents only) plus a count of their decisions."""
-    for b in range(st.phase.shape[0]):
-        waiting[b] = -1
-        while st.phase[b] != OVER and st.turn[b] != learner[b]:
-            code = seat_opponent[b, st.turn[b]]
-            kind = pool_kinds[code]
-            if kind < 0:
-                waiting[b] = code
-                break
-            action = policy_action(kind, st, tb, b, scratch_mask, policy_rng, max_skip, penalty_worry)
-            rules.apply_one(st, tb, b, action)
-            counter[0] += 1
 
 
 def pick_rngs(n: int, seed: int) -> np.ndarray:
@@ -189,7 +168,7 @@ def run_pig(game, seconds: float, seed: int) -> dict:
 
 
 def vector_loop(env: QwixxVectorEnv, seed: int, seconds: float | None, max_steps: int | None) -> tuple[int, int, float, float]:
-    """Random learner play; stops at the deadline (timed) or after max_steps (replay)."""
+    """Random learner play; stops at the deadline or after max_steps."""
     obs, _ = env.reset(seed=seed)
     rng = pick_rngs(env.num_envs, seed + 1)
     actions = np.zeros(env.num_envs, np.int64)
@@ -206,30 +185,11 @@ def vector_loop(env: QwixxVectorEnv, seed: int, seconds: float | None, max_steps
     return steps, episodes, time.perf_counter() - start, time.process_time() - cpu_start
 
 
-def count_opponent_decisions(num_envs: int, opponents: str, seed: int, steps: int, final: tuple) -> int:
-    """Replay `steps` steps from `seed` with a counting opponent kernel; the decisions they made."""
-    env = QwixxVectorEnv(num_envs, num_players=NUM_PLAYERS, opponents=opponents)
-    counter = np.zeros(1, np.int64)
-    original = vector_module.advance
-
-    def counting(*args):
-        advance_counting(*args, counter)
-
-    vector_module.advance = counting
-    try:
-        vector_loop(env, seed, None, steps)
-    finally:
-        vector_module.advance = original
-    if not all(np.array_equal(a, b) for a, b in zip((*env.engine.state, env.policy_rng), final)):
-        raise RuntimeError("the counting replay diverged from the timed run")
-    return int(counter[0])
-
-
 def run_vector(env: QwixxVectorEnv, opponents: str, seconds: float, seed: int) -> dict:
+    before = env.opponent_decisions
     steps, episodes, elapsed, cpu = vector_loop(env, seed, seconds, None)
     learner = steps * env.num_envs
-    final = tuple(a.copy() for a in (*env.engine.state, env.policy_rng))
-    opp = count_opponent_decisions(env.num_envs, opponents, seed, steps, final)
+    opp = env.opponent_decisions - before  # counted by the engine (reset included)
     return {"steps": steps, "learner_decisions": learner, "opponent_decisions": opp, "episodes": episodes,
             "seconds": elapsed, "cpu_seconds": cpu, "decisions_per_s": learner / elapsed,
             "total_decisions_per_s": (learner + opp) / elapsed}
@@ -436,7 +396,7 @@ def main(argv: list[str] | None = None) -> int:
         "  AEC: decisions = live-agent steps; agent-steps also count each finished agent's step(None).\n"
         "  pig: player moves (observation_tensor + legal_actions each); chance moves sampled, not counted.\n"
         "  vector: decisions/s = learner decisions; '+ opponents' adds the opponents' decisions, counted "
-        "exactly by replay ("
+        "exactly by the engine ("
         + ", ".join(f"N={c['N']} {c['opponents']}: {c['opponent_decisions_per_learner_decision']:.3f}" for c in vec)
         + " opponent decisions per learner decision).\n"
         "  CPU share: process CPU time / wall time while measuring (below ~0.95 another process took the core; "

@@ -43,7 +43,9 @@ FROZEN = -1  # pool kind of a Python-side policy
 def advance(st, tb, learner, seat_opponent, pool_kinds, policy_rng, max_skip, penalty_worry,
             scratch_mask, waiting):
     """Play scripted opponents until each game is at its learner's turn, over, or waiting for
-    a frozen policy (`waiting[b]` = that opponent's pool index, else -1)."""
+    a frozen policy (`waiting[b]` = that opponent's pool index, else -1). Returns how many
+    decisions the scripted opponents made."""
+    decisions = 0
     for b in range(st.phase.shape[0]):
         waiting[b] = -1
         while st.phase[b] != OVER and st.turn[b] != learner[b]:
@@ -54,6 +56,8 @@ def advance(st, tb, learner, seat_opponent, pool_kinds, policy_rng, max_skip, pe
                 break
             action = policy_action(kind, st, tb, b, scratch_mask, policy_rng, max_skip, penalty_worry)
             rules.apply_one(st, tb, b, action)
+            decisions += 1
+    return decisions
 
 
 @njit(cache=True, nogil=True)
@@ -143,6 +147,7 @@ class QwixxVectorEnv(VectorEnv):
         self._scratch_mask = np.zeros(e.num_actions, np.int8)
         self._truncated = np.zeros(N, np.bool_)
         self._has_reset = False
+        self.opponent_decisions = 0  # decisions made by opponents so far (a running count)
 
     # --- Gymnasium vector API -------------------------------------------------------------
 
@@ -211,8 +216,10 @@ class QwixxVectorEnv(VectorEnv):
         is at its learner's turn."""
         e, tb = self.engine, self.variant.tables
         while True:
-            advance(e.state, tb, self.learner, self.seat_opponent, self._pool_kinds, self.policy_rng,
-                    self.greedy_max_skip, 2, self._scratch_mask, self._waiting)
+            self.opponent_decisions += advance(
+                e.state, tb, self.learner, self.seat_opponent, self._pool_kinds, self.policy_rng,
+                self.greedy_max_skip, 2, self._scratch_mask, self._waiting,
+            )
             waiting = np.flatnonzero(self._waiting >= 0)
             if waiting.size == 0:
                 return
@@ -226,6 +233,7 @@ class QwixxVectorEnv(VectorEnv):
                 if acts.shape != (games.size,) or not masks[np.arange(games.size), acts].all():
                     raise ValueError(f"opponent {self._pool[code]!r} returned illegal actions {acts.tolist()[:8]}...")
                 apply_some(e.state, tb, games, acts)
+                self.opponent_decisions += games.size
 
     def _observations(self) -> dict[str, np.ndarray]:
         e = self.engine
