@@ -102,3 +102,68 @@ def test_make_rejects_bad_input_with_a_clear_message(kwargs, needle):
 
 def test_available_lists_the_registered_bots():
     assert {"random", "greedy", "solo_optimal"} <= set(bots.available())
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "-".join(map(str, c.values())))
+def test_rollout_bot_picks_only_legal_actions(config):
+    P = config["num_players"]
+    players = [bots.make("rollout", variant=config["variant"], num_players=P, seed=s, continuations=4) for s in range(P)]
+    env = qwixx_v0.raw_env(**config)
+    for game in range(2):
+        env.reset(seed=game)
+        for agent in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            action = None if terminated or truncated else players[env.agent_name_mapping[agent]].act(obs)
+            env.step(action)  # raw_env raises on an illegal action
+
+
+def test_rollout_bot_is_deterministic_for_a_seed():
+    env = qwixx_v0.raw_env(num_players=2)
+    env.reset(seed=3)
+    obs = env.observe(env.agent_selection)
+    a = bots.make("rollout", seed=7, continuations=16).action_values(obs)
+    b = bots.make("rollout", seed=7, continuations=16).action_values(obs)
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+
+
+def test_rollout_bot_takes_the_lock_that_wins_the_game():
+    """Two players, red already locked; player_0 leads and may lock yellow with the white sum,
+    ending the game as the winner. Every continuation after locking is a win: value 1 + margin."""
+    from qwixx_env.core import CLASSIC, encode_action, state_from_snapshot
+
+    snap = {
+        "num_players": 2, "roll": 10, "active_player": 1, "phase": "white",
+        "dice": {"white": [6, 6], "red": None, "yellow": 2, "green": 3, "blue": 4},
+        "players": [
+            {"marks": {"red": [2, 3, 4, 5, 6, 12], "yellow": [2, 3, 4, 5, 6], "green": [], "blue": []},
+             "locks": ["red"], "penalties": 0},
+            {"marks": {"red": [2], "yellow": [], "green": [12], "blue": []}, "locks": [], "penalties": 0},
+        ],
+    }
+    st = state_from_snapshot(CLASSIC, snap)
+    st.turn[0] = 0  # player_0 decides its white action (player_1, the active player, chose already)
+    obs = layout_for(CLASSIC, 2).encode(st, np.zeros(1, np.int64))[0]
+    mask = np.zeros(45, np.int8)
+    lock_yellow = encode_action(("yellow", 12), "classic")
+    mask[[lock_yellow, 44]] = 1
+    bot = bots.make("rollout", seed=0, continuations=32)
+    legal, values = bot.action_values({"observation": obs, "action_mask": mask})
+    assert bot.act({"observation": obs, "action_mask": mask}) == lock_yellow
+    assert values[list(legal).index(lock_yellow)] > 1.0
+
+
+def test_rollout_outscores_greedy_in_solo_classic():
+    means = {}
+    for name, params in (("greedy", {}), ("rollout", {"continuations": 32})):
+        bot = bots.make(name, num_players=1, seed=1, **params)
+        env = qwixx_v0.raw_env(num_players=1)
+        total = 0
+        for game in range(12):
+            env.reset(seed=100 + game)
+            for _ in env.agent_iter():
+                obs, _, terminated, truncated, _ = env.last()
+                env.step(None if terminated or truncated else bot.act(obs))
+            total += env.snapshot()["players"][0]["score"]
+        means[name] = total / 12
+    assert means["rollout"] > means["greedy"] + 5

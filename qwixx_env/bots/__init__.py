@@ -64,7 +64,8 @@ def make(name: str, *, variant: str = "classic", num_players: int = 2, seed: int
     return factory(variant=variant, num_players=num_players, seed=seed, **params)
 
 
-from qwixx_env.bots import greedy, random_bot  # noqa: E402  (register themselves)
+from qwixx_env.bots import greedy, random_bot, rollout  # noqa: E402  (register themselves)
 from qwixx_env.bots import solo_optimal  # noqa: E402  (registers itself)
+from qwixx_env.bots import heuristic  # noqa: E402  (registers itself)
 
 __all__ = ["Bot", "available", "make", "register"]
