@@ -11,6 +11,14 @@ expected score with the time taken::
 
 A progress bar shows while solving when `rich` is installed (the ``demo`` extra); without it
 the progress is printed as plain lines.
+
+``qwixx arena``: a tournament between bots (see `qwixx_env.arena` and docs/arena.md)::
+
+    qwixx arena random greedy --games 1000            # 2-player classic, every ordered pair
+    qwixx arena greedy:max_skip=1 greedy:max_skip=3 random --players 3 --variant longo
+    qwixx arena greedy heuristic --json out.json --png out.png --workers 2 --seed 7
+
+It prints a table (rich), and with ``--json`` / ``--png`` writes the full result and a plot.
 """
 
 from __future__ import annotations
@@ -79,6 +87,56 @@ def _solve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _arena(args: argparse.Namespace) -> int:
+    from qwixx_env.arena import run_arena
+
+    def fail(message: str) -> int:
+        print(f"qwixx arena: {message}", file=sys.stderr)
+        return 2
+
+    try:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    except ImportError:
+        return fail("needs rich (pip install 'qwixx_env[demo]')")
+    options = dict(
+        num_players=args.players,
+        variant=args.variant,
+        lucky=args.lucky,
+        games=args.games,
+        seed=args.seed,
+        workers=args.workers,
+    )
+    columns = (TextColumn("playing"), BarColumn(), MofNCompleteColumn(), TextColumn("games"), TimeRemainingColumn())
+    console = Console(stderr=True)
+    # The bar goes to stderr and only to a terminal, so logs and pipes stay clean. It starts
+    # on the first report, after the worker processes are forked (its refresh is a thread).
+    bar = Progress(*columns, console=console, transient=True, disable=args.quiet or not console.is_terminal)
+    task = bar.add_task("arena", total=None)
+
+    def report(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total)
+        if not bar.live.is_started:
+            bar.start()
+
+    try:
+        result = run_arena(args.bots, progress=report, **options)
+    except ValueError as err:
+        return fail(str(err))
+    finally:
+        bar.stop()
+    from qwixx_env.arena.report import print_report, save_png
+
+    out = Console()
+    print_report(result, out if out.is_terminal else Console(width=120))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result.to_dict(), f)
+    if args.png:
+        save_png(result, args.png)
+    return 0
+
+
 def _variant(name: str):
     from qwixx_env.core.variant import get_variant
     from qwixx_env.solver.states import check_variant
@@ -107,8 +165,24 @@ def main(argv: list[str] | None = None) -> int:
         help='a solo sheet as JSON, e.g. \'{"marks": {"red": [2, 3]}, "locks": [], "penalties": 1}\' '
         '(optionally "locked_rows"); prints its optimal expected final score',
     )
+    arena = commands.add_parser(
+        "arena",
+        help="play a tournament between bots and report win rates, scores and ratings",
+        description="Play a tournament between bots: every bot in every seat equally often, the "
+        "same dice for every lineup of a deal. Prints a table; --json and --png save the result.",
+    )
+    arena.add_argument("bots", nargs="+", help="bot names with optional parameters, e.g. random greedy:max_skip=2")
+    arena.add_argument("--players", type=int, default=2, help="seats at the table, 1 to 5 (default 2)")
+    arena.add_argument("--variant", default="classic", choices=VARIANT_NAMES)
+    arena.add_argument("--lucky", default=None, choices=("bonus", "instead"), help="Longo's lucky rule (default bonus)")
+    arena.add_argument("--games", type=int, default=100, help="deals; each is played by every lineup (default 100)")
+    arena.add_argument("--seed", type=int, default=0, help="deal i uses dice seed SEED + i (default 0)")
+    arena.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    arena.add_argument("--json", default=None, metavar="PATH", help="write the full result as JSON")
+    arena.add_argument("--png", default=None, metavar="PATH", help="plot score distributions and the rating ladder")
+    arena.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
-    return _solve(args)
+    return _arena(args) if args.command == "arena" else _solve(args)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,214 @@
+"""The arena: tournaments between bots, with honest statistics.
+
+>>> from qwixx_env.arena import run_arena
+>>> result = run_arena(["random", "greedy:max_skip=1", ("greedy", {"max_skip": 3})],
+...                    num_players=2, games=100, seed=0)
+>>> result.bots[0]["win_rate"], result.head_to_head["win_rate"]
+>>> result.to_dict()          # everything as JSON-ready data (`qwixx arena --json`)
+
+`run_arena` seats the bots in rotating lineups (`schedule.lineups`: every bot in every seat
+equally often), plays each *deal* (dice seed ``seed + deal``) once with every lineup — common
+random numbers, so lineups of one deal differ by decisions, not luck — on a pool of worker
+processes, and summarises: win rates with 95% Wilson intervals (shared wins as fractions),
+mean score ± standard error, penalties, rolls, a head-to-head matrix (2 players) and
+openskill ratings. `qwixx arena` is the command line for it; `docs/arena.md` explains the
+schemes and the statistics.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from qwixx_env.arena.play import GameArrays, Table, TableConfig, play_games
+from qwixx_env.arena.schedule import BotEntry, bot_entries, bot_seed, lineups, parse_bot
+from qwixx_env.arena.stats import Z95, mean_and_se, openskill_ratings, ranks, win_shares, wilson_interval
+from qwixx_env.envs.qwixx_v0 import raw_env
+
+RESULT_FORMAT = "qwixx_env.arena/1"
+
+
+@dataclass
+class ArenaResult:
+    """A finished tournament: the raw games and their summary (see `to_dict`)."""
+
+    labels: list[str]
+    lineups: list[tuple[int, ...]]
+    variant: str
+    lucky: str
+    num_players: int
+    deals: int
+    seed: int
+    games: GameArrays
+    bots: list[dict[str, Any]]
+    head_to_head: dict[str, Any] | None
+    timing: dict[str, float]
+
+    @property
+    def seat_bots(self) -> np.ndarray:
+        """(G, P): the bot index in each seat of each table game."""
+        table = np.array(self.lineups, np.int64)
+        return table[np.arange(len(self.games.rolls)) % len(self.lineups)]
+
+    def bot_scores(self, bot: int) -> np.ndarray:
+        """Every final score of `bot`, in game order then seat order."""
+        return self.games.scores[self.seat_bots == bot]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result as JSON-ready data. Everything but ``timing`` is the same for any
+        number of workers."""
+        g = self.games
+        return {
+            "format": RESULT_FORMAT,
+            "variant": self.variant,
+            "lucky": self.lucky,
+            "num_players": self.num_players,
+            "seed": self.seed,
+            "deals": self.deals,
+            "table_games": int(len(g.rolls)),
+            "lineups": [[self.labels[b] for b in lineup] for lineup in self.lineups],
+            "bots": self.bots,
+            "head_to_head": self.head_to_head,
+            "rating_model": "openskill PlackettLuce (defaults), one-player teams ranked by score",
+            "games": {
+                "columns": ["deal", "lineup", "rolls", "scores", "penalties"],
+                "rows": [
+                    [i // len(self.lineups), i % len(self.lineups), int(r), s, p]
+                    for i, (r, s, p) in enumerate(zip(g.rolls.tolist(), g.scores.tolist(), g.penalties.tolist()))
+                ],
+            },
+            "timing": self.timing,
+        }
+
+
+def run_arena(
+    bots: Sequence[Any],
+    *,
+    num_players: int = 2,
+    variant: str = "classic",
+    lucky: str | None = None,
+    games: int = 100,
+    seed: int = 0,
+    workers: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ArenaResult:
+    """Run a tournament and summarise it.
+
+    `bots`: names (``"greedy:max_skip=2"``), ``(name, params)`` pairs, or factories called
+    like `qwixx_env.bots.make`. `games` is the number of deals; each deal is played by every
+    lineup, so there are ``games * len(lineups)`` table games. `lucky` is Longo's lucky rule.
+    `workers` defaults to ``os.cpu_count()``. `progress(done, total)` reports table games.
+
+    Every option and every bot (made once for this variant and player count) is checked
+    first: bad input raises `ValueError` before any game is played.
+    """
+    entries = bot_entries(bots)
+    for name, value, low in (("games", games, 1), ("seed", seed, 0), ("workers", workers, 1)):
+        if name == "workers" and value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            raise ValueError(f"{name}: got {value!r}; expected an integer >= {low}")
+    workers = int(workers or os.cpu_count() or 1)
+    lucky = "bonus" if lucky is None else lucky
+    raw_env(num_players=num_players, variant=variant, lucky=lucky)  # checks the game options
+    for e in entries:
+        try:
+            bot = e.make(variant=variant, num_players=num_players, seed=0)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"bot {e.label!r}: {err}") from err
+        if not callable(getattr(bot, "act", None)):
+            raise ValueError(f"bot {e.label!r}: made {bot!r}, which has no act(observation) method")
+    seats = lineups(len(entries), num_players)
+    config = TableConfig(entries, seats, num_players, variant, lucky, int(seed))
+    total = int(games) * len(seats)
+    workers = max(1, min(workers, total))
+    start = time.perf_counter()
+    arrays = play_games(config, total, workers, progress)
+    seconds = time.perf_counter() - start
+    labels = [e.label for e in entries]
+    result = ArenaResult(
+        labels=labels,
+        lineups=seats,
+        variant=variant,
+        lucky=lucky,
+        num_players=num_players,
+        deals=int(games),
+        seed=int(seed),
+        games=arrays,
+        bots=[],
+        head_to_head=None,
+        timing={"seconds": seconds, "games_per_second": total / seconds, "workers": workers},
+    )
+    result.bots = _bot_summaries(result)
+    result.head_to_head = _head_to_head(result) if num_players == 2 else None
+    return result
+
+
+def _bot_summaries(result: ArenaResult) -> list[dict[str, Any]]:
+    g, seat_bots = result.games, result.seat_bots
+    shares = win_shares(g.scores)
+    ratings = openskill_ratings(result.labels, seat_bots, g.scores)
+    rows = []
+    for b, label in enumerate(result.labels):
+        at = seat_bots == b
+        n = int(at.sum())
+        score, score_se = mean_and_se(g.scores[at])
+        row: dict[str, Any] = {"label": label, "games": n}
+        if result.num_players > 1:
+            wins = float(shares[at].sum())
+            row.update(wins=wins, win_rate=wins / n, win_interval=list(wilson_interval(wins, n)))
+        else:
+            row.update(wins=None, win_rate=None, win_interval=None)
+        row.update(
+            score_mean=score,
+            score_se=score_se,
+            score_sd=float(g.scores[at].std(ddof=1)) if n > 1 else None,
+            penalties_mean=float(g.penalties[at].mean()),
+            rolls_mean=float(np.broadcast_to(g.rolls[:, None], at.shape)[at].mean()),
+            rating=None if ratings is None else ratings[b],
+        )
+        rows.append(row)
+    return rows
+
+
+def _head_to_head(result: ArenaResult) -> dict[str, Any]:
+    """2 players: row bot's win share against the column bot over their games together."""
+    k = len(result.labels)
+    seat_bots, shares = result.seat_bots, win_shares(result.games.scores)
+    rate: list[list[float | None]] = [[None] * k for _ in range(k)]
+    count = [[0] * k for _ in range(k)]
+    interval: list[list[list[float] | None]] = [[None] * k for _ in range(k)]
+    for i in range(k):
+        for j in range(k):
+            wins, n = 0.0, 0
+            for seat in range(2):
+                games = (seat_bots[:, seat] == i) & (seat_bots[:, 1 - seat] == j)
+                wins += float(shares[games, seat].sum())
+                n += int(games.sum())
+            if n:
+                rate[i][j], count[i][j], interval[i][j] = wins / n, n, list(wilson_interval(wins, n))
+    return {"bots": list(result.labels), "win_rate": rate, "games": count, "interval": interval}
+
+
+__all__ = [
+    "ArenaResult",
+    "BotEntry",
+    "RESULT_FORMAT",
+    "Table",
+    "TableConfig",
+    "Z95",
+    "bot_entries",
+    "bot_seed",
+    "lineups",
+    "mean_and_se",
+    "openskill_ratings",
+    "parse_bot",
+    "ranks",
+    "run_arena",
+    "win_shares",
+    "wilson_interval",
+]

@@ -1,0 +1,112 @@
+"""Who plays: the bot entries of a tournament and the lineups that seat them.
+
+A bot entry is a registry name with parameters (``"greedy:max_skip=2"`` on the command
+line, ``("greedy", {"max_skip": 2})`` in Python) or a factory called like `bots.make` is
+(``factory(*, variant, num_players, seed, **params) -> Bot``).
+
+The lineups give every bot every seat equally often (see `lineups`); a *deal* (one seed of
+the dice) is played once by every lineup, and *table game* g is deal ``g // L`` played by
+lineup ``g % L`` for L lineups.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from qwixx_env import bots
+
+
+@dataclass
+class BotEntry:
+    """One competitor: how to make it, and the label results are reported under."""
+
+    label: str
+    name: str | None = None  # a registry name, or None when `factory` is given
+    params: dict[str, Any] = field(default_factory=dict)
+    factory: Callable[..., bots.Bot] | None = None
+
+    def make(self, *, variant: str, num_players: int, seed: int | None) -> bots.Bot:
+        """A fresh bot for one game."""
+        if self.factory is None:
+            return bots.make(self.name, variant=variant, num_players=num_players, seed=seed, **self.params)
+        return self.factory(variant=variant, num_players=num_players, seed=seed, **self.params)
+
+
+def parse_bot(text: str) -> BotEntry:
+    """A bot entry from ``"name"`` or ``"name:key=value,key=value"``.
+
+    Values are read as JSON where they parse (``2``, ``0.5``, ``true``, ``null``) and kept
+    as strings otherwise. Raises `ValueError` on a malformed parameter.
+    """
+    name, _, rest = text.partition(":")
+    params: dict[str, Any] = {}
+    for item in filter(None, rest.split(",")):
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise ValueError(f"bot {text!r}: parameter {item!r} is not key=value (e.g. 'greedy:max_skip=2')")
+        try:
+            params[key.strip()] = json.loads(value)
+        except ValueError:
+            params[key.strip()] = value.strip()
+    return BotEntry(label=text, name=name.strip(), params=params)
+
+
+def bot_entry(spec: Any) -> BotEntry:
+    """A `BotEntry` from any accepted spelling (see the module docstring)."""
+    if isinstance(spec, BotEntry):
+        return spec
+    if isinstance(spec, str):
+        return parse_bot(spec)
+    if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str) and isinstance(spec[1], dict):
+        name, params = spec
+        label = name + "".join(f"{':' if i == 0 else ','}{k}={v}" for i, (k, v) in enumerate(params.items()))
+        return BotEntry(label=label, name=name, params=dict(params))
+    if callable(spec):
+        label = getattr(spec, "name", None) or getattr(spec, "__name__", None) or type(spec).__name__
+        return BotEntry(label=str(label), factory=spec)
+    raise ValueError(
+        f"bot: got {spec!r}; expected a name ('greedy:max_skip=2'), a (name, params) pair or a bot factory"
+    )
+
+
+def bot_entries(specs: Sequence[Any]) -> list[BotEntry]:
+    """Entries for a list of specs, with repeated labels numbered (``greedy``, ``greedy#2``)."""
+    one_pair = isinstance(specs, tuple) and len(specs) == 2 and isinstance(specs[1], dict)
+    if isinstance(specs, str) or one_pair or not len(specs):
+        raise ValueError(f"bots: got {specs!r}; expected a non-empty list of bots")
+    entries = [dataclasses.replace(bot_entry(s)) for s in specs]  # copies: labels may change
+    seen: dict[str, int] = {}
+    for e in entries:
+        seen[e.label] = seen.get(e.label, 0) + 1
+        if seen[e.label] > 1:
+            e.label = f"{e.label}#{seen[e.label]}"
+    return entries
+
+
+def lineups(num_bots: int, num_players: int) -> list[tuple[int, ...]]:
+    """The seatings of one deal: tuples of bot indices, seat 0 first.
+
+    - ``num_bots >= num_players``: every set of `num_players` bots (in pool order), each in
+      its `num_players` cyclic rotations. For 2 players that is every ordered pair; solo,
+      every bot alone.
+    - ``num_bots < num_players``: `num_bots` lineups, lineup j seating bot ``(j + s) % k`` in
+      seat s (one bot fills several seats; with one bot it is self-play).
+
+    Either way every bot sits in every seat equally often.
+    """
+    k, P = num_bots, num_players
+    if k < P:
+        return [tuple((j + s) % k for s in range(P)) for j in range(k)]
+    return [c[r:] + c[:r] for c in itertools.combinations(range(k), P) for r in range(P)]
+
+
+def bot_seed(seed: int, deal: int, lineup: int, seat: int) -> int:
+    """The seed of the bot in `seat` of table game (deal, lineup): fixed by those numbers alone,
+    so results do not depend on which worker plays the game."""
+    return int(np.random.SeedSequence([seed, deal, lineup, seat]).generate_state(1)[0])

@@ -1,0 +1,301 @@
+"""The arena: seating, common dice, statistics on hand-computed cases, workers, errors, CLI."""
+
+import json
+import math
+import subprocess
+import sys
+from collections import Counter
+
+import numpy as np
+import pytest
+
+import qwixx_env.arena as arena
+from qwixx_env import bots, qwixx_v0
+from qwixx_env.arena import (
+    Table,
+    TableConfig,
+    bot_entries,
+    lineups,
+    mean_and_se,
+    openskill_ratings,
+    parse_bot,
+    ranks,
+    run_arena,
+    wilson_interval,
+    win_shares,
+)
+
+
+def without_timing(result):
+    d = result.to_dict()
+    del d["timing"]
+    return d
+
+
+# --- who plays whom ---------------------------------------------------------------------
+
+
+def test_two_player_lineups_are_every_ordered_pair():
+    assert sorted(lineups(3, 2)) == [(0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1)]
+
+
+def test_solo_lineups_seat_each_bot_alone():
+    assert lineups(3, 1) == [(0,), (1,), (2,)]
+
+
+def test_fewer_bots_than_seats_fill_the_table_in_rotation():
+    assert lineups(2, 4) == [(0, 1, 0, 1), (1, 0, 1, 0)]
+    assert lineups(1, 3) == [(0, 0, 0)]  # self-play
+
+
+@pytest.mark.parametrize("k", range(1, 7))
+@pytest.mark.parametrize("P", range(1, 6))
+def test_every_bot_sits_in_every_seat_equally_often(k, P):
+    seats = lineups(k, P)
+    for s in range(P):
+        counts = Counter(lineup[s] for lineup in seats)
+        assert sorted(counts) == list(range(k))
+        assert len(set(counts.values())) == 1
+
+
+def test_bot_specs_parse_names_parameters_and_repeats():
+    assert parse_bot("greedy:max_skip=2,penalty_worry=1").params == {"max_skip": 2, "penalty_worry": 1}
+    assert parse_bot("random").params == {}
+    with pytest.raises(ValueError, match="key=value"):
+        parse_bot("greedy:max_skip")
+    labels = [e.label for e in bot_entries(["greedy", ("greedy", {"max_skip": 1}), "greedy"])]
+    assert labels == ["greedy", "greedy:max_skip=1", "greedy#2"]
+
+
+# --- common random numbers --------------------------------------------------------------
+
+
+def test_each_deal_starts_with_the_same_dice_in_every_lineup():
+    entries = bot_entries(["random", "greedy", "greedy:max_skip=0"])
+    config = TableConfig(entries, lineups(3, 2), 2, "classic", "bonus", seed=11)
+    table = Table(config)
+    L = len(config.lineups)
+    for deal in range(3):
+        first_rolls = []
+        for j in range(L):
+            table.play(deal * L + j)
+            first_rolls.append(table.env.record()["rolls"][0])
+        assert all(roll == first_rolls[0] for roll in first_rolls)
+    assert table.env.record()["seed"] == 11 + 2  # deal i is dealt with seed + i
+
+
+@pytest.mark.parametrize("variant", ["classic", "longo"])
+def test_dice_agree_roll_by_roll_until_the_locked_rows_differ(variant):
+    """The i-th roll's dice depend on the seed and on which rows were locked at each roll
+    so far (a locked row's die is not rolled), never on any other decision."""
+
+    def rolls(bot_seed):
+        env = qwixx_v0.raw_env(num_players=2, variant=variant)
+        players = [bots.make("random", variant=variant, seed=bot_seed + s) for s in range(2)]
+        env.reset(seed=5)
+        for agent in env.agent_iter():
+            obs, _, done, _, _ = env.last()
+            env.step(None if done else players[env.agent_name_mapping[agent]].act(obs))
+        return env.record()["rolls"]
+
+    a, b = rolls(0), rolls(100)
+    same = 0
+    for x, y in zip(a, b):
+        if [d is None for d in x] != [d is None for d in y]:
+            break
+        assert x == y
+        same += 1
+    assert same >= 5
+
+
+# --- statistics on hand-computed cases --------------------------------------------------
+
+# Wilson, z = 1.96 (z² = 3.8415), p = wins / n:
+#   centre = (p + z²/2n) / (1 + z²/n),  half = z·sqrt(p(1-p)/n + z²/4n²) / (1 + z²/n)
+WILSON_CASES = [
+    # 0/10: centre = 0.19207/1.38415 = 0.13877; half = 1.96·0.09800/1.38415 = 0.13877
+    (0, 10, 0.0, 0.27753),
+    # 5/10: centre 0.5; half = 1.96·sqrt(0.025 + 0.0096037)/1.38415 = 1.96·0.18602/1.38415 = 0.26341
+    (5, 10, 0.23659, 0.76341),
+    # 10/10: the mirror image of 0/10
+    (10, 10, 0.72247, 1.0),
+    # 2.5/5 (shared wins): centre 0.5; half = 1.96·sqrt(0.05 + 0.038415)/1.76829 = 0.32958
+    (2.5, 5, 0.17042, 0.82958),
+    # 7.5/10: centre = (0.75 + 0.19207)/1.38415 = 0.68062;
+    #         half = 1.96·sqrt(0.01875 + 0.0096037)/1.38415 = 1.96·0.16839/1.38415 = 0.23844
+    (7.5, 10, 0.44218, 0.91905),
+]
+
+
+@pytest.mark.parametrize("wins, n, low, high", WILSON_CASES)
+def test_wilson_interval_matches_the_hand_computed_values(wins, n, low, high):
+    assert wilson_interval(wins, n) == pytest.approx((low, high), abs=1e-5)
+
+
+def test_wilson_interval_needs_a_game():
+    with pytest.raises(ValueError, match="n: got 0"):
+        wilson_interval(0, 0)
+
+
+def test_mean_and_standard_error():
+    # 1, 2, 3, 4: mean 2.5; s² = (2.25 + 0.25 + 0.25 + 2.25)/3 = 5/3; s.e. = sqrt(5/3)/2
+    mean, se = mean_and_se([1, 2, 3, 4])
+    assert mean == 2.5
+    assert se == pytest.approx(math.sqrt(5 / 3) / 2)
+    assert mean_and_se([7]) == (7.0, None)
+
+
+def test_a_shared_top_score_splits_the_win():
+    scores = np.array([[10, 10, 5], [3, 7, 7], [1, 1, 1], [0, 9, 2]])
+    expected = [[1 / 2, 1 / 2, 0], [0, 1 / 2, 1 / 2], [1 / 3, 1 / 3, 1 / 3], [0, 1, 0]]
+    np.testing.assert_allclose(win_shares(scores), expected)
+
+
+def test_places_from_scores_share_ties():
+    assert ranks([10, 30, 10, 5]) == [2, 1, 2, 4]
+
+
+def test_openskill_update_of_one_game_by_hand():
+    """Plackett-Luce from the defaults μ = 25, σ = 25/3, β = 25/6, τ = 25/300, one game won.
+
+    σ'² = σ² + τ² = 69.4514; c = sqrt(2(σ'² + β²)) = 13.17669. Equal μ: the winner's share
+    of exp(μ/c) is 1/2, so Ω = σ'²/c · (1 - 1/2) = 2.63539 and μ ± Ω; Δ = (1/2)(1/2) ·
+    σ'²/c² · σ'/c = 0.0632462, σ_new = σ'·sqrt(1 - Δ) = 8.06590.
+    """
+    winner, loser = openskill_ratings(["a", "b"], np.array([[0, 1]]), np.array([[30, 10]]))
+    assert winner["mu"] == pytest.approx(25 + 2.63539, abs=1e-4)
+    assert loser["mu"] == pytest.approx(25 - 2.63539, abs=1e-4)
+    assert winner["sigma"] == loser["sigma"] == pytest.approx(8.06590, abs=1e-4)
+    tie = openskill_ratings(["a", "b"], np.array([[0, 1]]), np.array([[20, 20]]))
+    assert tie[0]["mu"] == tie[1]["mu"] == pytest.approx(25)
+
+
+def test_ratings_skip_tables_where_a_bot_holds_two_seats():
+    assert openskill_ratings(["a"], np.array([[0, 0]]), np.array([[30, 10]])) is None
+
+
+# --- tournaments ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def three_bots():
+    return run_arena(["random", "greedy", "greedy:max_skip=0"], num_players=2, games=8, seed=3, workers=1)
+
+
+def test_results_do_not_depend_on_the_number_of_workers(three_bots):
+    again = run_arena(["random", "greedy", "greedy:max_skip=0"], num_players=2, games=8, seed=3, workers=2)
+    assert again.timing["workers"] == 2
+    assert without_timing(again) == without_timing(three_bots)
+    a = run_arena(["greedy", "random"], num_players=3, variant="longo", lucky="instead", games=3, seed=1, workers=1)
+    b = run_arena(["greedy", "random"], num_players=3, variant="longo", lucky="instead", games=3, seed=1, workers=3)
+    assert without_timing(a) == without_timing(b)
+
+
+def test_every_table_game_hands_out_exactly_one_win(three_bots):
+    assert sum(row["wins"] for row in three_bots.bots) == pytest.approx(len(three_bots.games.rolls))
+    assert all(row["games"] == 8 * 4 for row in three_bots.bots)  # 8 deals, 2 opponents, 2 seats
+
+
+def test_head_to_head_win_rates_add_up_to_one(three_bots):
+    h2h = three_bots.head_to_head
+    for i in range(3):
+        assert h2h["win_rate"][i][i] is None
+        for j in range(3):
+            if i != j:
+                assert h2h["win_rate"][i][j] + h2h["win_rate"][j][i] == pytest.approx(1)
+                assert h2h["games"][i][j] == h2h["games"][j][i] == 16
+
+
+def test_ratings_put_greedy_above_random(three_bots):
+    rating = {row["label"]: row["rating"]["mu"] for row in three_bots.bots}
+    assert rating["greedy"] > rating["random"]
+    assert rating["greedy:max_skip=0"] > rating["random"]
+
+
+def test_self_play_wins_half_the_time():
+    result = run_arena(["greedy"], num_players=2, games=6, seed=0, workers=1)
+    assert result.bots[0]["win_rate"] == 0.5
+    assert result.head_to_head["win_rate"] == [[0.5]]
+    assert result.bots[0]["rating"] is None
+
+
+def test_solo_arena_reports_scores_only():
+    result = run_arena(["random", "greedy"], num_players=1, games=4, seed=0, workers=1)
+    assert [row["win_rate"] for row in result.bots] == [None, None]
+    assert result.head_to_head is None
+    assert result.bots[1]["score_mean"] > result.bots[0]["score_mean"]
+
+
+def test_bot_factories_take_part_like_named_bots():
+    def cautious(*, variant, num_players, seed):
+        return bots.make("greedy", variant=variant, num_players=num_players, seed=seed, max_skip=0)
+
+    by_factory = run_arena([cautious, "random"], games=3, seed=2, workers=1)
+    by_name = run_arena(["greedy:max_skip=0", "random"], games=3, seed=2, workers=1)
+    assert by_factory.bots[0]["label"] == "cautious"
+    np.testing.assert_array_equal(by_factory.games.scores, by_name.games.scores)
+
+
+def test_an_illegal_action_stops_the_arena():
+    class Stubborn:
+        name = "stubborn"
+
+        def __init__(self, **_):
+            pass
+
+        def act(self, observation):
+            return int(np.flatnonzero(observation["action_mask"] == 0)[0])
+
+    with pytest.raises(ValueError, match="illegal"):
+        run_arena([Stubborn, "random"], games=1, workers=1)
+
+
+# --- bad input fails before any game ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "specs, options, message",
+    [
+        (["random", "nobody"], {}, "bot name: got 'nobody'"),
+        (["greedy:max_skip=-1"], {}, "max_skip: got -1"),
+        (["greedy:speed=3"], {}, r"got parameter\(s\) \['speed'\]"),
+        (["solo_optimal", "random"], {"variant": "longo"}, "plays 'classic' only"),
+        (["random"], {"num_players": 6}, "num_players: got 6"),
+        (["random"], {"variant": "mega"}, "variant: got 'mega'"),
+        (["random"], {"lucky": "instead"}, "lucky: got 'instead'"),
+        (["random"], {"games": 0}, "games: got 0"),
+        (["random"], {"workers": 0}, "workers: got 0"),
+        ([], {}, "bots: got"),
+    ],
+)
+def test_bad_input_fails_before_any_game(monkeypatch, specs, options, message):
+    def no_games(*args, **kwargs):
+        raise AssertionError("a game was played")
+
+    monkeypatch.setattr(arena, "play_games", no_games)
+    with pytest.raises(ValueError, match=message):
+        run_arena(specs, **options)
+
+
+# --- the command line ---------------------------------------------------------------------
+
+
+def test_cli_writes_json_and_png(tmp_path):
+    out_json, out_png = tmp_path / "arena.json", tmp_path / "arena.png"
+    command = [sys.executable, "-m", "qwixx_env.cli", "arena", "random", "greedy", "--games", "20"]
+    command += ["--players", "2", "--seed", "0", "--json", str(out_json), "--png", str(out_png)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "head to head" in done.stdout
+    result = json.loads(out_json.read_text())
+    assert result["format"] == "qwixx_env.arena/1"
+    assert result["table_games"] == 40 == len(result["games"]["rows"])
+    assert [row["label"] for row in result["bots"]] == ["random", "greedy"]
+    assert out_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_cli_reports_bad_input_as_an_error():
+    command = [sys.executable, "-m", "qwixx_env.cli", "arena", "random", "greedy:max_skip=x"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.startswith("qwixx arena: bot 'greedy:max_skip=x'")
