@@ -53,6 +53,7 @@ class RolloutBot:
         self.kind = POLICY_NAMES.index(policy)
         self.rng = np.array(np.random.SeedSequence(seed).generate_state(1, np.uint64))
         self._work = new_state(num_players)
+        self._base = new_state(num_players)
         self._seeds = np.zeros(continuations, np.uint64)
         self._mask = np.zeros(self.variant.num_actions, np.int8)
 
@@ -64,7 +65,7 @@ class RolloutBot:
             raise ValueError("observation: the action mask offers no legal action (not this seat's turn?)")
         values = np.zeros(legal.size)
         if legal.size > 1:
-            base = state_from_observation(view)
+            base = state_from_observation(view, out=self._base)
             fill_seeds(self.rng, self._seeds)
             policy_rng = self._seeds[:1].copy()
             rollout_values(base, self._work, self.variant.tables, legal, self.continuations, self.kind,

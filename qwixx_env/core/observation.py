@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit
 
 from qwixx_env.core.rules import active_crossed, row_locked, score
-from qwixx_env.core.state import COLOR, LUCKY, PHASES, State
+from qwixx_env.core.state import COLOR, LUCKY, NO_DECISION, PHASES, State, new_state
 from qwixx_env.core.variant import COLORS, Variant, get_variant
 
 SCORE_SCALE = 100.0
@@ -308,7 +308,63 @@ class ObservationView:
         }
 
 
-def state_from_observation(view: ObservationView) -> State:
+@njit(cache=True, nogil=True)
+def decode_one(obs, tb, off, st):
+    """The inverse of `encode_one` into game 0 of `st`, the observer becoming seat 0."""
+    P = st.marks.shape[1]
+    K = tb.cells
+    F = tb.faces
+    lucky_width = 2 * F - 1
+    for j in range(P):
+        for r in range(4):
+            m = 0
+            base = off.crosses + (j * 4 + r) * K
+            for c in range(K):
+                if obs[base + c] > 0.5:
+                    m |= 1 << c
+            st.marks[0, j, r] = m
+            st.locks[0, j, r] = obs[off.locks + j * 4 + r] > 0.5
+        n = 0
+        for k in range(tb.max_penalties):
+            if obs[off.penalties + j * tb.max_penalties + k] > 0.5:
+                n += 1
+        st.penalties[0, j] = n
+        i = 0
+        st.lucky[0, j, 0] = 0
+        st.lucky[0, j, 1] = 0
+        for x in range(lucky_width * (tb.lucky_count > 0)):
+            if obs[off.lucky_numbers + j * lucky_width + x] > 0.5 and i < 2:
+                st.lucky[0, j, i] = x + 2
+                i += 1
+    for d in range(6):
+        st.dice[0, d] = 0
+        for f in range(F):
+            if obs[off.dice + d * F + f] > 0.5:
+                st.dice[0, d] = f + 1
+    phase = 0
+    for i in range(4):
+        if obs[off.phase + i] > 0.5:
+            phase = i
+    st.phase[0] = phase
+    active = 0
+    for j in range(P):
+        if obs[off.active_seat + j] > 0.5:
+            active = j
+    st.active[0] = active
+    st.turn[0] = 0
+    st.roll[0] = 0
+    for j in range(P):
+        st.pending[0, j] = NO_DECISION
+        st.pending_lucky[0, j] = NO_DECISION
+    if phase == COLOR:
+        st.pending[0, active] = 0 if obs[off.active_crossed] > 0.5 else 4 * K
+    elif phase == LUCKY:
+        for a in range(4 * K):
+            if obs[off.pending_cross + a] > 0.5:
+                st.pending[0, 0] = a
+
+
+def state_from_observation(view: ObservationView, out: State | None = None) -> State:
     """Rebuild a one-game `State` from what one seat sees, with that seat as seat 0.
 
     Seats are renumbered relative to the observer (seat j = j seats clockwise), and it is the
@@ -316,30 +372,9 @@ def state_from_observation(view: ObservationView) -> State:
     is filled in neutrally: the generator state and roll count are 0, and other seats'
     hidden white choices of the current roll are unknown (not decided). In the colour
     action the active player's white cross, already applied to its sheet, is recorded only
-    as *whether* it crossed (what the penalty rule needs).
+    as *whether* it crossed (what the penalty rule needs). `out` (a one-game state of the
+    right player count) is filled in place instead of allocating one.
     """
-    from qwixx_env.core.state import NO_DECISION, new_state  # local: the module needs State only here
-
-    P, K = view.num_players, view.variant.cells
-    st = new_state(P)
-    crosses = view.crosses
-    for j in range(P):
-        for r in range(4):
-            st.marks[0, j, r] = int(np.sum(crosses[j, r].astype(np.int64) << np.arange(K)))
-    st.locks[0] = view.locks
-    st.penalties[0] = view.penalties
-    for j, numbers in enumerate(view.lucky_numbers):
-        st.lucky[0, j, : len(numbers)] = numbers
-    dice = view.dice
-    st.dice[0] = [0 if d is None else d for d in dice["white"] + [dice[c] for c in COLORS]]
-    phase = PHASES.index(view.phase)
-    st.phase[0] = phase
-    st.active[0] = view.active_seat
-    st.turn[0] = 0
-    st.pending[0] = NO_DECISION
-    st.pending_lucky[0] = NO_DECISION
-    if phase == COLOR:
-        st.pending[0, view.active_seat] = 0 if view.active_crossed else 4 * K
-    elif phase == LUCKY and view.pending_cross is not None:
-        st.pending[0, 0] = view.pending_cross
+    st = new_state(view.num_players) if out is None else out
+    decode_one(np.ascontiguousarray(view.vector, np.float32), view.variant.tables, view.layout.offsets, st)
     return st
