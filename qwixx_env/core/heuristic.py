@@ -1,0 +1,306 @@
+"""The `heuristic` policy: a hand-written evaluation of sheets, compiled over the core `State`.
+
+Every legal action is judged by the value of the position it leads to, seen from the seat to
+decide. A sheet is worth what its rows are expected to score by the end of the game:
+
+* a row with n crosses and open numbers right of its rightmost cross is expected to end with
+  ``n + fill * clock * (open numbers, weighted by how often two dice roll them)`` crosses,
+  plus up to `lock_hope` * clock more as that nears the lock threshold (the lock cell and
+  the lock); the row's expected points are the variant's score table read at that
+  (fractional) number of crosses. So a cross is worth its points now against the numbers it
+  skips, and the convex table rewards progress towards a lock;
+* the `clock` (1 at the start, towards 0 near the end) shortens the expected rest of the game
+  for every locked row, every penalty on the worst penalty track and every opponent row that
+  could lock soon, so skipping gets cheaper as the game draws to its end;
+* each penalty costs its points plus a rising risk term;
+* with opponents, the value is one's own sheet minus `opponent_weight` times the best
+  opponent's (locking a row takes its future from them too); a position that ends the game
+  is scored exactly, with `win_bonus` for winning (minus for losing): the race to end the
+  game when ahead, and to keep it going when behind.
+
+As the active player in the white action the bot sees every die, so it judges each white
+option together with the best colour option that may follow it on the same roll (and the
+penalty if both pass). On another player's roll a cross must beat passing by
+`passive_margin`. Lucky crosses (Longo) are played out on the scratch sheet as the rules say.
+
+The weights are a float64 array in the order of `WEIGHT_NAMES`; `qwixx_env.bots.heuristic`
+holds the tuned defaults and documents each. Nothing here allocates per candidate: a decision
+allocates its few scratch arrays once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from qwixx_env.core.rules import BONUS, active_crossed, count, is_lucky, may_cross, rightmost, row_locked
+from qwixx_env.core.state import COLOR, LUCKY, WHITE
+
+_jit = njit(cache=True, nogil=True)
+
+WEIGHT_NAMES = (
+    "fill",
+    "frequency",
+    "lock_hope",
+    "clock_locked",
+    "clock_penalty",
+    "clock_threat",
+    "penalty_risk",
+    "opponent_weight",
+    "win_bonus",
+    "passive_margin",
+    "fill_multiplayer",
+)
+(FILL, FREQUENCY, LOCK_HOPE, CLOCK_LOCKED, CLOCK_PENALTY, CLOCK_THREAT, PENALTY_RISK,
+ OPPONENT_WEIGHT, WIN_BONUS, PASSIVE_MARGIN, FILL_MULTIPLAYER) = range(len(WEIGHT_NAMES))
+
+_WORST = -1e18
+
+
+@_jit
+def _table_at(table, x):
+    """The score table read at a fractional number of crosses (linear between entries)."""
+    top = table.shape[0] - 1
+    if x <= 0.0:
+        return float(table[0])
+    if x >= top:
+        return float(table[top])
+    i = int(x)
+    return table[i] + (x - i) * (table[i + 1] - table[i])
+
+
+@_jit
+def _open_weights(tb, frequency, out):
+    """out[r, c]: frequency-weighted count of the open numbers at cells c.. of row r, lock
+    cells excluded. A number's weight mixes 1 with its chance on two dice relative to the
+    most likely sum: (1 - frequency) + frequency * ways / faces."""
+    K = tb.cells
+    F = tb.faces
+    for r in range(4):
+        out[r, K] = 0.0
+        for c in range(K - 1, -1, -1):
+            w = 0.0
+            if c < tb.first_lock_cell:
+                number = tb.number_of[r, c]
+                ways = F - abs(number - (F + 1))
+                w = (1.0 - frequency) + frequency * ways / F
+            out[r, c] = out[r, c + 1] + w
+
+
+@_jit
+def _row_value(tb, open_w, r, marks, lock, closed, phi, hope):
+    """Expected points of one row (see the module docstring)."""
+    n = count(marks) + (1 if lock else 0)
+    if closed:
+        return float(tb.score_table[n])
+    expected = n + phi * open_w[r, rightmost(marks) + 1]
+    short = expected - (tb.lock_threshold - 1)
+    if short > 0.0:
+        expected += hope * min(short, 1.0)
+    return _table_at(tb.score_table, expected)
+
+
+@_jit
+def _sheet_value(tb, open_w, mk, lk, pen, closed, phi, hope, risk):
+    total = 0.0
+    for r in range(4):
+        total += _row_value(tb, open_w, r, mk[r], lk[r], closed[r], phi, hope)
+    return total - tb.penalty_points * pen - risk * pen * pen
+
+
+@_jit
+def _exact_score(tb, mk, lk, pen):
+    total = 0
+    for r in range(4):
+        total += tb.score_table[count(mk[r]) + (1 if lk[r] else 0)]
+    return total - tb.penalty_points * pen
+
+
+@_jit
+def _evaluate(st, tb, b, s, mk, lk, pen, closed, open_w, w):
+    """Value for seat s of the position where s's sheet is (mk, lk, pen), the others' sheets
+    are as committed, and `closed` marks the locked rows."""
+    P = st.marks.shape[1]
+    n_closed = 0
+    for r in range(4):
+        if closed[r]:
+            n_closed += 1
+    worst_pen = pen
+    for j in range(P):
+        if j != s and st.penalties[b, j] > worst_pen:
+            worst_pen = st.penalties[b, j]
+    if n_closed >= tb.rows_to_end or pen >= tb.max_penalties:
+        mine = _exact_score(tb, mk, lk, pen)
+        if P == 1:
+            return float(mine)
+        best = -(1 << 30)
+        for j in range(P):
+            if j != s:
+                other = _exact_score(tb, st.marks[b, j], st.locks[b, j], st.penalties[b, j])
+                best = max(best, other)
+        sign = 1.0 if mine > best else (0.0 if mine == best else -1.0)
+        return mine - w[OPPONENT_WEIGHT] * best + w[WIN_BONUS] * sign
+    threat = 0.0
+    for j in range(P):
+        if j == s:
+            continue
+        for r in range(4):
+            if not closed[r]:
+                n = count(st.marks[b, j, r])
+                if n >= tb.lock_threshold:
+                    threat += 1.0
+                elif n == tb.lock_threshold - 1:
+                    threat += 0.5
+    clock = 1.0 / (1.0 + w[CLOCK_LOCKED] * n_closed + w[CLOCK_PENALTY] * worst_pen + w[CLOCK_THREAT] * threat)
+    phi = w[FILL] * clock / (1.0 + w[FILL_MULTIPLAYER] * (P > 1))
+    hope = w[LOCK_HOPE] * clock
+    risk = w[PENALTY_RISK]
+    mine = _sheet_value(tb, open_w, mk, lk, pen, closed, phi, hope, risk)
+    if P == 1:
+        return mine
+    best = _WORST
+    for j in range(P):
+        if j != s:
+            other = _sheet_value(
+                tb, open_w, st.marks[b, j], st.locks[b, j], st.penalties[b, j], closed, phi, hope, risk
+            )
+            best = max(best, other)
+    return mine - w[OPPONENT_WEIGHT] * best
+
+
+@_jit
+def _cross_scratch(tb, mk, lk, closed, action):
+    """Cross `action` on the scratch sheet; returns the row's old marks (to undo)."""
+    r = action // tb.cells
+    c = action % tb.cells
+    old = mk[r]
+    mk[r] = old | (1 << c)
+    if c >= tb.first_lock_cell:
+        lk[r] = True
+        closed[r] = True
+    return old
+
+
+@_jit
+def _undo_scratch(tb, mk, lk, closed, action, old):
+    """Undo `_cross_scratch` (a legal cross lies in a row that was open, its lock uncrossed)."""
+    r = action // tb.cells
+    mk[r] = old
+    lk[r] = False
+    closed[r] = False
+
+
+@_jit
+def _best_color(st, tb, b, s, mk, lk, pen, closed, crossed, open_w, w):
+    """Best value over the colour options (pass included) on the scratch sheet."""
+    K = tb.cells
+    best = _evaluate(st, tb, b, s, mk, lk, pen if crossed else pen + 1, closed, open_w, w)
+    for r in range(4):
+        if closed[r] or st.dice[b, 2 + r] == 0:
+            continue
+        for i in range(2):
+            c = tb.cell_of[r, np.int64(st.dice[b, i]) + np.int64(st.dice[b, 2 + r])]
+            if i == 1 and st.dice[b, 1] == st.dice[b, 0]:
+                continue
+            if not may_cross(tb, mk[r], c):
+                continue
+            a = r * K + c
+            old = _cross_scratch(tb, mk, lk, closed, a)
+            v = _evaluate(st, tb, b, s, mk, lk, pen, closed, open_w, w)
+            _undo_scratch(tb, mk, lk, closed, a, old)
+            if v > best:
+                best = v
+    return best
+
+
+@_jit
+def _after_white(st, tb, b, s, mk, lk, pen, closed, crossed, active, open_w, w):
+    """Value once seat s's white choices are on the scratch sheet: the game may end there,
+    else the active player's colour action follows."""
+    n_closed = 0
+    for r in range(4):
+        if closed[r]:
+            n_closed += 1
+    if active and n_closed < tb.rows_to_end:
+        return _best_color(st, tb, b, s, mk, lk, pen, closed, crossed, open_w, w)
+    return _evaluate(st, tb, b, s, mk, lk, pen, closed, open_w, w)
+
+
+@_jit
+def _with_lucky(st, tb, b, s, mk, lk, pen, closed, at_roll, crossed, active, open_w, w):
+    """Longo, lucky="bonus": the lucky cross that follows the white choice on the scratch
+    sheet (a tie goes to the best row), then `_after_white`."""
+    K = tb.cells
+    fewest = 1 << 30
+    for r in range(4):
+        if at_roll[r] or closed[r]:
+            continue
+        nxt = rightmost(mk[r]) + 1
+        if nxt < K and may_cross(tb, mk[r], nxt):
+            fewest = min(fewest, count(mk[r]))
+    if fewest == 1 << 30:
+        return _after_white(st, tb, b, s, mk, lk, pen, closed, crossed, active, open_w, w)
+    best = _WORST
+    for r in range(4):
+        if at_roll[r] or closed[r]:
+            continue
+        nxt = rightmost(mk[r]) + 1
+        if nxt < K and may_cross(tb, mk[r], nxt) and count(mk[r]) == fewest:
+            a = r * K + nxt
+            old = _cross_scratch(tb, mk, lk, closed, a)
+            v = _after_white(st, tb, b, s, mk, lk, pen, closed, True, active, open_w, w)
+            _undo_scratch(tb, mk, lk, closed, a, old)
+            best = max(best, v)
+    return best
+
+
+@_jit
+def heuristic_action(st, tb, b, mask, weights):
+    """The `heuristic` action of the seat to decide in game b, among the legal actions `mask`.
+
+    `weights` is a float64 array in `WEIGHT_NAMES` order. Reads only public information.
+    """
+    K = tb.cells
+    P = st.marks.shape[1]
+    s = st.turn[b]
+    phase = st.phase[b]
+    active = st.active[b] == s
+    mk = np.empty(4, np.int64)
+    lk = np.empty(4, np.bool_)
+    closed = np.empty(4, np.bool_)
+    at_roll = np.empty(4, np.bool_)
+    for r in range(4):
+        mk[r] = st.marks[b, s, r]
+        lk[r] = st.locks[b, s, r]
+        closed[r] = row_locked(st, b, r)
+        at_roll[r] = closed[r]
+    open_w = np.empty((4, K + 1), np.float64)
+    _open_weights(tb, weights[FREQUENCY], open_w)
+    pen = np.int64(st.penalties[b, s])
+    lucky_bonus = phase == WHITE and tb.lucky_rule == BONUS and is_lucky(st, tb, b, s)
+    if phase == LUCKY and 0 <= st.pending[b, s] < 4 * K:
+        _cross_scratch(tb, mk, lk, closed, st.pending[b, s])
+    crossed_before = phase == COLOR and active_crossed(st, tb, b)  # the white cross, this roll
+    best, best_value = 4 * K, _WORST
+    for a in range(4 * K + 1):
+        if not mask[a]:
+            continue
+        crossing = a < 4 * K
+        old = _cross_scratch(tb, mk, lk, closed, a) if crossing else 0
+        if phase == WHITE:
+            if lucky_bonus:
+                v = _with_lucky(st, tb, b, s, mk, lk, pen, closed, at_roll, crossing, active, open_w, weights)
+            else:
+                v = _after_white(st, tb, b, s, mk, lk, pen, closed, crossing, active, open_w, weights)
+            if not crossing and not active and P > 1:
+                v += weights[PASSIVE_MARGIN]
+        elif phase == LUCKY:
+            v = _after_white(st, tb, b, s, mk, lk, pen, closed, True, active, open_w, weights)
+        else:
+            penalty = 0 if (crossing or crossed_before) else 1
+            v = _evaluate(st, tb, b, s, mk, lk, pen + penalty, closed, open_w, weights)
+        if crossing:
+            _undo_scratch(tb, mk, lk, closed, a, old)
+        if v > best_value:
+            best, best_value = a, v
+    return best
