@@ -54,11 +54,11 @@ from pathlib import Path  # noqa: E402
 
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
-from numba import njit  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from qwixx_env import qwixx_v0  # noqa: E402
+from qwixx_env.core.compile import kernel  # noqa: E402
 from qwixx_env.core.policies import random_legal  # noqa: E402
 from qwixx_env.envs.batched import BatchedQwixx  # noqa: E402
 from qwixx_env.envs.vector import QwixxVectorEnv  # noqa: E402
@@ -72,7 +72,7 @@ NUM_PLAYERS = 2
 # --- compiled helpers ---------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def pick_actions(masks, pick_rng, actions):
     """One uniformly random legal action per row of `masks`, from generator `pick_rng[b]`."""
     for b in range(masks.shape[0]):

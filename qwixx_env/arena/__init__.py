@@ -26,7 +26,7 @@ import numpy as np
 
 from qwixx_env.arena.play import GameArrays, Table, TableConfig, play_games
 from qwixx_env.arena.schedule import BotEntry, bot_entries, bot_seed, lineups, parse_bot
-from qwixx_env.arena.stats import Z95, mean_and_se, openskill_ratings, ranks, win_shares, wilson_interval
+from qwixx_env.arena.stats import Z95, mean_and_se, openskill_ratings, ranks, wilson_interval, win_shares
 from qwixx_env.envs.qwixx_v0 import raw_env
 
 RESULT_FORMAT = "qwixx_env.arena/1"

@@ -64,8 +64,12 @@ def make(name: str, *, variant: str = "classic", num_players: int = 2, seed: int
     return factory(variant=variant, num_players=num_players, seed=seed, **params)
 
 
-from qwixx_env.bots import greedy, random_bot, rollout  # noqa: E402  (register themselves)
-from qwixx_env.bots import solo_optimal  # noqa: E402  (registers itself)
-from qwixx_env.bots import heuristic  # noqa: E402  (registers itself)
+from qwixx_env.bots import (  # noqa: E402  (register themselves)
+    greedy,
+    heuristic,  # noqa: E402  (registers itself)
+    random_bot,
+    rollout,
+    solo_optimal,  # noqa: E402  (registers itself)
+)
 
 __all__ = ["Bot", "available", "make", "register"]

@@ -31,12 +31,12 @@ allocates its few scratch arrays once.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from qwixx_env.core.compile import kernel
 from qwixx_env.core.rules import BONUS, active_crossed, count, is_lucky, may_cross, rightmost, row_locked
 from qwixx_env.core.state import COLOR, LUCKY, WHITE
 
-_jit = njit(cache=True, nogil=True)
+_jit = kernel()
 
 WEIGHT_NAMES = (
     "fill",

@@ -33,8 +33,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from qwixx_env.core.compile import kernel
 from qwixx_env.core.rules import active_crossed, row_locked, score
 from qwixx_env.core.state import COLOR, LUCKY, NO_DECISION, PHASES, State, new_state
 from qwixx_env.core.variant import COLORS, Variant, get_variant
@@ -118,13 +118,13 @@ class ObservationLayout:
         return out
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _clear(out, start, size):
     for i in range(start, start + size):
         out[i] = 0.0
 
 
-@njit(cache=True, nogil=True, inline="always")  # see rules._inline
+@kernel(inline="always")  # see rules._inline
 def encode_one(st, tb, off, b, seat, out):
     """Write game b as seen from `seat` into the flat vector `out` (see the module docstring).
 
@@ -173,7 +173,7 @@ def encode_one(st, tb, off, b, seat, out):
             out[off.pending_cross + p] = 1.0
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def encode_batch(st, tb, off, seats, out):
     for b in range(st.phase.shape[0]):
         encode_one(st, tb, off, b, seats[b], out[b])
@@ -308,7 +308,7 @@ class ObservationView:
         }
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def decode_one(obs, tb, off, st):
     """The inverse of `encode_one` into game 0 of `st`, the observer becoming seat 0."""
     P = st.marks.shape[1]

@@ -9,12 +9,11 @@ from a game's own generator: the dice of a game do not depend on who plays it.
 
 from __future__ import annotations
 
-from numba import njit
-
+from qwixx_env.core.compile import kernel
 from qwixx_env.core.rules import active_crossed, count, legal_mask_one, random_below, rightmost
 from qwixx_env.core.state import COLOR
 
-_jit = njit(cache=True, nogil=True, inline="always")  # see rules._inline
+_jit = kernel(inline="always")  # see rules._inline
 
 RANDOM, GREEDY = 0, 1  # policy kinds (the batched engine's opponent codes)
 POLICY_NAMES = ("random", "greedy")

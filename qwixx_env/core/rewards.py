@@ -8,8 +8,7 @@ in the player's own score since its last reward (the rewards sum to the final sc
 
 from __future__ import annotations
 
-from numba import njit
-
+from qwixx_env.core.compile import kernel
 from qwixx_env.core.rules import score
 from qwixx_env.core.state import OVER
 
@@ -17,7 +16,7 @@ REWARD_MODES = ("win", "score", "score_delta", "margin")
 WIN, SCORE, SCORE_DELTA, MARGIN = range(4)
 
 
-@njit(cache=True, nogil=True, inline="always")  # see rules._inline
+@kernel(inline="always")  # see rules._inline
 def rewards_one(st, tb, b, mode, last_scores, out):
     """Write every seat's reward for the step just taken in game b into `out` (length P).
 
@@ -51,7 +50,7 @@ def rewards_one(st, tb, b, mode, last_scores, out):
             out[s] = -1
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def rewards_batch(st, tb, mode, last_scores, out):
     for b in range(st.phase.shape[0]):
         rewards_one(st, tb, b, mode, last_scores, out[b])

@@ -14,8 +14,8 @@ would play it).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from qwixx_env.core.compile import kernel
 from qwixx_env.core.policies import policy_action
 from qwixx_env.core.rules import apply_one, random_below, score
 from qwixx_env.core.state import NO_DECISION, OVER, WHITE
@@ -23,7 +23,7 @@ from qwixx_env.core.state import NO_DECISION, OVER, WHITE
 MARGIN_WEIGHT = 1e-3  # multi-player: win share first, then the margin breaks near-ties
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def _copy_game(src, dst):
     dst.marks[0] = src.marks[0]
     dst.locks[0] = src.locks[0]
@@ -38,7 +38,7 @@ def _copy_game(src, dst):
     dst.roll[0] = src.roll[0]
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def _outcome(st, tb, seat):
     P = st.marks.shape[1]
     own = score(st, tb, 0, seat)
@@ -62,7 +62,7 @@ def _outcome(st, tb, seat):
     return share + MARGIN_WEIGHT * (own - best_other)
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def rollout_values(base, work, tb, legal, continuations, kind, max_skip, penalty_worry, seeds, policy_rng, mask,
                    out):
     """Write into `out[i]` the mean outcome, for the seat to decide in `base` (a one-game
@@ -93,7 +93,7 @@ def rollout_values(base, work, tb, legal, continuations, kind, max_skip, penalty
         out[i] = total / continuations
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def fill_seeds(rng, seeds):
     """Draw playout seeds from a one-element generator array."""
     for k in range(seeds.shape[0]):

@@ -18,16 +18,16 @@ fixed order, so a seed and the decisions reproduce a game exactly on every machi
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from qwixx_env.core.compile import kernel
 from qwixx_env.core.state import COLOR, LUCKY, NO_DECISION, OUT_OF_PLAY, OVER, WHITE, State
 from qwixx_env.core.variant import RuleTables, Variant
 
-_jit = njit(cache=True, nogil=True)
+_jit = kernel()
 # Functions called from other kernels are inlined at numba level: a call that is not inlined
 # passes the State and RuleTables tuples as ~150 scalar arguments, which cost more (~100 ns)
 # than most of these functions do.
-_inline = njit(cache=True, nogil=True, inline="always")
+_inline = kernel(inline="always")
 
 BONUS, INSTEAD = 1, 2  # RuleTables.lucky_rule
 

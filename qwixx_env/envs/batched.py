@@ -15,9 +15,9 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
-from numba import njit
 
 from qwixx_env.core import rules
+from qwixx_env.core.compile import kernel
 from qwixx_env.core.observation import encode_one, layout_for
 from qwixx_env.core.rewards import REWARD_MODES, check_reward, rewards_one
 from qwixx_env.core.state import OVER, new_state, seed_to_rng
@@ -25,7 +25,7 @@ from qwixx_env.core.variant import get_variant
 from qwixx_env.envs.qwixx_v0 import _check_lucky_numbers, _check_start_player, _with_score_table
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def first_illegal(st, masks, actions):
     """Index of the first live game whose action its mask does not offer, or -1."""
     for b in range(st.phase.shape[0]):
@@ -36,7 +36,7 @@ def first_illegal(st, masks, actions):
     return -1
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def step_games(st, tb, off, actions, mode, last_scores, rewards, done, masks, obs,
                autoreset, start_player, lucky_numbers):
     """Apply one decision per live game, then write rewards, done flags and, for the seat to
@@ -64,7 +64,7 @@ def step_games(st, tb, off, actions, mode, last_scores, rewards, done, masks, ob
     return -1
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def observe_games(st, tb, off, masks, obs):
     for b in range(st.phase.shape[0]):
         rules.legal_mask_one(st, tb, b, masks[b])

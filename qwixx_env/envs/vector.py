@@ -24,9 +24,9 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
-from numba import njit
 
 from qwixx_env.core import rules
+from qwixx_env.core.compile import kernel
 from qwixx_env.core.observation import encode_one
 from qwixx_env.core.policies import POLICY_NAMES, policy_action
 from qwixx_env.core.rewards import rewards_one
@@ -39,7 +39,7 @@ Opponent = Union[str, Policy]
 FROZEN = -1  # pool kind of a Python-side policy
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def advance(st, tb, learner, seat_opponent, pool_kinds, policy_rng, max_skip, penalty_worry,
             scratch_mask, waiting):
     """Play scripted opponents until each game is at its learner's turn, over, or waiting for
@@ -60,13 +60,13 @@ def advance(st, tb, learner, seat_opponent, pool_kinds, policy_rng, max_skip, pe
     return decisions
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def apply_some(st, tb, games, actions):
     for i in range(games.shape[0]):
         rules.apply_one(st, tb, games[i], actions[i])
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def observe_some(st, tb, off, games, seats, masks, obs):
     for i in range(games.shape[0]):
         b = games[i]
@@ -74,7 +74,7 @@ def observe_some(st, tb, off, games, seats, masks, obs):
         encode_one(st, tb, off, b, seats[i], obs[i])
 
 
-@njit(cache=True, nogil=True)
+@kernel()
 def settle(st, tb, off, mode, learner, last_scores, seat_rewards, rewards, done, final_obs):
     """The learner's reward for this step; for finished games, the final observation."""
     for b in range(st.phase.shape[0]):

@@ -27,8 +27,9 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from qwixx_env.core.compile import kernel
 from qwixx_env.core.variant import RuleTables, Variant
 from qwixx_env.solver.states import Space, combo_index, cross, make_space
 
@@ -37,7 +38,7 @@ CHUNK = 256  # sheets per parallel work item: the scratch buffers are made once 
 NEG = -1.0e300  # "no such option"
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _with(rows, r1, v1, r2, v2):
     """Canonical index of `rows` with row r1 set to code v1 and row r2 to v2 (r2 = -1: none)."""
     c0 = v1 if r1 == 0 else (v2 if r2 == 0 else rows[0])
@@ -47,7 +48,7 @@ def _with(rows, r1, v1, r2, v2):
     return combo_index(c0, c1, c2, c3)
 
 
-@njit(cache=True)
+@kernel()
 def _solve_sheet(V, me, rows, tb, sp, dw1, dw2, dprob, S1, G1, C1, W, A, cv, cr):
     """Fill V[me, :] for the sheet with row codes `rows` (successors must be solved)."""
     K = tb.cells
@@ -177,7 +178,7 @@ def _solve_sheet(V, me, rows, tb, sp, dw1, dw2, dprob, S1, G1, C1, W, A, cv, cr)
         V[me, pen] = total
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def _solve_layer(V, combos, rows4, tb, sp, dw1, dw2, dprob):
     """Solve the sheets `combos` (row codes `rows4`), whose successors are all solved."""
     K = tb.cells

@@ -18,11 +18,11 @@ is highest. Only actions the mask allows are chosen; on equal values the earlier
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from qwixx_env.core.compile import kernel
 from qwixx_env.solver.states import combo_index, cross
 
-_jit = njit(cache=True, nogil=True)
+_jit = kernel()
 
 NEG = -1.0e300
 

@@ -30,12 +30,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from qwixx_env.core.compile import kernel
 from qwixx_env.core.rules import may_cross
 from qwixx_env.core.variant import COLORS, Variant
 
-_jit = njit(cache=True, nogil=True)
+_jit = kernel()
 
 
 class Space(NamedTuple):

@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from qwixx_env.core.compile import cache_root
 from qwixx_env.core.variant import COLORS, Variant, get_variant
 from qwixx_env.solver import dp
 from qwixx_env.solver.states import Space, check_variant, combo_index, make_space, sheet_codes
@@ -36,10 +37,7 @@ FORMAT = 1  # bump when the meaning or layout of the stored values changes
 
 def cache_dir() -> Path:
     """The directory the value tables are cached in (see the module docstring)."""
-    if os.environ.get("QWIXX_ENV_CACHE"):
-        return Path(os.environ["QWIXX_ENV_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "qwixx_env"
+    return cache_root()
 
 
 def table_key(variant: Variant) -> dict[str, Any]:

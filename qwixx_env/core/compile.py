@@ -1,0 +1,67 @@
+"""`kernel`: how every compiled function of the package is made.
+
+It is `numba.njit(cache=True, nogil=True)` with one difference: the machine code is cached in
+a directory keyed by a hash of the package's whole source. Numba checks a cached function only
+against its own file, but our kernels inline the rules from other modules (rules.py into the
+policies, the engines, the bots), so an edit to rules.py would otherwise leave stale code
+running elsewhere. The directory is ``$QWIXX_ENV_CACHE/numba/<hash>`` (default cache root as
+for the solver's tables: ``$XDG_CACHE_HOME/qwixx_env`` or ``~/.cache/qwixx_env``), unless
+``NUMBA_CACHE_DIR`` is set, which then wins as usual.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+import numba
+from numba import njit
+
+_PACKAGE = Path(__file__).resolve().parent.parent
+
+
+def cache_root() -> Path:
+    """The package's cache directory: ``$QWIXX_ENV_CACHE``, else the user cache directory."""
+    explicit = os.environ.get("QWIXX_ENV_CACHE")
+    if explicit:
+        return Path(explicit)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "qwixx_env"
+
+
+def _source_digest() -> str:
+    h = hashlib.sha256(numba.__version__.encode())
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        h.update(path.relative_to(_PACKAGE).as_posix().encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _kernel_cache_dir() -> str | None:
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return None  # the user's choice stands
+    target = cache_root() / "numba" / _source_digest()
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None  # not writable: numba falls back to its own locations
+    return str(target)
+
+
+_CACHE_DIR = _kernel_cache_dir()
+
+
+def kernel(**options: Any) -> Callable:
+    """Decorator: ``numba.njit(cache=True, nogil=True, **options)`` cached as described above."""
+
+    def wrap(fn: Callable) -> Callable:
+        previous = numba.config.CACHE_DIR
+        if _CACHE_DIR is not None:
+            numba.config.CACHE_DIR = _CACHE_DIR  # read once, when caching is enabled below
+        try:
+            return njit(cache=True, **{"nogil": True, **options})(fn)
+        finally:
+            numba.config.CACHE_DIR = previous
+
+    return wrap
