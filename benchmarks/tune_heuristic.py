@@ -56,9 +56,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit
 
-from qwixx_env.bots.heuristic import weights_array
 from qwixx_env.core import rules
-from qwixx_env.core.heuristic import WEIGHT_NAMES, heuristic_action
+from qwixx_env.core.heuristic import WEIGHT_NAMES, heuristic_action, weights_array
 from qwixx_env.core.policies import greedy_action, greedy_defaults
 from qwixx_env.core.state import OVER
 from qwixx_env.envs.batched import BatchedQwixx

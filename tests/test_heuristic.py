@@ -11,9 +11,8 @@ import numpy as np
 import pytest
 
 from qwixx_env import BatchedQwixx, bots, qwixx_v0
-from qwixx_env.bots.heuristic import DEFAULT_WEIGHTS, weights_array
 from qwixx_env.core import CLASSIC, COLORS, WHITE, decode_action, encode_action, rules, state_from_snapshot
-from qwixx_env.core.heuristic import WEIGHT_NAMES, heuristic_action
+from qwixx_env.core.heuristic import DEFAULT_WEIGHTS, WEIGHT_NAMES, heuristic_action, weights_array
 
 CONFIGS = [
     dict(num_players=1, variant="classic"),

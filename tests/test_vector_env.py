@@ -503,3 +503,38 @@ def test_non_integer_learner_actions_are_refused(env_mid_game):
         env.step(actions)
     for a, b in zip(state_copy(env), before):
         np.testing.assert_array_equal(a, b)
+
+
+def test_heuristic_opponents_run_in_the_engine_and_play_as_the_heuristic_bot():
+    """The compiled heuristic policy plays the opponents' seats exactly as the `heuristic` bot
+    would from their observations."""
+    from qwixx_env import bots
+    from qwixx_env.core import layout_for
+
+    env = QwixxVectorEnv(16, num_players=3, learner_seat=0, opponents="heuristic")
+    obs, _ = env.reset(seed=5)
+    bot = bots.make("heuristic", num_players=3)
+    layout = layout_for(env.variant, 3)
+    rng = np.random.default_rng(5)
+    checked = 0
+    for _ in range(40):
+        # Copy the state before the step, then replay the opponents with the bot class.
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in obs["action_mask"]])
+        twin = env.engine.state.clone()
+        obs, *_ = env.step(actions)
+        rules.apply(env.variant, twin, actions)
+        for b in range(16):
+            while twin.phase[b] != OVER and twin.turn[b] != 0:
+                seat = int(twin.turn[b])
+                game = twin.game(b)
+                o = layout.encode(game, np.array([seat]))[0]
+                mask = rules.legal_mask(env.variant, game)[0]
+                action = bot.act({"observation": o, "action_mask": mask})
+                sub = twin.game(b)
+                rules.apply(env.variant, sub, np.array([action]))
+                for field, value in zip(twin, sub):
+                    field[b] = value[0]
+                checked += 1
+        live = twin.phase != OVER
+        np.testing.assert_array_equal(twin.marks[live], env.engine.state.marks[live])
+    assert checked > 100

@@ -64,12 +64,7 @@ def make(name: str, *, variant: str = "classic", num_players: int = 2, seed: int
     return factory(variant=variant, num_players=num_players, seed=seed, **params)
 
 
-from qwixx_env.bots import (  # noqa: E402  (register themselves)
-    greedy,
-    heuristic,  # noqa: E402  (registers itself)
-    random_bot,
-    rollout,
-    solo_optimal,  # noqa: E402  (registers itself)
-)
+# Each bot module registers itself on import.
+from qwixx_env.bots import greedy, heuristic, random_bot, rollout, solo_optimal  # noqa: E402, F401
 
 __all__ = ["Bot", "available", "make", "register"]

@@ -1,7 +1,8 @@
 """`rollout`: a Monte Carlo search bot over clones of the engine state.
 
 For each legal action it plays `continuations` games to the end with a fast default policy
-(`"greedy"` by default, or `"random"`) for every seat — future dice and the hidden white
+(`"greedy"` by default, `"random"` or `"heuristic"`, which plays better but slower: use
+fewer continuations with it) for every seat — future dice and the hidden white
 choices of the current roll sampled — and picks the action with the best mean outcome: the
 expected score in solo games, the expected share of the win (then the margin) otherwise.
 Everything it knows comes from the observation (`state_from_observation`).
@@ -14,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from qwixx_env import bots
+from qwixx_env.core.heuristic import weights_array
 from qwixx_env.core.observation import ObservationView, state_from_observation
 from qwixx_env.core.policies import POLICY_NAMES, greedy_defaults
 from qwixx_env.core.rollout import fill_seeds, rollout_values
@@ -56,6 +58,7 @@ class RolloutBot:
         self._base = new_state(num_players)
         self._seeds = np.zeros(continuations, np.uint64)
         self._mask = np.zeros(self.variant.num_actions, np.int8)
+        self._weights = weights_array()
 
     def action_values(self, observation: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
         """(legal actions, their estimated values) for this observation."""
@@ -69,7 +72,8 @@ class RolloutBot:
             fill_seeds(self.rng, self._seeds)
             policy_rng = self._seeds[:1].copy()
             rollout_values(base, self._work, self.variant.tables, legal, self.continuations, self.kind,
-                           self.max_skip, self.penalty_worry, self._seeds, policy_rng, self._mask, values)
+                           self.max_skip, self.penalty_worry, self._weights, self._seeds, policy_rng, self._mask,
+                           values)
         return legal, values
 
     def act(self, observation: dict[str, Any]) -> int:

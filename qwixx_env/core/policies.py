@@ -10,13 +10,14 @@ from a game's own generator: the dice of a game do not depend on who plays it.
 from __future__ import annotations
 
 from qwixx_env.core.compile import kernel
+from qwixx_env.core.heuristic import heuristic_action
 from qwixx_env.core.rules import active_crossed, count, legal_mask_one, random_below, rightmost
 from qwixx_env.core.state import COLOR
 
 _jit = kernel(inline="always")  # see rules._inline
 
-RANDOM, GREEDY = 0, 1  # policy kinds (the batched engine's opponent codes)
-POLICY_NAMES = ("random", "greedy")
+RANDOM, GREEDY, HEURISTIC = 0, 1, 2  # policy kinds (the batched engine's opponent codes)
+POLICY_NAMES = ("random", "greedy", "heuristic")
 
 
 @_jit
@@ -77,11 +78,14 @@ def greedy_action(st, tb, b, mask, max_skip, penalty_worry):
 
 
 @_jit
-def policy_action(kind, st, tb, b, mask, policy_rng, max_skip, penalty_worry):
-    """The action of scripted policy `kind` for the seat to act in game b (mask given)."""
+def policy_action(kind, st, tb, b, mask, policy_rng, max_skip, penalty_worry, weights):
+    """The action of scripted policy `kind` for the seat to act in game b; `mask` is scratch
+    space for its legal actions, `weights` the heuristic's (`core.heuristic.weights_array`)."""
     legal_mask_one(st, tb, b, mask)
     if kind == GREEDY:
         return greedy_action(st, tb, b, mask, max_skip, penalty_worry)
+    if kind == HEURISTIC:
+        return heuristic_action(st, tb, b, mask, weights)
     return random_legal(mask, policy_rng, b)
 
 

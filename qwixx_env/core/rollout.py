@@ -63,8 +63,8 @@ def _outcome(st, tb, seat):
 
 
 @kernel()
-def rollout_values(base, work, tb, legal, continuations, kind, max_skip, penalty_worry, seeds, policy_rng, mask,
-                   out):
+def rollout_values(base, work, tb, legal, continuations, kind, max_skip, penalty_worry, weights, seeds, policy_rng,
+                   mask, out):
     """Write into `out[i]` the mean outcome, for the seat to decide in `base` (a one-game
     state), of playing `legal[i]` and then `continuations` playouts with policy `kind`.
     `seeds[k]` seeds the dice of playout k (the same for every action)."""
@@ -82,12 +82,12 @@ def rollout_values(base, work, tb, legal, continuations, kind, max_skip, penalty
                     if work.pending[0, s] == NO_DECISION:
                         work.turn[0] = s
                         work.pending[0, s] = policy_action(kind, work, tb, 0, mask, policy_rng, max_skip,
-                                                           penalty_worry)
+                                                           penalty_worry, weights)
                     s = (s + 1) % P
                 work.turn[0] = seat
             apply_one(work, tb, 0, legal[i])
             while work.phase[0] != OVER:
-                action = policy_action(kind, work, tb, 0, mask, policy_rng, max_skip, penalty_worry)
+                action = policy_action(kind, work, tb, 0, mask, policy_rng, max_skip, penalty_worry, weights)
                 apply_one(work, tb, 0, action)
             total += _outcome(work, tb, seat)
         out[i] = total / continuations

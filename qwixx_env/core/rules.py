@@ -21,7 +21,7 @@ import numpy as np
 
 from qwixx_env.core.compile import kernel
 from qwixx_env.core.state import COLOR, LUCKY, NO_DECISION, OUT_OF_PLAY, OVER, WHITE, State
-from qwixx_env.core.variant import RuleTables, Variant
+from qwixx_env.core.variant import Variant
 
 _jit = kernel()
 # Functions called from other kernels are inlined at numba level: a call that is not inlined

@@ -2,7 +2,7 @@
 
 Each of N games has one learning seat (fixed, or drawn per game); every other seat is played
 inside the engine by an opponent drawn per game and seat from a weighted pool. Scripted
-opponents (`"random"`, `"greedy"`) run in the compiled kernels; frozen learned policies are
+opponents (`"random"`, `"greedy"`, `"heuristic"`) run in the compiled kernels; frozen learned policies are
 called once per round on the batch of games that wait for them. The learner sees exactly what
 `qwixx_v0` shows that seat, and gets the same rewards.
 
@@ -27,6 +27,7 @@ from gymnasium.vector.utils import batch_space
 
 from qwixx_env.core import rules
 from qwixx_env.core.compile import kernel
+from qwixx_env.core.heuristic import weights_array
 from qwixx_env.core.observation import encode_one
 from qwixx_env.core.policies import POLICY_NAMES, policy_action
 from qwixx_env.core.rewards import rewards_one
@@ -40,7 +41,7 @@ FROZEN = -1  # pool kind of a Python-side policy
 
 
 @kernel()
-def advance(st, tb, learner, seat_opponent, pool_kinds, policy_rng, max_skip, penalty_worry,
+def advance(st, tb, learner, seat_opponent, pool_kinds, policy_rng, max_skip, penalty_worry, weights,
             scratch_mask, waiting):
     """Play scripted opponents until each game is at its learner's turn, over, or waiting for
     a frozen policy (`waiting[b]` = that opponent's pool index, else -1). Returns how many
@@ -54,7 +55,7 @@ def advance(st, tb, learner, seat_opponent, pool_kinds, policy_rng, max_skip, pe
             if kind < 0:
                 waiting[b] = code
                 break
-            action = policy_action(kind, st, tb, b, scratch_mask, policy_rng, max_skip, penalty_worry)
+            action = policy_action(kind, st, tb, b, scratch_mask, policy_rng, max_skip, penalty_worry, weights)
             rules.apply_one(st, tb, b, action)
             decisions += 1
     return decisions
@@ -91,7 +92,8 @@ class QwixxVectorEnv(VectorEnv):
     Options as `qwixx_v0.raw_env` (reward modes, variant, lucky rule, ...) plus:
     `learner_seat` a seat or ``"random"`` (drawn per game); `opponents` an opponent, a list
     (equal weights) or a mapping opponent -> weight, where an opponent is ``"random"``,
-    ``"greedy"`` or a frozen policy callable; `greedy_max_skip` for the greedy opponents.
+    ``"greedy"``, ``"heuristic"`` (the tuned `heuristic` bot's policy) or a frozen policy
+    callable; `greedy_max_skip` for the greedy opponents.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
@@ -123,6 +125,7 @@ class QwixxVectorEnv(VectorEnv):
         if isinstance(greedy_max_skip, bool) or not isinstance(greedy_max_skip, int) or greedy_max_skip < 0:
             raise ValueError(f"greedy_max_skip: got {greedy_max_skip!r}; expected an integer >= 0")
         self.greedy_max_skip = greedy_max_skip
+        self._heuristic_weights = weights_array()
         self.single_observation_space = spaces.Dict(
             {
                 "observation": spaces.Box(self.layout.low, self.layout.high, dtype=np.float32),
@@ -218,7 +221,7 @@ class QwixxVectorEnv(VectorEnv):
         while True:
             self.opponent_decisions += advance(
                 e.state, tb, self.learner, self.seat_opponent, self._pool_kinds, self.policy_rng,
-                self.greedy_max_skip, 2, self._scratch_mask, self._waiting,
+                self.greedy_max_skip, 2, self._heuristic_weights, self._scratch_mask, self._waiting,
             )
             waiting = np.flatnonzero(self._waiting >= 0)
             if waiting.size == 0:
