@@ -39,6 +39,8 @@ def main(argv: list[str] | None = None) -> None:
     from rich.table import Table
 
     console = Console()
+    if not console.is_terminal:
+        console = Console(width=120)  # piped or captured: do not wrap the table to 80 columns
     tables = [("classic", 2), ("classic", 1), ("longo", 3)]
     results = Table(title=f"Random legal agents, seeds {args.seed}..{args.seed + args.games - 1}")
     for column in ("variant", "players", "seed", "rolls", "moves", "scores", "winners", "ended by"):
