@@ -1,7 +1,7 @@
 """`kernel`: how every compiled function of the package is made.
 
 It is `numba.njit(cache=True, nogil=True)` with one difference: the machine code is cached in
-a directory keyed by a hash of the package's whole source. Numba checks a cached function only
+a directory keyed by a hash of the source of the kernel packages (core, envs, solver). Numba checks a cached function only
 against its own file, but our kernels inline the rules from other modules (rules.py into the
 policies, the engines, the bots), so an edit to rules.py would otherwise leave stale code
 running elsewhere. The directory is ``$QWIXX_ENV_CACHE/numba/<hash>`` (default cache root as
@@ -30,11 +30,17 @@ def cache_root() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "qwixx_env"
 
 
+# The packages whose code a kernel can inline or freeze in (functions, constants, tables).
+_KERNEL_PACKAGES = ("core", "envs", "solver")
+
+
 def _source_digest() -> str:
+    """A hash of every module a kernel can depend on."""
     h = hashlib.sha256(numba.__version__.encode())
-    for path in sorted(_PACKAGE.rglob("*.py")):
-        h.update(path.relative_to(_PACKAGE).as_posix().encode())
-        h.update(path.read_bytes())
+    for package in _KERNEL_PACKAGES:
+        for path in sorted((_PACKAGE / package).rglob("*.py")):
+            h.update(path.relative_to(_PACKAGE).as_posix().encode())
+            h.update(path.read_bytes())
     return h.hexdigest()[:16]
 
 
