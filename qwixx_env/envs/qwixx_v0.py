@@ -328,6 +328,9 @@ class raw_env(AECEnv, EzPickle):
         )
 
     def _set_rewards(self) -> None:
+        if self.reward_mode != "score_delta" and self.core_state.phase[0] != OVER:
+            self.rewards = dict.fromkeys(self.agents, 0)  # terminal modes: nothing until the end
+            return
         self._rewards_kernel()
         self.rewards = dict(zip(self.agents, self._rewards[0].tolist()))
 
