@@ -16,6 +16,7 @@ import inspect
 from typing import Any, Callable, Protocol
 
 from qwixx_env.core.variant import VARIANT_NAMES
+from qwixx_env.envs.qwixx_v0 import check_num_players
 
 
 class Bot(Protocol):
@@ -51,8 +52,7 @@ def make(name: str, *, variant: str = "classic", num_players: int = 2, seed: int
         raise ValueError(f"bot name: got {name!r}; expected one of {available()}")
     if variant not in VARIANT_NAMES:
         raise ValueError(f"variant: got {variant!r}; expected one of {VARIANT_NAMES}")
-    if isinstance(num_players, bool) or not isinstance(num_players, int) or not 1 <= num_players <= 5:
-        raise ValueError(f"num_players: got {num_players!r}; expected an integer from 1 to 5")
+    check_num_players(num_players)
     factory = _REGISTRY[name]
     signature = inspect.signature(factory).parameters.values()
     accepted = [

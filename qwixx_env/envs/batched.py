@@ -22,7 +22,12 @@ from qwixx_env.core.observation import encode_one, layout_for
 from qwixx_env.core.rewards import REWARD_MODES, check_reward, rewards_one
 from qwixx_env.core.state import OVER, new_state, seed_to_rng
 from qwixx_env.core.variant import get_variant
-from qwixx_env.envs.qwixx_v0 import _check_lucky_numbers, _check_start_player, _with_score_table
+from qwixx_env.envs.qwixx_v0 import (
+    _check_lucky_numbers,
+    _check_start_player,
+    _with_score_table,
+    check_num_players,
+)
 
 
 @kernel()
@@ -125,8 +130,7 @@ class BatchedQwixx:
     ):
         if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
             raise ValueError(f"num_games: got {num_games!r}; expected a positive integer")
-        if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) or not 1 <= num_players <= 5:
-            raise ValueError(f"num_players: got {num_players!r}; expected an integer from 1 to 5")
+        check_num_players(num_players)
         self.variant = _with_score_table(get_variant(variant, lucky), score_table)
         self.num_games, self.num_players = int(num_games), int(num_players)
         fixed = _check_lucky_numbers(lucky_numbers, self.variant, self.num_players)

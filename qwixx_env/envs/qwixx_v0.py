@@ -119,8 +119,7 @@ class raw_env(AECEnv, EzPickle):
             self, num_players, variant, render_mode, lucky, lucky_numbers, start_player, reward, score_table
         )
         super().__init__()
-        if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) or not 1 <= num_players <= 5:
-            raise ValueError(f"num_players: got {num_players!r}; expected an integer from 1 to 5")
+        check_num_players(num_players)
         if not isinstance(variant, str) or variant not in VARIANT_NAMES:
             raise ValueError(f"variant: got {variant!r}; expected one of {VARIANT_NAMES}")
         if render_mode not in RENDER_MODES:
@@ -347,6 +346,13 @@ def _with_score_table(variant, score_table: Any):
     if len(table) < need or not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in table):
         raise ValueError(f"score_table: got {score_table!r}; expected {accepted}")
     return variant.with_score_table(table)
+
+
+def check_num_players(num_players: Any) -> int:
+    """`num_players` as an int from 1 to 5, or a ValueError naming it."""
+    if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) or not 1 <= num_players <= 5:
+        raise ValueError(f"num_players: got {num_players!r}; expected an integer from 1 to 5")
+    return int(num_players)
 
 
 def _check_lucky_numbers(lucky_numbers: Any, variant, num_players: int) -> np.ndarray | None:
