@@ -15,8 +15,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e ".[test,demo,bench,train]"
 	touch $(STAMP)
 
+# Train a 2-player PPO bot from scratch (~7 minutes on 2 cores) and play it against the ladder;
+# the environment's own demo (random agents) is `$(PY) -m qwixx_env.demo`.
 demo: $(STAMP)
-	$(PY) -m qwixx_env.demo
+	$(PY) -m training.demo
 
 test: $(STAMP)
 	$(PY) -m pytest -q

@@ -1,7 +1,7 @@
-"""`make demo`: a few seeded games between random legal agents, their final scorecards and a
-results table. Run as ``python -m qwixx_env.demo [--games N] [--seed S]``.
+"""The environment's demo: a few seeded games between random legal agents, their final
+scorecards and a results table. Run as ``python -m qwixx_env.demo [--games N] [--seed S]``.
 
-(A later version turns this into train-and-evaluate; for now it shows the environment.)
+(`make demo` trains a PPO bot and plays it against the ladder: `training.demo`.)
 """
 
 from __future__ import annotations

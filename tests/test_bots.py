@@ -147,10 +147,44 @@ def test_rollout_bot_takes_the_lock_that_wins_the_game():
     mask = np.zeros(45, np.int8)
     lock_yellow = encode_action(("yellow", 12), "classic")
     mask[[lock_yellow, 44]] = 1
-    bot = bots.make("rollout", seed=0, continuations=32)
-    legal, values = bot.action_values({"observation": obs, "action_mask": mask})
-    assert bot.act({"observation": obs, "action_mask": mask}) == lock_yellow
+    observation = {"observation": obs, "action_mask": mask}
+    full = bots.make("rollout", seed=0, continuations=32, horizon=0)  # playouts to the end
+    legal, values = full.action_values(observation)
+    assert full.act(observation) == lock_yellow
     assert values[list(legal).index(lock_yellow)] > 1.0
+    # Truncated playouts score a finished game exactly: the margin minus the opponent weight
+    # share, plus the win bonus.
+    bot = bots.make("rollout", seed=0, continuations=32)
+    legal, values = bot.action_values(observation)
+    assert bot.act(observation) == lock_yellow
+    assert values[list(legal).index(lock_yellow)] > values[list(legal).index(44)]
+
+
+def test_rollout_keeps_the_default_policys_choice_without_evidence():
+    """With an unreachable confidence the search never overrules its default policy."""
+    P = 2
+    stubborn = bots.make("rollout", num_players=P, seed=0, continuations=4, confidence=1e9)
+    heuristic = bots.make("heuristic", num_players=P)
+    env = qwixx_v0.raw_env(num_players=P)
+    env.reset(seed=11)
+    decisions = 0
+    for agent in env.agent_iter():
+        obs, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        assert stubborn.act(obs) == heuristic.act(obs)
+        decisions += 1
+        env.step(heuristic.act(obs))
+    assert decisions > 20
+
+
+@pytest.mark.parametrize("param, value", [("continuations", 1), ("confidence", -0.5), ("horizon", -1),
+                                          ("finalists", 1.5), ("refine", 0), ("margin_weight", float("nan")),
+                                          ("policy", "minimax")])
+def test_rollout_rejects_bad_parameters(param, value):
+    with pytest.raises(ValueError, match=param):
+        bots.make("rollout", **{param: value})
 
 
 def test_rollout_outscores_greedy_in_solo_classic():

@@ -228,6 +228,23 @@ def test_a_list_of_opponents_weighs_them_equally(opponents):
     assert abs((env.seat_opponent[:, 0] == 1).mean() - 0.5) < 0.04
 
 
+def test_set_opponents_keeps_seats_whose_opponent_stays_and_redraws_the_others():
+    policy = RecordingPolicy(0)
+    env = QwixxVectorEnv(2000, num_players=2, learner_seat=0, opponents={"random": 1, "greedy": 1})
+    env.reset(seed=4)
+    before = env.seat_opponent[:, 1].copy()  # 0 random, 1 greedy
+    env.set_opponents({"greedy": 1, policy: 3})  # random is gone; greedy moves to index 0
+    after = env.seat_opponent[:, 1]
+    np.testing.assert_array_equal(after[before == 1], 0)
+    redrawn = after[before == 0]
+    assert abs((redrawn == 1).mean() - 0.75) < 0.05
+    # New games draw from the new pool only.
+    env.reset(seed=5)
+    assert abs((env.seat_opponent[:, 1] == 1).mean() - 0.75) < 0.04
+    with pytest.raises(ValueError, match="opponents"):
+        env.set_opponents({"nobody": 1})
+
+
 def test_a_frozen_policy_is_asked_only_for_its_own_seats_with_the_batch_waiting_for_it():
     calls = []
 

@@ -8,6 +8,7 @@ state, so a bot sees exactly what a learned policy sees.
 >>> from qwixx_env import bots
 >>> bot = bots.make("random", variant="classic", num_players=2, seed=0)
 >>> bots.available()
+>>> bot = bots.load("ppo-classic-2p")   # a pretrained bot (`qwixx_env.bots.pretrained`)
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ def make(name: str, *, variant: str = "classic", num_players: int = 2, seed: int
 
 
 # Each bot module registers itself on import.
-from qwixx_env.bots import greedy, heuristic, random_bot, rollout, solo_optimal  # noqa: E402, F401
+from qwixx_env.bots import greedy, heuristic, pretrained, random_bot, rollout, solo_optimal  # noqa: E402, F401
+from qwixx_env.bots.pretrained import load  # noqa: E402
 
-__all__ = ["Bot", "available", "make", "register"]
+__all__ = ["Bot", "available", "load", "make", "register"]

@@ -224,6 +224,23 @@ def _evaluate(st, tb, b, s, mk, lk, pen, closed, open_w, w):
 
 
 @_jit
+def position_value(st, tb, b, s, weights):
+    """The evaluation, for seat s, of game b's committed sheets (between decisions: what the
+    `rollout` bot reads at the end of a truncated playout). A finished game is scored
+    exactly (with the win bonus when there are opponents)."""
+    mk = np.empty(4, np.int64)
+    lk = np.empty(4, np.bool_)
+    closed = np.empty(4, np.bool_)
+    for r in range(4):
+        mk[r] = st.marks[b, s, r]
+        lk[r] = st.locks[b, s, r]
+        closed[r] = row_locked(st, b, r)
+    open_w = np.empty((4, tb.cells + 1), np.float64)
+    _open_weights(tb, weights[FREQUENCY], open_w)
+    return _evaluate(st, tb, b, s, mk, lk, np.int64(st.penalties[b, s]), closed, open_w, weights)
+
+
+@_jit
 def _cross_scratch(tb, mk, lk, closed, action):
     """Cross `action` on the scratch sheet; returns the row's old marks (to undo)."""
     r = action // tb.cells

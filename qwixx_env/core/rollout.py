@@ -1,14 +1,14 @@
-"""Monte Carlo rollouts over the rules kernels: the `rollout` search bot's engine.
+"""Monte Carlo playouts over the rules kernels: the `rollout` search bot's engine.
 
-For each legal action of the seat to decide, play K continuations of the game from a copy of
-the state with a fast default policy for every seat, and average the outcome for that seat:
-the final score (solo) or the share of the win plus a small margin term (multi-player). The
-K continuations share their dice seeds across actions (common random numbers), so the
-comparison between actions is not drowned in dice luck.
+`rollout_outcomes` plays, for each legal action of the seat to decide and each playout seed,
+the action and then the game on from a copy of the state with a scripted default policy for
+every seat, and records the outcome for that seat: scored exactly at the end of the game
+(`horizon` 0), or by the heuristic's evaluation of the position some rolls ahead. The seeds
+are shared across actions (common random numbers), so outcomes are paired by playout.
 
 What the observer cannot know is sampled: the future dice, and the white choices that seats
 before it made in the current white action (taken from the default policy, as the others
-would play it).
+would play it). `qwixx_env.bots.rollout` turns the outcomes into a decision.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from __future__ import annotations
 import numpy as np
 
 from qwixx_env.core.compile import kernel
+from qwixx_env.core.heuristic import position_value
 from qwixx_env.core.policies import policy_action
 from qwixx_env.core.rules import apply_one, random_below, score
 from qwixx_env.core.state import NO_DECISION, OVER, WHITE
 
-MARGIN_WEIGHT = 1e-3  # multi-player: win share first, then the margin breaks near-ties
 
 
 @kernel()
@@ -39,7 +39,7 @@ def _copy_game(src, dst):
 
 
 @kernel()
-def _outcome(st, tb, seat):
+def _outcome(st, tb, seat, margin_weight):
     P = st.marks.shape[1]
     own = score(st, tb, 0, seat)
     if P == 1:
@@ -59,22 +59,27 @@ def _outcome(st, tb, seat):
         share = 1.0
     elif own == best_other:
         share = 1.0 / ties
-    return share + MARGIN_WEIGHT * (own - best_other)
+    return share + margin_weight * (own - best_other)
 
 
 @kernel()
-def rollout_values(base, work, tb, legal, continuations, kind, max_skip, penalty_worry, weights, seeds, policy_rng,
-                   mask, out):
-    """Write into `out[i]` the mean outcome, for the seat to decide in `base` (a one-game
-    state), of playing `legal[i]` and then `continuations` playouts with policy `kind`.
-    `seeds[k]` seeds the dice of playout k (the same for every action)."""
+def rollout_outcomes(base, work, tb, legal, kind, max_skip, penalty_worry, weights, seeds, policy_rng, mask,
+                     margin_weight, horizon, leaf_weights, out):
+    """Write into `out[i, k]` the outcome, for the seat to decide in `base` (a one-game
+    state), of playing `legal[i]` and then playout k with policy `kind` for every seat;
+    `seeds[k]` seeds the dice of playout k (the same for every action: common random
+    numbers). `out` has shape (len(legal), len(seeds)).
+
+    `horizon` 0 plays to the end and scores the outcome (`_outcome`); a horizon of n rolls
+    stops at the start of the n-th roll after this one (or at the end) and scores the
+    position with the heuristic's evaluation (`position_value` with `leaf_weights`)."""
     seat = base.turn[0]
     P = base.marks.shape[1]
     for i in range(legal.shape[0]):
-        total = 0.0
-        for k in range(continuations):
+        for k in range(seeds.shape[0]):
             _copy_game(base, work)
             work.rng[0] = seeds[k]
+            policy_rng[0] = seeds[k] ^ np.uint64(0x5DEECE66D)
             if work.phase[0] == WHITE:
                 # Seats before this one in the white action chose already; sample their choices.
                 s = work.active[0]
@@ -86,11 +91,21 @@ def rollout_values(base, work, tb, legal, continuations, kind, max_skip, penalty
                     s = (s + 1) % P
                 work.turn[0] = seat
             apply_one(work, tb, 0, legal[i])
-            while work.phase[0] != OVER:
+            stop = base.roll[0] + horizon
+            while work.phase[0] != OVER and (horizon == 0 or work.roll[0] < stop):
                 action = policy_action(kind, work, tb, 0, mask, policy_rng, max_skip, penalty_worry, weights)
                 apply_one(work, tb, 0, action)
-            total += _outcome(work, tb, seat)
-        out[i] = total / continuations
+            if horizon == 0:
+                out[i, k] = _outcome(work, tb, seat, margin_weight)
+            else:
+                out[i, k] = position_value(work, tb, 0, seat, leaf_weights)
+
+
+@kernel()
+def root_action(base, work, tb, kind, max_skip, penalty_worry, weights, policy_rng, mask):
+    """The default policy's own choice for the seat to decide in `base`."""
+    _copy_game(base, work)
+    return policy_action(kind, work, tb, 0, mask, policy_rng, max_skip, penalty_worry, weights)
 
 
 @kernel()

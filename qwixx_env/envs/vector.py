@@ -196,6 +196,25 @@ class QwixxVectorEnv(VectorEnv):
         """(N, A) bool: the learner's legal actions in every game (what MaskablePPO asks for)."""
         return self._masks.astype(bool)
 
+    def set_opponents(self, opponents: "Opponent | Sequence[Opponent] | Mapping[Opponent, float]") -> None:
+        """Replace the opponent pool (same forms as the `opponents` option), e.g. when
+        self-play adds a snapshot between rollouts. New games draw from the new pool; in a game
+        under way a seat keeps its opponent if it is still in the pool and draws a new one
+        from the pool otherwise."""
+        pool, kinds, weights = _check_pool(opponents)
+        if len(self._pool) and self._has_reset:
+            # old pool index -> new index (-1: gone); strings match by value, policies by identity
+            moved = np.array(
+                [next((j for j, o in enumerate(pool) if o is old or (isinstance(old, str) and o == old)), -1)
+                 for old in self._pool],
+                np.int64,
+            )
+            codes = moved[self.seat_opponent]
+            gone = codes < 0
+            codes[gone] = self._rng.choice(len(pool), size=int(gone.sum()), p=weights)
+            self.seat_opponent[:] = codes
+        self._pool, self._pool_kinds, self._pool_weights = pool, kinds, weights
+
     def close_extras(self, **kwargs: Any) -> None:
         pass
 

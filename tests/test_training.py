@@ -1,0 +1,277 @@
+"""The training pipeline: config checks, a tiny run end to end, checkpoints that survive an
+interrupted save, resume, the behaviour-cloning warm start, and a package that still imports
+without torch. Runs are tiny (a few thousand steps, small networks) to stay fast."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+pytest.importorskip("tensorboard")
+
+from qwixx_env import bots, qwixx_v0
+from training import checkpoint
+from training.config import config_from_dict, load_config
+from training.train import Trainer, main
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+# 8 games x 64 steps = 512 learner steps per rollout.
+TINY = {
+    "name": "tiny",
+    "seed": 3,
+    "variant": "classic",
+    "num_players": 2,
+    "reward": "win",
+    "num_envs": 8,
+    "total_steps": 1024,
+    "checkpoint_every": 512,
+    "network": {"pi": [32], "vf": [32], "activation": "tanh"},
+    "ppo": {"n_steps": 64, "batch_size": 256, "n_epochs": 2},
+    "opponents": {
+        "scripted": {"greedy": 1, "random": 1},
+        "self_play": {"snapshot_every": 512, "add_when_win_rate": 0.99, "max_snapshots": 2, "share": 0.5},
+    },
+    "evaluation": {"every": 1024, "games": 3, "opponents": ["random", "greedy"]},
+}
+
+
+def tiny(**changes) -> dict:
+    data = json.loads(json.dumps(TINY))
+    data.update(changes)
+    return data
+
+
+def quiet_run(data: dict, out: Path, *, resume: bool = False) -> dict:
+    return Trainer(config_from_dict(data), out, resume=resume, progress=False).run()
+
+
+# --- the config ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["classic_1p", "classic_2p", "classic_3p", "classic_4p", "longo_2p", "demo"])
+def test_the_shipped_configs_load(name):
+    cfg = load_config(CONFIGS / f"{name}.yaml")
+    assert cfg.name and cfg.total_steps > 0
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"ppo": {"learnin_rate": 0.1}}, r"ppo\.learnin_rate: unknown key; accepted keys here: \['learning_rate'"),
+        ({"colour": "red"}, r"colour: unknown key"),
+        ({"ppo": {"learning_rate": -1.0}}, r"ppo\.learning_rate: got -1\.0; expected a number > 0"),
+        ({"ppo": {"learning_rate": "3e-4"}}, r"ppo\.learning_rate: got '3e-4'.*write 3\.0e-4"),
+        ({"ppo": {"n_steps": 64.5}}, r"ppo\.n_steps: got 64\.5; expected an integer >= 1"),
+        ({"num_players": 6}, r"num_players: got 6; expected an integer >= 1 and <= 5"),
+        ({"variant": "mega"}, r"variant: got 'mega'; expected one of \['classic', 'longo'\]"),
+        ({"network": {"pi": [32, 0]}}, r"network\.pi\[1\]: got 0; expected an integer >= 1"),
+        ({"network": {"activation": "gelu"}}, r"network\.activation: got 'gelu'; expected one of \['tanh', 'relu'\]"),
+        ({"opponents": {"scripted": {"expert": 1}}}, r"opponents\.scripted\.expert: unknown opponent"),
+        ({"opponents": {"scripted": {"greedy": 0}}}, r"opponents\.scripted\.greedy: got 0; expected a number > 0"),
+        ({"evaluation": {"opponents": ["nobody"]}}, r"evaluation\.opponents\[0\]: got 'nobody'"),
+        ({"bc": {"teacher": "heuristic", "samples": "many"}}, r"bc\.samples: got 'many'; expected an integer >= 100"),
+        ({"ppo": {"batch_size": 100_000}}, r"ppo\.batch_size: got 100000; expected at most"),
+        ({"num_players": 1, "reward": "win"}, r"reward: .*'win' with num_players=1"),
+    ],
+)
+def test_a_bad_config_names_the_key_the_value_and_what_is_accepted(change, message):
+    with pytest.raises(ValueError, match=message):
+        config_from_dict(tiny(**change))
+
+
+def test_a_missing_required_key_and_a_solo_config_with_opponents_are_refused():
+    data = tiny()
+    del data["total_steps"]
+    with pytest.raises(ValueError, match="total_steps: missing"):
+        config_from_dict(data)
+    with pytest.raises(ValueError, match="opponents: a solo game"):
+        config_from_dict(tiny(num_players=1, reward="score"))
+
+
+def test_the_command_line_reports_a_bad_config_and_exits_2(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\ntotal_steps: 10\nppo: {gama: 0.9}\n")
+    assert main([str(bad), "--out", str(tmp_path / "run")]) == 2
+    assert "ppo.gama: unknown key" in capsys.readouterr().err
+
+
+# --- a tiny run, resumed ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """A 1024-step run, then resumed to 2048: every artefact of a finished run."""
+    out = tmp_path_factory.mktemp("run")
+    first = quiet_run(tiny(), out)
+    second = quiet_run(tiny(total_steps=2048), out, resume=True)
+    return out, first, second
+
+
+def test_a_run_writes_checkpoint_evaluations_curves_and_the_final_policy(run):
+    out, first, second = run
+    assert first["steps"] == 1024 and second["steps"] == 2048
+    found = checkpoint.latest(out)
+    assert found == out / "checkpoint"
+    state = checkpoint.read_state(found)
+    assert state["steps"] == 2048 and state["config"]["name"] == "tiny"
+    assert (found / "model.zip").is_file()
+    assert [e["name"] for e in state["pool"]] == ["snapshot@1024", "snapshot@1536"]  # max_snapshots 2
+    for e in state["pool"]:
+        assert (found / "snapshots" / f"{e['file']}.npz").is_file()
+    records = [json.loads(line) for line in (out / "eval.jsonl").read_text().splitlines()]
+    assert [r["steps"] for r in records] == [0, 1024, 2048]
+    for r in records:
+        for name in ("random", "greedy"):
+            low, high = r["opponents"][name]["win_interval"]
+            rate = r["opponents"][name]["win_rate"]
+            assert 0 <= low <= rate + 1e-12 and rate <= high <= 1
+    assert "snapshot" in records[-1]  # measured against the newest snapshot too
+    assert (out / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert list((out / "tb").rglob("events.out.tfevents.*"))
+    meta = json.loads((out / "final.json").read_text())["meta"]
+    assert meta["steps"] == 2048 and meta["config"]["name"] == "tiny" and meta["machine"]["cpu_count"]
+
+
+def test_a_solo_run_clones_the_optimal_policy_and_is_measured_by_its_mean_score(tmp_path):
+    data = tiny(
+        num_players=1, reward="score_delta", reward_scale=0.02, opponents=None, total_steps=512,
+        evaluation={"every": 512, "games": 4},
+        bc={"teacher": "solo_optimal", "samples": 500, "epochs": 1, "batch_size": 128},
+    )
+    summary = quiet_run(data, tmp_path)
+    assert summary["bc"]["samples"] >= 500 and 0 < summary["bc"]["agreement"] <= 1
+    records = [json.loads(line) for line in (tmp_path / "eval.jsonl").read_text().splitlines()]
+    assert [r["steps"] for r in records] == [0, 512]
+    assert all(r["solo"]["games"] == 4 and "opponents" not in r for r in records)
+    assert bots.load(tmp_path / "final").num_players == 1
+
+
+def test_the_final_policy_plays_as_a_bot_without_torch_objects(run):
+    out, _, _ = run
+    bot = bots.load(out / "final", num_players=2)
+    env = qwixx_v0.env(num_players=2)
+    env.reset(seed=0)
+    for agent in env.agent_iter():
+        obs, _, terminated, truncated, _ = env.last()
+        env.step(None if terminated or truncated else bot.act(obs))
+    assert env.unwrapped.snapshot()["roll"] > 0
+
+
+def test_resume_refuses_a_changed_game_and_a_run_without_checkpoint(run, tmp_path):
+    out, _, _ = run
+    with pytest.raises(ValueError, match=r"differs from the checkpoint's in \['network'\]"):
+        quiet_run(tiny(total_steps=4096, network={"pi": [16], "vf": [32]}), out, resume=True)
+    with pytest.raises(ValueError, match="no checkpoint"):
+        quiet_run(tiny(), tmp_path / "empty", resume=True)
+    with pytest.raises(ValueError, match="already holds a run"):
+        quiet_run(tiny(), out)
+
+
+# --- interrupted checkpoints -----------------------------------------------------------------
+
+
+def test_a_run_killed_while_saving_resumes_from_the_previous_complete_checkpoint(tmp_path, monkeypatch):
+    saves = []
+    real_sync = checkpoint._sync_tree
+
+    def dies_on_second_save(folder):
+        saves.append(folder)
+        if len(saves) == 2:
+            raise KeyboardInterrupt("killed mid-save")
+        real_sync(folder)
+
+    monkeypatch.setattr(checkpoint, "_sync_tree", dies_on_second_save)
+    data = tiny(total_steps=2048, evaluation=None)
+    with pytest.raises(KeyboardInterrupt):
+        quiet_run(data, tmp_path)
+    found = checkpoint.latest(tmp_path)
+    assert found == tmp_path / "checkpoint" and checkpoint.read_state(found)["steps"] == 512
+    assert (tmp_path / "checkpoint.tmp").exists()  # the half-written one, never trusted
+    monkeypatch.setattr(checkpoint, "_sync_tree", real_sync)
+    summary = quiet_run(data, tmp_path, resume=True)
+    assert summary["steps"] == 2048
+    assert checkpoint.read_state(checkpoint.latest(tmp_path))["steps"] == 2048
+    assert not (tmp_path / "checkpoint.tmp").exists()
+
+
+def test_a_kill_between_the_two_renames_leaves_the_old_checkpoint_found(tmp_path, monkeypatch):
+    def files(steps):
+        return lambda folder: (folder / checkpoint.MODEL).write_text(f"model at {steps}")
+
+    checkpoint.save(tmp_path, {"steps": 1}, files(1))
+    real_replace = checkpoint.os.replace
+    calls = []
+
+    def second_rename_fails(src, dst):
+        calls.append(dst)
+        if len(calls) == 2:
+            raise KeyboardInterrupt("killed between the renames")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(checkpoint.os, "replace", second_rename_fails)
+    with pytest.raises(KeyboardInterrupt):
+        checkpoint.save(tmp_path, {"steps": 2}, files(2))
+    monkeypatch.setattr(checkpoint.os, "replace", real_replace)
+    assert not (tmp_path / "checkpoint").exists()
+    found = checkpoint.latest(tmp_path)
+    assert found == tmp_path / "checkpoint.old" and checkpoint.read_state(found) == {"steps": 1}
+    checkpoint.save(tmp_path, {"steps": 3}, files(3))  # the next save recovers
+    assert checkpoint.read_state(checkpoint.latest(tmp_path)) == {"steps": 3}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint"]
+
+
+# --- behaviour cloning -------------------------------------------------------------------------
+
+
+def test_behaviour_cloning_agrees_with_the_teacher_far_above_chance():
+    from sb3_contrib import MaskablePPO
+
+    from qwixx_env import QwixxVectorEnv
+    from qwixx_env.envs.sb3 import Sb3VecEnv
+    from training import bc
+    from training.train import ppo_options
+
+    cfg = config_from_dict(tiny(network={"pi": [64], "vf": [64]}))
+    demos, stats = bc.collect(cfg, bc.make_teacher(cfg, "heuristic", 0), 4000, seed=0, num_envs=32)
+    assert len(demos) >= 4000 and stats["samples_per_second"] > 0
+    assert np.isfinite(demos.returns).all() and set(np.unique(demos.returns.round(6))) != {0.0}
+    assert demos.masks[np.arange(len(demos)), demos.actions].all()  # the teacher plays legally
+    venv = Sb3VecEnv(QwixxVectorEnv(8, num_players=2))
+    model = MaskablePPO("MlpPolicy", venv, seed=0, device="cpu", **ppo_options(cfg))
+    fit = bc.clone(model, demos, epochs=4, batch_size=128, learning_rate=3e-3, vf_coef=0.5, seed=0)
+    assert fit["agreement"] > fit["agreement_chance"] + 0.25, fit
+    assert fit["agreement"] > fit["agreement_before"] + 0.2, fit
+
+
+# --- the package without torch -----------------------------------------------------------------
+
+
+def test_the_package_and_its_bots_import_without_torch():
+    script = textwrap.dedent(
+        """
+        import sys
+
+        class NoTorch:
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in ("torch", "stable_baselines3", "sb3_contrib"):
+                    raise ImportError(f"{name} is blocked")
+                return None
+
+        sys.meta_path.insert(0, NoTorch())
+        import qwixx_env, qwixx_env.bots
+        bot = qwixx_env.bots.make("heuristic")
+        assert "torch" not in sys.modules
+        print("ok", type(bot).__name__)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok HeuristicBot"

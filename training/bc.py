@@ -1,0 +1,180 @@
+"""Behaviour cloning: a warm start for PPO from a teacher bot's decisions.
+
+`collect` plays many games at once in a `QwixxVectorEnv`: the teacher (any bot from
+`qwixx_env.bots`, through its ordinary ``act(observation dict)``) decides for the learner's
+seat, the scripted pool plays the other seats inside the engine. Every decision is kept as
+(observation, mask, teacher action) with the discounted return that followed it under the
+run's reward mode (times `reward_scale`, as PPO sees it); games still running when enough
+samples are in are dropped, so every return is complete. `clone` then fits the PPO policy:
+cross-entropy of the teacher's action under the masked logits (the actor) plus the value
+head's squared error on the returns (weighted by PPO's `vf_coef`), reporting the agreement
+with the teacher on a held-out tenth.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from qwixx_env import QwixxVectorEnv, bots
+from training.config import TrainConfig
+
+HELD_OUT = 0.1  # share of the samples kept aside to measure agreement
+
+
+@dataclass
+class Demonstrations:
+    """Teacher decisions: observations (n, D) float32, masks (n, A) bool, actions (n,) int64
+    and returns (n,) float32 (discounted, from each decision to the end of its game)."""
+
+    observations: np.ndarray
+    masks: np.ndarray
+    actions: np.ndarray
+    returns: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+
+def make_teacher(cfg: TrainConfig, name: str, seed: int) -> Any:
+    """The teacher bot for the run's game (Longo's lucky rule passed on where it is taken)."""
+    options = dict(variant=cfg.variant, num_players=cfg.num_players, seed=seed)
+    if cfg.variant == "longo":
+        try:
+            return bots.make(name, lucky=cfg.lucky, **options)
+        except ValueError as err:
+            if "parameter" not in str(err):
+                raise
+    return bots.make(name, **options)
+
+
+def collect(cfg: TrainConfig, teacher: Any, samples: int, *, seed: int, num_envs: int = 64) -> tuple[Demonstrations, dict[str, float]]:
+    """At least `samples` decisions of `teacher` in the learner's seat (see the module
+    docstring), and figures: samples, games, seconds, samples_per_second, teacher_return."""
+    start = time.perf_counter()
+    scripted = dict(cfg.opponents.scripted) if cfg.opponents and cfg.opponents.scripted else "heuristic"
+    env = QwixxVectorEnv(
+        num_envs, cfg.num_players, cfg.variant, lucky=cfg.lucky, reward=cfg.reward_mode,
+        learner_seat="random", opponents=scripted if cfg.num_players > 1 else "random",
+    )
+    gamma, scale = cfg.ppo.gamma, cfg.reward_scale
+    obs, _ = env.reset(seed=seed)
+    chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    returns: list[np.ndarray] = []
+    game_rows: list[list[int]] = [[] for _ in range(num_envs)]  # sample rows of each game in play
+    game_rewards: list[list[float]] = [[] for _ in range(num_envs)]
+    kept, games, final_returns = 0, 0, []
+    while kept < samples:
+        actions = np.array(
+            [teacher.act({"observation": o, "action_mask": m}) for o, m in zip(obs["observation"], obs["action_mask"])],
+            np.int64,
+        )
+        row0 = len(chunks) * num_envs
+        chunks.append((obs["observation"], obs["action_mask"].astype(bool), actions))
+        returns.append(np.full(num_envs, np.nan, np.float32))
+        obs, rewards, terminated, truncated, _ = env.step(actions)
+        for i in range(num_envs):
+            game_rows[i].append(row0 + i)
+            game_rewards[i].append(float(rewards[i]))
+        for i in np.flatnonzero(terminated | truncated):
+            g = 0.0
+            for row, r in zip(reversed(game_rows[i]), reversed(game_rewards[i])):
+                g = scale * r + gamma * g
+                returns[row // num_envs][row % num_envs] = g
+            kept += len(game_rows[i])
+            games += 1
+            final_returns.append(sum(game_rewards[i]))
+            game_rows[i], game_rewards[i] = [], []
+    all_returns = np.concatenate(returns)
+    done = ~np.isnan(all_returns)
+    demos = Demonstrations(
+        observations=np.concatenate([c[0] for c in chunks])[done],
+        masks=np.concatenate([c[1] for c in chunks])[done],
+        actions=np.concatenate([c[2] for c in chunks])[done],
+        returns=all_returns[done],
+    )
+    seconds = time.perf_counter() - start
+    stats = {
+        "samples": len(demos),
+        "games": games,
+        "seconds": seconds,
+        "samples_per_second": len(demos) / seconds,
+        "teacher_return": float(np.mean(final_returns)),
+    }
+    return demos, stats
+
+
+def clone(
+    model: Any,
+    demos: Demonstrations,
+    *,
+    epochs: int,
+    batch_size: int,
+    learning_rate: float,
+    vf_coef: float,
+    seed: int,
+    on_epoch: Callable[[dict[str, float]], None] | None = None,
+) -> dict[str, float]:
+    """Fit `model.policy` (a MaskablePPO policy) to the demonstrations (see the module
+    docstring). `on_epoch(figures)` is called after each epoch with the training losses and
+    the held-out agreement; returns the last epoch's figures plus the agreement before
+    training and by chance (a uniformly random legal action)."""
+    import torch
+
+    policy = model.policy
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(demos))
+    n_val = max(1, int(len(demos) * HELD_OUT))
+    val, train = order[:n_val], order[n_val:]
+    tensors = {
+        "obs": torch.as_tensor(demos.observations),
+        "masks": torch.as_tensor(demos.masks),
+        "actions": torch.as_tensor(demos.actions),
+        "returns": torch.as_tensor(demos.returns),
+    }
+
+    def agreement() -> float:
+        policy.set_training_mode(False)
+        hits = 0
+        with torch.no_grad():
+            for a in range(0, n_val, 8192):
+                rows = torch.as_tensor(val[a : a + 8192])
+                dist = policy.get_distribution(tensors["obs"][rows], action_masks=tensors["masks"][rows].numpy())
+                hits += int((dist.distribution.logits.argmax(dim=1) == tensors["actions"][rows]).sum())
+        return hits / n_val
+
+    chance = float(np.mean(1.0 / demos.masks[val].sum(axis=1)))
+    before = agreement()
+    optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate)
+    figures: dict[str, float] = {}
+    for epoch in range(epochs):
+        policy.set_training_mode(True)
+        rng.shuffle(train)
+        losses, value_losses = [], []
+        for a in range(0, len(train), batch_size):
+            rows = torch.as_tensor(train[a : a + batch_size])
+            values, log_prob, _ = policy.evaluate_actions(
+                tensors["obs"][rows], tensors["actions"][rows], action_masks=tensors["masks"][rows].numpy()
+            )
+            policy_loss = -log_prob.mean()
+            value_loss = torch.nn.functional.mse_loss(values.flatten(), tensors["returns"][rows])
+            loss = policy_loss + vf_coef * value_loss
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(policy_loss.item())
+            value_losses.append(value_loss.item())
+        figures = {
+            "epoch": epoch + 1,
+            "policy_loss": float(np.mean(losses)),
+            "value_loss": float(np.mean(value_losses)),
+            "agreement": agreement(),
+        }
+        if on_epoch:
+            on_epoch(figures)
+    policy.set_training_mode(False)
+    return {**figures, "agreement_before": before, "agreement_chance": chance}

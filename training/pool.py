@@ -1,0 +1,105 @@
+"""The opponent pool of self-play: scripted bots and frozen snapshots of the learner.
+
+A snapshot is the learner exported with `export_policy` to ``<run>/snapshots/<name>.{npz,json}``
+and loaded back as a `NumpyPolicy`, a batched numpy forward pass that `QwixxVectorEnv` calls
+for the seats it plays. `opponents()` is the weighted pool in the form
+`QwixxVectorEnv.set_opponents` takes; `entries()` and `restore` carry it through checkpoints.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from qwixx_env.bots.pretrained import NumpyPolicy, export_policy
+from training.config import SelfPlayConfig
+
+
+@dataclass
+class Snapshot:
+    """A frozen copy of the learner in the pool."""
+
+    name: str  # "snapshot@<steps>"
+    steps: int  # learner steps when it was taken
+    policy: NumpyPolicy
+
+    @property
+    def stem(self) -> Path:
+        """Its files without the suffix (``.json`` / ``.npz``)."""
+        return Path(self.policy.source).with_suffix("")
+
+
+class OpponentPool:
+    """Scripted bots (name -> weight) and the newest snapshots of the learner.
+
+    The snapshots share `self_play.share` of the weight evenly and the scripted bots the rest
+    (in their own proportions); with no scripted bots the snapshots take it all, with no
+    snapshots the scripted bots do.
+    """
+
+    def __init__(self, scripted: dict[str, float], self_play: SelfPlayConfig | None, folder: Path):
+        self.scripted = dict(scripted)
+        self.self_play = self_play
+        self.folder = Path(folder)
+        self.snapshots: list[Snapshot] = []
+
+    def add(self, model: Any, steps: int, meta: dict[str, Any]) -> Snapshot:
+        """Export the learner as a new snapshot and put it in the pool (dropping the oldest
+        beyond `max_snapshots`)."""
+        assert self.self_play is not None, "snapshots need opponents.self_play"
+        name = f"snapshot@{steps}"
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = export_policy(model, self.folder / f"snapshot_{steps:012d}", meta={**meta, "steps": steps})
+        snapshot = Snapshot(name, steps, NumpyPolicy.load(path))
+        self.snapshots.append(snapshot)
+        del self.snapshots[: max(0, len(self.snapshots) - self.self_play.max_snapshots)]
+        return snapshot
+
+    @property
+    def newest(self) -> Snapshot | None:
+        return self.snapshots[-1] if self.snapshots else None
+
+    def opponents(self) -> dict[Any, float]:
+        """The pool as ``{opponent: weight}`` for `QwixxVectorEnv` (weights sum to 1)."""
+        if not self.snapshots:
+            share = 0.0
+        elif not self.scripted:
+            share = 1.0
+        else:
+            share = self.self_play.share
+        total = sum(self.scripted.values())
+        pool: dict[Any, float] = {name: (1 - share) * w / total for name, w in self.scripted.items() if share < 1}
+        for s in self.snapshots:
+            pool[s.policy] = share / len(self.snapshots)
+        return pool
+
+    def describe(self) -> str:
+        """One line: every opponent and its weight."""
+        names = {**{n: n for n in self.scripted}, **{s.policy: s.name for s in self.snapshots}}
+        return ", ".join(f"{names[o]} {w:.2f}" for o, w in self.opponents().items())
+
+    # --- checkpoints -----------------------------------------------------------------------------
+
+    def entries(self) -> list[dict[str, Any]]:
+        """The snapshots, oldest first, as JSON data (their files by name)."""
+        return [{"name": s.name, "steps": s.steps, "file": s.stem.name} for s in self.snapshots]
+
+    def copy_files(self, folder: Path) -> None:
+        """Copy every snapshot's files into `folder` (a checkpoint being written)."""
+        folder.mkdir(parents=True, exist_ok=True)
+        for s in self.snapshots:
+            for suffix in (".npz", ".json"):
+                shutil.copyfile(s.stem.with_suffix(suffix), folder / (s.stem.name + suffix))
+
+    def restore(self, entries: list[dict[str, Any]], folder: Path) -> None:
+        """Put back the snapshots of a checkpoint: its copies in `folder` return to the pool's
+        own folder and are loaded (and checked) from there."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.snapshots = []
+        for e in entries:
+            for suffix in (".npz", ".json"):
+                shutil.copyfile(folder / (e["file"] + suffix), self.folder / (e["file"] + suffix))
+            policy = NumpyPolicy.load(self.folder / (e["file"] + ".json"))
+            self.snapshots.append(Snapshot(e["name"], int(e["steps"]), policy))

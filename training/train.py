@@ -1,0 +1,473 @@
+"""PPO self-play training: ``python -m training.train CONFIG [--out DIR] [--resume] [--steps N] [--no-progress]``
+(also the console script ``qwixx-train``).
+
+One run, driven by a YAML config (`training.config`):
+
+1. Optionally a behaviour-cloning warm start (`training.bc`) from a teacher bot.
+2. sb3-contrib's ``MaskablePPO`` on `Sb3VecEnv(QwixxVectorEnv(...))`, the learner's seat drawn
+   per game, the other seats played by the opponent pool (`training.pool`): scripted bots
+   and frozen numpy snapshots of the learner, one added every ``snapshot_every`` steps and
+   whenever an evaluation shows the learner beating the pool.
+3. Every ``evaluation.every`` steps (and at the start and end) the learner is exported to
+   numpy and played in the arena against the ladder (`training.evaluate`); the results go to
+   TensorBoard and ``eval.jsonl``.
+4. Every ``checkpoint_every`` steps (and at the end) an atomic checkpoint
+   (`training.checkpoint`); ``--resume`` continues from the latest one.
+5. At the end ``curves.png`` and the final policy, ``final.{npz,json}``, loadable without
+   torch by ``qwixx_env.bots.load``.
+
+The run folder (``--out``, default ``runs/<name>``) holds ``config.yaml``, ``tb/`` (TensorBoard:
+``ppo_1`` from SB3, ``eval`` and ``bc`` from here), ``eval.jsonl``, ``snapshots/``,
+``checkpoint/``, ``curves.png`` and ``final.*``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from training import checkpoint
+from training.config import TrainConfig, config_from_dict, load_config
+
+# Keys that may differ between a checkpoint's config and the one it is resumed with.
+RESUMABLE_CHANGES = ("total_steps", "evaluation", "checkpoint_every", "torch_threads")
+
+
+def machine() -> dict[str, Any]:
+    """Where the run happens (stored with checkpoints and the exported policy)."""
+    import torch
+
+    return {
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "python": platform.python_version(),
+        "cpu_count": os.cpu_count(),
+        "torch": torch.__version__,
+        "torch_threads": torch.get_num_threads(),
+    }
+
+
+class Trainer:
+    """One training run (see the module docstring). `run()` does it all and returns a
+    summary. Lines and the progress bar go to `console` (a rich Console) if given, else to
+    stdout."""
+
+    def __init__(self, cfg: TrainConfig, out: str | Path, *, resume: bool = False, progress: bool = True,
+                 console: Any = None):
+        self.cfg, self.out, self.resume, self.show_progress = cfg, Path(out), resume, progress
+        self.console = console
+        self.history: list[dict[str, Any]] = []
+        self.last = {"eval": -1, "snapshot": 0, "checkpoint": 0}
+        self.bc_stats: dict[str, Any] | None = None
+        self.segment = 0  # how many times this run has been (re)started before
+        self.wall_before = 0.0  # wall time of earlier segments
+        self.seconds = {"eval": 0.0, "checkpoint": 0.0, "bc": 0.0, "ppo": 0.0}
+        self.ppo_steps = 0  # steps trained in this segment
+        self._progress = None
+
+    # --- the run ----------------------------------------------------------------------------
+
+    def run(self) -> dict[str, Any]:
+        import torch
+        from sb3_contrib import MaskablePPO
+        from torch.utils.tensorboard import SummaryWriter
+
+        from qwixx_env import QwixxVectorEnv
+        from qwixx_env.envs.sb3 import Sb3VecEnv
+        from training.pool import OpponentPool
+
+        cfg, out = self.cfg, self.out
+        torch.set_num_threads(cfg.torch_threads)
+        self.started = time.perf_counter()
+        found = checkpoint.latest(out)
+        if self.resume and found is None:
+            raise ValueError(f"--resume: no checkpoint in {out}; start the run without --resume")
+        if not self.resume and found is not None:
+            raise ValueError(f"--out: {out} already holds a run with a checkpoint; pass --resume or another --out")
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+        self.env = QwixxVectorEnv(
+            cfg.num_envs, cfg.num_players, cfg.variant, lucky=cfg.lucky, reward=cfg.reward_mode, learner_seat="random",
+        )
+        venv = Sb3VecEnv(self.env)
+        if cfg.reward_scale != 1.0:
+            venv = scaled_rewards(venv, cfg.reward_scale)
+        opponents = cfg.opponents
+        self.pool = OpponentPool(
+            opponents.scripted if opponents else {}, opponents.self_play if opponents else None, out / "snapshots"
+        )
+        self.tb = SummaryWriter(str(out / "tb" / "eval"))
+        if self.resume:
+            state = checkpoint.read_state(found)
+            self._check_resumable(state)
+            self.segment = state["segment"] + 1
+            self.model = MaskablePPO.load(found / checkpoint.MODEL, env=venv, device="cpu",
+                                          tensorboard_log=str(out / "tb"))
+            self.model._last_obs = None  # start the env afresh (it is not in the checkpoint)
+            self.model.set_random_seed(cfg.seed + 1_000_003 * self.segment)
+            self._restore(state, found)
+            self.say(f"resumed {out} at {self.steps:,} steps ({found.name})")
+        else:
+            self.model = MaskablePPO("MlpPolicy", venv, seed=cfg.seed, device="cpu", verbose=0,
+                                     tensorboard_log=str(out / "tb"), **ppo_options(cfg))
+            (out / "eval.jsonl").write_text("")
+            if cfg.bc is not None:
+                self._behaviour_cloning()
+            if self.pool.self_play is not None and not self.pool.scripted:
+                self.pool.add(self.model, 0, self._meta(0))  # pure self-play starts against itself
+            if cfg.evaluation is not None:
+                self._evaluate(0)
+        self._set_opponents()
+        remaining = cfg.total_steps - self.steps
+        if remaining > 0:
+            self._learn(remaining)
+        return self._finish()
+
+    @property
+    def steps(self) -> int:
+        return int(self.model.num_timesteps)
+
+    @property
+    def wall_time(self) -> float:
+        return self.wall_before + time.perf_counter() - self.started
+
+    def _learn(self, remaining: int) -> None:
+        from stable_baselines3.common.callbacks import BaseCallback
+
+        trainer = self
+
+        class Hooks(BaseCallback):
+            """Evaluations, snapshots and checkpoints between rollouts (the model is
+            consistent there); the progress bar on every step."""
+
+            def _on_rollout_start(self) -> None:
+                trainer._between_rollouts(self.model.num_timesteps)
+
+            def _on_step(self) -> bool:
+                trainer._advance(self.model.num_timesteps)
+                return True
+
+        start = self.steps
+        self._open_progress(start)
+        began = time.perf_counter()
+        busy_before = self.seconds["eval"] + self.seconds["checkpoint"]
+        try:
+            self.model.learn(remaining, callback=Hooks(), tb_log_name="ppo", reset_num_timesteps=not self.resume,
+                             progress_bar=False)
+        finally:
+            self._close_progress()
+        busy = self.seconds["eval"] + self.seconds["checkpoint"] - busy_before
+        self.seconds["ppo"] += time.perf_counter() - began - busy
+        self.ppo_steps = self.steps - start
+
+    def _between_rollouts(self, steps: int) -> None:
+        cfg, last = self.cfg, self.last
+        changed = False
+        if cfg.evaluation is not None and steps // cfg.evaluation.every > last["eval"] // cfg.evaluation.every:
+            changed = self._evaluate(steps)
+        sp = self.pool.self_play
+        if sp is not None and steps - last["snapshot"] >= sp.snapshot_every:
+            self._add_snapshot(steps, "schedule")
+            changed = True
+        if changed:
+            self._set_opponents()
+        if steps // cfg.checkpoint_every > last["checkpoint"] // cfg.checkpoint_every:
+            self._checkpoint(steps)
+
+    def _finish(self) -> dict[str, Any]:
+        from qwixx_env.bots.pretrained import export_policy
+        from training.curves import plot_curves
+
+        steps, out = self.steps, self.out
+        if self.cfg.evaluation is not None and self.last["eval"] != steps:
+            self._evaluate(steps)
+        if self.last["checkpoint"] != steps or checkpoint.latest(out) is None:
+            self._checkpoint(steps)
+        final = export_policy(self.model, out / "final", meta=self._meta(steps))
+        curves = plot_curves(self.history, out / "curves.png", f"{self.cfg.name}: {self.cfg.variant}, "
+                             f"{self.cfg.num_players} player(s)") if self.history else None
+        self.tb.close()
+        summary = {
+            "run": str(out),
+            "steps": steps,
+            "wall_time": self.wall_time,
+            "seconds": dict(self.seconds),
+            "ppo_steps_per_second": self.ppo_steps / self.seconds["ppo"] if self.seconds["ppo"] else None,
+            "bc": self.bc_stats,
+            "last_eval": self.history[-1] if self.history else None,
+            "final": str(final),
+            "curves": str(curves) if curves else None,
+        }
+        self.say(f"done: {steps:,} steps in {self.wall_time / 60:.1f} min; final policy {final}")
+        return summary
+
+    # --- parts -----------------------------------------------------------------------------
+
+    def _behaviour_cloning(self) -> None:
+        from training import bc
+
+        cfg, b = self.cfg, self.cfg.bc
+        began = time.perf_counter()
+        teacher = bc.make_teacher(cfg, b.teacher, cfg.seed)
+        self.say(f"behaviour cloning: collecting {b.samples:,} decisions of {b.teacher!r}")
+        demos, stats = bc.collect(cfg, teacher, b.samples, seed=cfg.seed + 7, num_envs=cfg.num_envs)
+        self.say(f"  {stats['samples']:,} samples from {stats['games']:,} games in {stats['seconds']:.1f} s "
+                 f"({stats['samples_per_second']:,.0f}/s); teacher's mean return {stats['teacher_return']:.3f}")
+
+        def on_epoch(fig: dict[str, float]) -> None:
+            for key in ("policy_loss", "value_loss", "agreement"):
+                self.tb.add_scalar(f"bc/{key}", fig[key], int(fig["epoch"]))
+            self.say(f"  epoch {int(fig['epoch'])}: agreement {fig['agreement']:.1%}, "
+                     f"policy loss {fig['policy_loss']:.3f}, value loss {fig['value_loss']:.3f}")
+
+        fit = bc.clone(self.model, demos, epochs=b.epochs, batch_size=b.batch_size, learning_rate=b.learning_rate,
+                       vf_coef=cfg.ppo.vf_coef, seed=cfg.seed, on_epoch=on_epoch)
+        self.seconds["bc"] = time.perf_counter() - began
+        self.bc_stats = {"teacher": b.teacher, **stats, **fit, "total_seconds": self.seconds["bc"]}
+        (self.out / "bc.json").write_text(json.dumps(self.bc_stats, indent=1) + "\n")
+        self.say(f"  agreement with {b.teacher!r}: {fit['agreement']:.1%} (before {fit['agreement_before']:.1%}, "
+                 f"chance {fit['agreement_chance']:.1%}); {self.seconds['bc']:.0f} s in all")
+
+    def _evaluate(self, steps: int) -> bool:
+        """Evaluate the learner; record it; add a snapshot if it beats the pool. Returns
+        whether the pool changed."""
+        from qwixx_env.bots.pretrained import NumpyPolicy, export_policy
+        from training.evaluate import evaluate, policy_factory, summary
+
+        cfg, ev = self.cfg, self.cfg.evaluation
+        began = time.perf_counter()
+        (self.out / "eval").mkdir(exist_ok=True)
+        learner = policy_factory(NumpyPolicy.load(export_policy(self.model, self.out / "eval" / "learner",
+                                                                meta=self._meta(steps))))
+        options = dict(num_players=cfg.num_players, variant=cfg.variant, lucky=cfg.lucky, games=ev.games,
+                       seed=cfg.seed + 10_000, workers=ev.workers)
+        record: dict[str, Any] = {"steps": steps}
+        record.update(evaluate(learner, {name: name for name in cfg.eval_opponents}, **options))
+        newest = self.pool.newest
+        if newest is not None and newest.steps < steps:
+            vs = evaluate(learner, {newest.name: policy_factory(newest.policy, newest.name)}, **options)
+            record["snapshot"] = vs["opponents"]
+        added = None
+        if self._beats_pool(record):
+            added = self._add_snapshot(steps, "beats the pool").name
+        record["snapshot_added"] = added
+        record["wall_time"] = self.wall_time
+        self.seconds["eval"] += time.perf_counter() - began
+        record["seconds"] = time.perf_counter() - began
+        self.history.append(record)
+        with open(self.out / "eval.jsonl", "a") as f:
+            f.write(json.dumps(record) + "\n")
+        self._log_eval(record)
+        self.last["eval"] = steps
+        self.say(f"eval @ {steps:,}: {summary(record)}"
+                 + (f" | vs {next(iter(record['snapshot']))} {next(iter(record['snapshot'].values()))['win_rate']:.0%}"
+                    if "snapshot" in record else "")
+                 + (f" -> {added} joins the pool" if added else ""))
+        return added is not None
+
+    def _beats_pool(self, record: dict[str, Any]) -> bool:
+        """Whether the learner wins at least `add_when_win_rate` against every pool opponent
+        the evaluation measured (scripted pool bots among the evaluation opponents and the
+        newest snapshot)."""
+        sp = self.pool.self_play
+        if sp is None or sp.add_when_win_rate is None or "opponents" not in record:
+            return False
+        measured = [r for name, r in record["opponents"].items() if name in self.pool.scripted]
+        measured += list(record.get("snapshot", {}).values())
+        return bool(measured) and all(r["win_rate"] >= sp.add_when_win_rate for r in measured)
+
+    def _add_snapshot(self, steps: int, why: str):
+        snapshot = self.pool.add(self.model, steps, self._meta(steps))
+        self.last["snapshot"] = steps
+        self.say(f"snapshot {snapshot.name} ({why}); pool: {self.pool.describe()}")
+        return snapshot
+
+    def _set_opponents(self) -> None:
+        if self.cfg.num_players > 1:
+            self.env.set_opponents(self.pool.opponents())
+
+    def _checkpoint(self, steps: int) -> None:
+        began = time.perf_counter()
+        self.last["checkpoint"] = steps
+
+        def files(folder: Path) -> None:
+            self.model.save(folder / checkpoint.MODEL)
+            self.pool.copy_files(folder / checkpoint.SNAPSHOTS)
+
+        checkpoint.save(self.out, self._state(steps), files)
+        self.seconds["checkpoint"] += time.perf_counter() - began
+
+    def _state(self, steps: int) -> dict[str, Any]:
+        return {
+            "format": "training.checkpoint/1",
+            "steps": steps,
+            "wall_time": self.wall_time,
+            "segment": self.segment,
+            "seeds": {"config": self.cfg.seed, "segment_seed": self.cfg.seed + 1_000_003 * self.segment},
+            "config": self.cfg.to_dict(),
+            "pool": self.pool.entries(),
+            "last": dict(self.last),
+            "eval_history": self.history,
+            "bc": self.bc_stats,
+            "seconds": self.seconds,
+            "machine": machine(),
+        }
+
+    def _restore(self, state: dict[str, Any], folder: Path) -> None:
+        if int(state["steps"]) != self.steps:
+            raise ValueError(f"checkpoint {folder}: state.json says {state['steps']} steps, model.zip {self.steps}")
+        self.pool.restore(state["pool"], folder / checkpoint.SNAPSHOTS)
+        self.history = state["eval_history"]
+        self.last = state["last"]
+        self.bc_stats = state["bc"]
+        self.wall_before = float(state["wall_time"])
+        # Evaluations after the checkpoint belong to the lost segment: eval.jsonl restarts from it.
+        (self.out / "eval.jsonl").write_text("".join(json.dumps(r) + "\n" for r in self.history))
+
+    def _check_resumable(self, state: dict[str, Any]) -> None:
+        saved = config_from_dict(state["config"]).to_dict()
+        now = self.cfg.to_dict()
+        changed = sorted(k for k in now if k not in RESUMABLE_CHANGES and now[k] != saved.get(k))
+        if changed:
+            raise ValueError(
+                f"--resume: the config differs from the checkpoint's in {changed}; resume with the same config "
+                f"(only {list(RESUMABLE_CHANGES)} may change)"
+            )
+
+    def _meta(self, steps: int) -> dict[str, Any]:
+        return {
+            "name": self.cfg.name,
+            "config": self.cfg.to_dict(),
+            "steps": steps,
+            "wall_time": self.wall_time,
+            "machine": machine(),
+            "bc": self.bc_stats,
+            "last_eval": self.history[-1] if self.history else None,
+        }
+
+    def _log_eval(self, record: dict[str, Any]) -> None:
+        steps = record["steps"]
+        if "solo" in record:
+            self.tb.add_scalar("eval/score_mean", record["solo"]["score_mean"], steps)
+        for group in ("opponents", "snapshot"):
+            for label, r in record.get(group, {}).items():
+                tag = "snapshot" if group == "snapshot" else label
+                self.tb.add_scalar(f"eval/{tag}/win_rate", r["win_rate"], steps)
+                self.tb.add_scalar(f"eval/{tag}/score_mean", r["score_mean"], steps)
+        self.tb.add_scalar("pool/snapshots", len(self.pool.snapshots), steps)
+        self.tb.flush()
+
+    # --- output ----------------------------------------------------------------------------
+
+    def say(self, line: str) -> None:
+        if self._progress is not None:
+            self._progress.console.print(line)
+        elif self.console is not None:
+            self.console.print(line)
+        else:
+            print(line, flush=True)
+
+    def _open_progress(self, start: int) -> None:
+        if not self.show_progress:
+            return
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self._progress = Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("steps"),
+            TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TimeRemainingColumn(), console=self.console,
+        )
+        self._task = self._progress.add_task(self.cfg.name, total=self.cfg.total_steps, completed=start, rate="")
+        self._progress_start = (time.perf_counter(), start)
+        self._progress.start()
+
+    def _advance(self, steps: int) -> None:
+        if self._progress is not None:
+            t0, s0 = self._progress_start
+            rate = (steps - s0) / max(time.perf_counter() - t0, 1e-9)
+            self._progress.update(self._task, completed=steps, rate=f"{rate:,.0f}/s")
+
+    def _close_progress(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+
+def scaled_rewards(venv: Any, scale: float) -> Any:
+    """`venv` with every reward multiplied by `scale` (keeps value targets near 1 when the
+    reward is a score; the observations, and so an exported policy, are unchanged)."""
+    from stable_baselines3.common.vec_env import VecEnvWrapper
+
+    class ScaledRewards(VecEnvWrapper):
+        def reset(self):
+            return self.venv.reset()
+
+        def step_wait(self):
+            obs, rewards, dones, infos = self.venv.step_wait()
+            return obs, rewards * scale, dones, infos
+
+    return ScaledRewards(venv)
+
+
+def ppo_options(cfg: TrainConfig) -> dict[str, Any]:
+    """MaskablePPO keyword arguments from the config."""
+    from torch import nn
+
+    p = cfg.ppo
+    return dict(
+        learning_rate=p.learning_rate, n_steps=p.n_steps, batch_size=p.batch_size, n_epochs=p.n_epochs,
+        gamma=p.gamma, gae_lambda=p.gae_lambda, clip_range=p.clip_range, ent_coef=p.ent_coef,
+        vf_coef=p.vf_coef, max_grad_norm=p.max_grad_norm, target_kl=p.target_kl,
+        policy_kwargs=dict(
+            net_arch=dict(pi=list(cfg.network.pi), vf=list(cfg.network.vf)),
+            activation_fn={"tanh": nn.Tanh, "relu": nn.ReLU}[cfg.network.activation],
+        ),
+    )
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="qwixx-train", description=__doc__.splitlines()[0])
+    parser.add_argument("config", help="YAML config (configs/*.yaml)")
+    parser.add_argument("--out", help="run folder (default runs/<name>)")
+    parser.add_argument("--resume", action="store_true", help="continue from the run folder's checkpoint")
+    parser.add_argument("--steps", type=int, help="total learner steps (overrides total_steps)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar (log lines only)")
+    return parser.parse_args(argv)
+
+
+def config_with_overrides(path: str, steps: int | None) -> TrainConfig:
+    cfg = load_config(path)
+    if steps is not None:
+        cfg = config_from_dict({**cfg.to_dict(), "total_steps": steps})  # checked like the file
+    return cfg
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        cfg = config_with_overrides(args.config, args.steps)
+        out = Path(args.out) if args.out else Path("runs") / cfg.name
+        summary = Trainer(cfg, out, resume=args.resume, progress=not args.no_progress).run()
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(json.dumps({k: summary[k] for k in ("run", "steps", "wall_time", "ppo_steps_per_second", "final")}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
