@@ -132,6 +132,11 @@ def test_wilson_interval_matches_the_hand_computed_values(wins, n, low, high):
     assert wilson_interval(wins, n) == pytest.approx((low, high), abs=1e-5)
 
 
+def test_wilson_interval_is_exact_at_no_wins_and_all_wins():
+    assert wilson_interval(0, 37)[0] == 0.0
+    assert wilson_interval(37, 37)[1] == 1.0
+
+
 def test_wilson_interval_needs_a_game():
     with pytest.raises(ValueError, match="n: got 0"):
         wilson_interval(0, 0)

@@ -36,7 +36,10 @@ def wilson_interval(wins: float, n: int, z: float = Z95) -> tuple[float, float]:
     denom = 1 + z2 / n
     centre = (p + z2 / (2 * n)) / denom
     half = z * math.sqrt(max(p * (1 - p), 0.0) / n + z2 / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # At p = 0 or 1 the bound is exactly 0 or 1; computed, it would be off by rounding.
+    low = 0.0 if p <= 0 else max(0.0, centre - half)
+    high = 1.0 if p >= 1 else min(1.0, centre + half)
+    return low, high
 
 
 def mean_and_se(values: Sequence[float]) -> tuple[float, float | None]:
