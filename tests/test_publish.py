@@ -1,0 +1,269 @@
+"""Publishing a run (`training.publish`): the checkpoint copied and loadable, the curves
+copied, the arena evaluation saved as JSON, and a model card whose tables hold the JSON's
+numbers. Tiny policies (random weights) and a few deals keep it fast; every target folder is
+a temporary one."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("rich")
+pytest.importorskip("yaml")
+
+from qwixx_env import bots
+from qwixx_env.bots.pretrained import write_policy
+from qwixx_env.core import get_variant, layout_for
+from training import publish
+from training.config import config_from_dict
+
+SECTIONS = ["## Loading", "## Evaluation", "## Limitations", "## Training", "## Learning curves"]
+
+
+def tiny_config(num_players: int) -> dict:
+    data = {
+        "name": "tiny",
+        "seed": 3,
+        "variant": "classic",
+        "num_players": num_players,
+        "total_steps": 1024,
+        "num_envs": 8,
+        "network": {"pi": [16], "vf": [16]},
+        "ppo": {"n_steps": 64, "batch_size": 256},
+        "evaluation": {"every": 512, "games": 3},
+        "bc": {"teacher": "heuristic", "samples": 500, "epochs": 1, "batch_size": 128},
+    }
+    if num_players > 1:
+        data["opponents"] = {"scripted": {"greedy": 1}}
+    return config_from_dict(data).to_dict()
+
+
+def tiny_run(folder: Path, num_players: int = 2, *, curves: bool = True, seed: int = 0) -> Path:
+    """A run folder as `training.train` leaves it, as far as publishing reads it: a tiny
+    final policy (random weights, one hidden layer of 16) with the trainer's meta, and curves."""
+    rng = np.random.default_rng(seed)
+    D, A = layout_for("classic", num_players).size, get_variant("classic").num_actions
+
+    def layers(sizes):
+        return [
+            (rng.normal(0, 1 / np.sqrt(a), (b, a)), rng.normal(0, 0.1, b), "tanh" if i == 0 else None)
+            for i, (a, b) in enumerate(zip(sizes, sizes[1:]))
+        ]
+
+    folder.mkdir(parents=True, exist_ok=True)
+    meta = {
+        "name": "tiny",
+        "config": tiny_config(num_players),
+        "steps": 2048,
+        "wall_time": 75.5,
+        "machine": {"platform": "Linux-test", "cpu_count": 2, "torch_threads": 1},
+        "bc": {
+            "teacher": "heuristic",
+            "samples": 512,
+            "games": 20,
+            "agreement": 0.8125,
+            "agreement_before": 0.25,
+            "agreement_chance": 0.375,
+        },
+        "last_eval": None,
+    }
+    write_policy(
+        folder / "final",
+        policy=layers([D, 16, A]),
+        value=layers([D, 16, 1]),
+        variant="classic",
+        num_players=num_players,
+        meta=meta,
+    )
+    if curves:
+        (folder / "curves.png").write_bytes(b"\x89PNG\r\n\x1a\n not really a picture")
+    return folder
+
+
+def run_main(tmp_path: Path, run: Path, name: str, *extra: str) -> int:
+    return publish.main(
+        [
+            str(run),
+            "--name",
+            name,
+            "--workers",
+            "1",
+            "--no-progress",
+            "--checkpoints",
+            str(tmp_path / "ck"),
+            "--results",
+            str(tmp_path / "res"),
+            "--images",
+            str(tmp_path / "img"),
+            *extra,
+        ]
+    )
+
+
+def card_rows(card: str) -> dict[str, list[str]]:
+    """The evaluation table's rows of a card, by the bot in the first cell."""
+    section = card.split("## Evaluation")[1].split("## Limitations")[0]
+    rows = {}
+    for line in section.splitlines():
+        m = re.match(r"\| `([^`]+)` \|(.*)\|$", line)
+        if m:
+            rows[m.group(1)] = [c.strip() for c in m.group(2).split("|")]
+    return rows
+
+
+def percent(cell: str) -> float:
+    return float(cell.rstrip("%")) / 100
+
+
+def close_pct(cell: str, x: float) -> bool:
+    return abs(percent(cell) - x) <= 0.0005 + 1e-12
+
+
+def close_score(cell: str, mean: float, se: float | None) -> bool:
+    parts = [float(p) for p in cell.split("±")]
+    return abs(parts[0] - mean) <= 0.005 + 1e-9 and (se is None or abs(parts[1] - se) <= 0.005 + 1e-9)
+
+
+def close_interval(cell: str, iv: list[float]) -> bool:
+    lo, hi = cell.strip("[]").split(",")
+    return close_pct(lo.strip(), iv[0]) and close_pct(hi.strip(), iv[1])
+
+
+def test_publishing_a_two_player_run_installs_evaluates_and_writes_a_card(tmp_path):
+    run = tiny_run(tmp_path / "run")
+    assert run_main(tmp_path, run, "ppo-test", "--games", "2", "--search-games", "1") == 0
+    ck, res, img = tmp_path / "ck", tmp_path / "res", tmp_path / "img"
+    # The checkpoint: byte for byte the run's, readable by all, no temporary files left.
+    assert (ck / "ppo-test.npz").read_bytes() == (run / "final.npz").read_bytes()
+    assert (ck / "ppo-test.json").read_bytes() == (run / "final.json").read_bytes()
+    assert sorted(p.name for p in ck.iterdir()) == ["ppo-test.json", "ppo-test.md", "ppo-test.npz"]
+    assert (ck / "ppo-test.npz").stat().st_mode & 0o777 == 0o644
+    assert bots.load(ck / "ppo-test").policy.meta["steps"] == 2048
+    assert (img / "ppo-test-curves.png").read_bytes() == (run / "curves.png").read_bytes()
+
+    record = json.loads((res / "ppo-test.json").read_text())
+    ev = record["evaluation"]
+    assert ev["kind"] == "head_to_head" and ev["seed"] == publish.PUBLISH_SEED
+    assert [o["opponent"] for o in ev["opponents"]] == list(publish.HEAD_TO_HEAD)
+    for o in ev["opponents"]:
+        assert o["games"] == 2 * o["deals"] and o["deals"] == (1 if o["opponent"] == "rollout" else 2)
+        assert o["win_interval"][0] <= o["win_rate"] <= o["win_interval"][1]
+        assert abs(o["win_rate"] + o["opponent_win_rate"] - 1) < 1e-9
+    assert record["training"]["steps"] == 2048 and record["training"]["reward"] == "win"
+
+    card = (ck / "ppo-test.md").read_text()
+    assert card.startswith("# ppo-test\n")
+    positions = [card.index(s) for s in SECTIONS]
+    assert positions == sorted(positions)
+    assert 'bots.load("ppo-test")' in card and 'bots.make("ppo-test"' in card
+    assert record["command"] in card and "--search-games 1" in record["command"]
+    assert "![learning curves of ppo-test](../img/ppo-test-curves.png)" in card
+    assert "```yaml\nname: tiny\n" in card and "2,048" in card and "1 min 16 s" in card
+    assert "81.2%" in card  # the warm start's agreement
+    rows = card_rows(card)
+    assert list(rows) == [o["opponent"] for o in ev["opponents"]]
+    for o in ev["opponents"]:
+        deals, games, win, iv, mine, theirs, verdict = rows[o["opponent"]]
+        assert int(deals) == o["deals"] and int(games) == o["games"]
+        assert close_pct(win, o["win_rate"]) and close_interval(iv, o["win_interval"])
+        assert close_score(mine, o["score_mean"], o["score_se"])
+        assert close_score(theirs, o["opponent_score_mean"], o["opponent_score_se"])
+        assert verdict == publish.verdict(o)
+        if verdict == "loses to":
+            assert f"It loses to `{o['opponent']}`: {win}" in card
+
+
+def test_publishing_a_solo_run_reports_the_regret_against_the_solver(tmp_path):
+    run = tiny_run(tmp_path / "run", num_players=1, curves=False)
+    assert run_main(tmp_path, run, "ppo-solo", "--games", "3") == 0
+    record = json.loads((tmp_path / "res" / "ppo-solo.json").read_text())
+    ev = record["evaluation"]
+    assert ev["kind"] == "solo" and [b["label"] for b in ev["bots"]] == [
+        "ppo-solo",
+        "heuristic",
+        "solo_optimal",
+    ]
+    assert ev["optimum"] == pytest.approx(115.4831, abs=1e-4)
+    me = ev["bots"][0]
+    assert ev["regret"] == pytest.approx(ev["optimum"] - me["score_mean"]) and me["games"] == 3
+    assert record["training"]["reward"] == "score"
+    card = (tmp_path / "ck" / "ppo-solo.md").read_text()
+    rows = card_rows(card)
+    for b in ev["bots"]:
+        games, mean, regret = rows[b["label"]]
+        assert int(games) == b["games"] and close_score(mean, b["score_mean"], b["score_se"])
+        assert abs(float(regret) - (ev["optimum"] - b["score_mean"])) <= 0.005 + 1e-9
+    assert f"**{ev['regret']:.2f} ± {ev['regret_se']:.2f}**" in card
+    assert "The run left no `curves.png`." in card and not (tmp_path / "img").exists()
+
+
+def test_publishing_a_three_player_run_plays_one_mixed_table(tmp_path):
+    run = tiny_run(tmp_path / "run", num_players=3)
+    assert run_main(tmp_path, run, "ppo-3p", "--games", "1") == 0
+    ev = json.loads((tmp_path / "res" / "ppo-3p.json").read_text())["evaluation"]
+    assert ev["kind"] == "table" and ev["deals"] == 1 and ev["skipped"] == {"rollout": "`--search-games 0`"}
+    assert [b["label"] for b in ev["bots"]] == ["ppo-3p", "random", "greedy", "heuristic"]
+    assert ev["table_games"] == 12  # 4 bots, 3 seats: 4 sets x 3 rotations
+    me = ev["bots"][0]
+    assert ev["beats_every_scripted"] == all(me["win_rate"] > b["win_rate"] for b in ev["bots"][1:])
+    card = (tmp_path / "ck" / "ppo-3p.md").read_text()
+    rows = card_rows(card)
+    for b in ev["bots"]:
+        games, win, iv, mean, rating = rows[b["label"]]
+        assert (
+            int(games) == b["games"]
+            and close_pct(win, b["win_rate"])
+            and close_interval(iv, b["win_interval"])
+        )
+        assert close_score(mean, b["score_mean"], b["score_se"])
+        assert rating == f"{b['rating']['mu']:.1f} ± {b['rating']['sigma']:.1f}"
+    assert (
+        f"win more often than every scripted opponent? **{'Yes' if ev['beats_every_scripted'] else 'No'}**"
+        in card
+    )
+
+
+def test_default_deals_give_the_bot_ten_thousand_games():
+    assert publish.default_deals(1, 1) == 10_000
+    assert publish.default_deals(2, 1) == 5_000
+    assert publish.default_deals(3, 3) == 1_112  # in 9 of the 12 lineups
+    assert publish.default_deals(4, 3) == 2_500
+
+
+def test_a_run_without_a_final_policy_is_an_error_naming_the_file(tmp_path, capsys):
+    empty = tmp_path / "unfinished"
+    empty.mkdir()
+    assert run_main(tmp_path, empty, "ppo-x") == 2
+    err = capsys.readouterr().err
+    assert f"{empty / 'final.json'}: not found" in err and "finished training run" in err
+    assert run_main(tmp_path, tmp_path / "nowhere", "ppo-x") == 2
+    assert f"RUN_DIR {tmp_path / 'nowhere'}: not a folder" in capsys.readouterr().err
+    assert not (tmp_path / "ck").exists()
+
+
+def test_bad_names_seeds_and_replacing_another_policy_are_refused(tmp_path, capsys):
+    run = tiny_run(tmp_path / "run")
+    for name in ("greedy", "../up", "a.json", ""):
+        assert run_main(tmp_path, run, name) == 2
+        assert "--name" in capsys.readouterr().err
+    with pytest.raises(
+        ValueError, match=r"--seed: 10000 .* overlap the run's training evaluation deals 10003\.\.10005"
+    ):
+        publish.publish(run, "ppo-x", games=5, seed=10_000, checkpoints=tmp_path / "ck", progress=False)
+    assert not (tmp_path / "ck").exists()  # refused before anything is written
+    # Another policy under a published name needs --force.
+    folder = tmp_path / "ck"
+    folder.mkdir()
+    (folder / "ppo-x.json").write_text(json.dumps({"weights": {"sha256": "0" * 64}}))
+    with pytest.raises(ValueError, match=r"ppo-x\.json already holds another policy; pass --force"):
+        publish.install(
+            run, json.loads((run / "final.json").read_text()), "ppo-x", folder, tmp_path / "img", force=False
+        )
+    paths = publish.install(
+        run, json.loads((run / "final.json").read_text()), "ppo-x", folder, tmp_path / "img", force=True
+    )
+    assert paths["policy"].num_players == 2 and not paths["by_name"]
