@@ -466,14 +466,14 @@ def test_a_crash_between_the_two_files_leaves_a_pair_loading_refuses(tmp_path, m
     """The npz is renamed into place first; if the JSON never follows, the old JSON's sha256
     no longer matches and loading says so, rather than running weights it did not describe."""
     path = tiny_checkpoint(tmp_path, seed=0)
-    real = pretrained._write_atomically
+    real = pretrained.write_atomically
 
     def crash_on_json(target, data):
         if target.suffix == ".json":
             raise KeyboardInterrupt("killed")
         real(target, data)
 
-    monkeypatch.setattr(pretrained, "_write_atomically", crash_on_json)
+    monkeypatch.setattr(pretrained, "write_atomically", crash_on_json)
     with pytest.raises(KeyboardInterrupt):
         tiny_checkpoint(tmp_path, seed=1)
     monkeypatch.undo()

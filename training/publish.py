@@ -37,11 +37,12 @@ import math
 import os
 import shlex
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from qwixx_env.bots.pretrained import write_atomically
 
 REPO = Path(__file__).resolve().parent.parent
 FORMAT = "training.publish/1"
@@ -58,29 +59,6 @@ CLASSIC_ONLY = ("solo_optimal",)  # the solver does not cover Longo
 
 
 # --- files ------------------------------------------------------------------------------------
-
-
-def write_atomically(target: Path, data: bytes) -> None:
-    """Write `data` to a temporary file beside `target`, sync it, make it readable by all
-    (0644, as package data should be) and rename it over `target`; then sync the folder."""
-    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(temp, 0o644)
-        os.replace(temp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-        raise
-    if os.name == "posix":
-        folder = os.open(target.parent, os.O_RDONLY)
-        try:
-            os.fsync(folder)
-        finally:
-            os.close(folder)
 
 
 def check_name(name: str) -> None:

@@ -462,18 +462,22 @@ def write_policy(
         raise ValueError(
             f"meta: got {meta!r}; expected JSON-ready data (str, numbers, lists, dicts): {err}"
         ) from None
-    _write_atomically(npz_path, data)
-    _write_atomically(json_path, text.encode("utf-8"))
+    write_atomically(npz_path, data)
+    write_atomically(json_path, text.encode("utf-8"))
     return json_path
 
 
-def _write_atomically(target: Path, data: bytes) -> None:
+def write_atomically(target: Path, data: bytes) -> None:
+    """Write `data` to a temporary file beside `target`, sync it, make it readable by all
+    (0644, as package data should be) and rename it over `target`; then sync the folder, so
+    a crash leaves the old file or the new one, never a part."""
     fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(temp, 0o644)
         os.replace(temp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
