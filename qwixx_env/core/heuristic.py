@@ -224,10 +224,9 @@ def _evaluate(st, tb, b, s, mk, lk, pen, closed, open_w, w):
 
 
 @_jit
-def position_value(st, tb, b, s, weights):
-    """The evaluation, for seat s, of game b's committed sheets (between decisions: what the
-    `rollout` bot reads at the end of a truncated playout). A finished game is scored
-    exactly (with the win bonus when there are opponents)."""
+def _scratch_sheet(st, tb, b, s, weights):
+    """Seat s's sheet in game b as scratch arrays (marks, locks, locked rows) and the open
+    numbers' weights: what a look-ahead crosses on and evaluates."""
     mk = np.empty(4, np.int64)
     lk = np.empty(4, np.bool_)
     closed = np.empty(4, np.bool_)
@@ -237,6 +236,15 @@ def position_value(st, tb, b, s, weights):
         closed[r] = row_locked(st, b, r)
     open_w = np.empty((4, tb.cells + 1), np.float64)
     _open_weights(tb, weights[FREQUENCY], open_w)
+    return mk, lk, closed, open_w
+
+
+@_jit
+def position_value(st, tb, b, s, weights):
+    """The evaluation, for seat s, of game b's committed sheets (between decisions: what the
+    `rollout` bot reads at the end of a truncated playout). A finished game is scored
+    exactly (with the win bonus when there are opponents)."""
+    mk, lk, closed, open_w = _scratch_sheet(st, tb, b, s, weights)
     return _evaluate(st, tb, b, s, mk, lk, np.int64(st.penalties[b, s]), closed, open_w, weights)
 
 
@@ -337,17 +345,8 @@ def heuristic_action(st, tb, b, mask, weights):
     s = st.turn[b]
     phase = st.phase[b]
     active = st.active[b] == s
-    mk = np.empty(4, np.int64)
-    lk = np.empty(4, np.bool_)
-    closed = np.empty(4, np.bool_)
-    at_roll = np.empty(4, np.bool_)
-    for r in range(4):
-        mk[r] = st.marks[b, s, r]
-        lk[r] = st.locks[b, s, r]
-        closed[r] = row_locked(st, b, r)
-        at_roll[r] = closed[r]
-    open_w = np.empty((4, K + 1), np.float64)
-    _open_weights(tb, weights[FREQUENCY], open_w)
+    mk, lk, closed, open_w = _scratch_sheet(st, tb, b, s, weights)
+    at_roll = closed.copy()
     pen = np.int64(st.penalties[b, s])
     lucky_bonus = phase == WHITE and tb.lucky_rule == BONUS and is_lucky(st, tb, b, s)
     if phase == LUCKY and 0 <= st.pending[b, s] < 4 * K:
