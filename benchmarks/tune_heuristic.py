@@ -91,7 +91,8 @@ def play(weights: np.ndarray, num_players: int, games: int, seed: int, variant: 
     seat = (np.arange(games) % num_players).astype(np.int64)
     scores = np.zeros((games, num_players), np.int64)
     decisions = np.zeros(games, np.int64)
-    skip, worry = greedy_defaults()
+    # the opponent the documented figures were measured against: greedy with max_skip 1
+    skip, worry = 1, greedy_defaults(num_players)[1]
     chunks = np.array_split(np.arange(games, dtype=np.int64), threads)
     tb = engine.variant.tables
     with ThreadPoolExecutor(threads) as pool:

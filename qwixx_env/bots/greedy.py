@@ -19,16 +19,9 @@ from qwixx_env.core.state import new_state
 from qwixx_env.core.variant import get_variant
 
 
-# The best max_skip (`benchmarks/baselines.py greedy`, docs/baselines.md): alone, skipping at
-# most one number scores most (73.0 against 65.4 for 2); with opponents the game is shorter
-# and 2 wins most (2-player classic round robin of 0-4: 67.8% of games; 56.8% head to head
-# against 1; the best of 1-3 in 3- and 4-player classic too).
-BEST_MAX_SKIP = {"solo": 1, "multi-player": 2}
-
-
 class GreedyBot:
     """See the module docstring; `max_skip` 0, 1, 2, … (default: the best for the player
-    count, `BEST_MAX_SKIP`)."""
+    count, `core.policies.greedy_defaults`)."""
 
     name = "greedy"
 
@@ -41,10 +34,8 @@ class GreedyBot:
         max_skip: int | None = None,
         penalty_worry: int | None = None,
     ):
-        _, default_worry = greedy_defaults()
-        if max_skip is None:
-            max_skip = BEST_MAX_SKIP["solo" if num_players == 1 else "multi-player"]
-        self.max_skip = max_skip
+        default_skip, default_worry = greedy_defaults(num_players)
+        self.max_skip = default_skip if max_skip is None else max_skip
         self.penalty_worry = default_worry if penalty_worry is None else penalty_worry
         for name, value in (("max_skip", self.max_skip), ("penalty_worry", self.penalty_worry)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:

@@ -100,7 +100,7 @@ class RolloutBot:
         self.refine = _check_number("refine", refine, minimum=1, integer=True)
         self.horizon = _check_number("horizon", horizon, minimum=0, integer=True)
         self.margin_weight = float(_check_number("margin_weight", margin_weight, minimum=0))
-        default_skip, worry = greedy_defaults()
+        default_skip, worry = greedy_defaults(num_players)
         self.max_skip = _check_number("max_skip", default_skip if max_skip is None else max_skip, minimum=0,
                                       integer=True)
         self.penalty_worry = worry

@@ -29,7 +29,7 @@ from qwixx_env.core import rules
 from qwixx_env.core.compile import kernel
 from qwixx_env.core.heuristic import weights_array
 from qwixx_env.core.observation import encode_one
-from qwixx_env.core.policies import POLICY_NAMES, policy_action
+from qwixx_env.core.policies import POLICY_NAMES, greedy_defaults, policy_action
 from qwixx_env.core.rewards import rewards_one
 from qwixx_env.core.state import OVER
 from qwixx_env.envs.batched import BatchedQwixx, as_actions, game_seeds
@@ -93,7 +93,8 @@ class QwixxVectorEnv(VectorEnv):
     `learner_seat` a seat or ``"random"`` (drawn per game); `opponents` an opponent, a list
     (equal weights) or a mapping opponent -> weight, where an opponent is ``"random"``,
     ``"greedy"``, ``"heuristic"`` (the tuned `heuristic` bot's policy) or a frozen policy
-    callable; `greedy_max_skip` for the greedy opponents.
+    callable; `greedy_max_skip` for the greedy opponents (default: the `greedy` bot's, best
+    for the player count: `core.policies.greedy_defaults`).
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
@@ -111,7 +112,7 @@ class QwixxVectorEnv(VectorEnv):
         score_table: Sequence[int] | None = None,
         learner_seat: int | str = "random",
         opponents: "Opponent | Sequence[Opponent] | Mapping[Opponent, float]" = "random",
-        greedy_max_skip: int = 1,
+        greedy_max_skip: int | None = None,
     ):
         self.engine = BatchedQwixx(
             num_envs, num_players, variant, lucky=lucky, lucky_numbers=lucky_numbers,
@@ -122,6 +123,9 @@ class QwixxVectorEnv(VectorEnv):
         self.variant, self.layout, self.reward_mode = e.variant, e.layout, e.reward_mode
         self._learner_random = _check_learner_seat(learner_seat, self.num_players)
         self._pool, self._pool_kinds, self._pool_weights = _check_pool(opponents)
+        default_skip, self._penalty_worry = greedy_defaults(self.num_players)
+        if greedy_max_skip is None:
+            greedy_max_skip = default_skip
         if isinstance(greedy_max_skip, bool) or not isinstance(greedy_max_skip, int) or greedy_max_skip < 0:
             raise ValueError(f"greedy_max_skip: got {greedy_max_skip!r}; expected an integer >= 0")
         self.greedy_max_skip = greedy_max_skip
@@ -240,7 +244,7 @@ class QwixxVectorEnv(VectorEnv):
         while True:
             self.opponent_decisions += advance(
                 e.state, tb, self.learner, self.seat_opponent, self._pool_kinds, self.policy_rng,
-                self.greedy_max_skip, 2, self._heuristic_weights, self._scratch_mask, self._waiting,
+                self.greedy_max_skip, self._penalty_worry, self._heuristic_weights, self._scratch_mask, self._waiting,
             )
             waiting = np.flatnonzero(self._waiting >= 0)
             if waiting.size == 0:
