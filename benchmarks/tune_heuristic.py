@@ -82,6 +82,35 @@ def play_to_end(st, tb, games, heuristic_seat, weights, max_skip, penalty_worry,
             out_scores[b, s] = rules.score(st, tb, b, s)
 
 
+@njit(nogil=True)
+def play_h2h_to_end(st, tb, games, seat, weights, rival_weights, out_scores):
+    """Play `games` to the end: seat seat[b] is the heuristic with `weights`, the others the
+    heuristic with `rival_weights`. Writes every seat's final score."""
+    mask = np.zeros(4 * tb.cells + 1, np.int8)
+    for b in games:
+        while st.phase[b] != OVER:
+            rules.legal_mask_one(st, tb, b, mask)
+            w = weights if st.turn[b] == seat[b] else rival_weights
+            rules.apply_one(st, tb, b, heuristic_action(st, tb, b, mask, w))
+        for s in range(st.marks.shape[1]):
+            out_scores[b, s] = rules.score(st, tb, b, s)
+
+
+def play_h2h(weights: np.ndarray, rival_weights: np.ndarray, num_players: int, games: int, seed: int,
+             variant: str = "classic", threads: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """(scores (games, P), candidate seat (games,)): the heuristic with `weights` against the
+    heuristic with `rival_weights` at every other seat; game i from seed + i, seat i % P."""
+    engine = BatchedQwixx(games, num_players=num_players, variant=variant, autoreset=False)
+    engine.reset(seed=seed)
+    seat = (np.arange(games) % num_players).astype(np.int64)
+    scores = np.zeros((games, num_players), np.int64)
+    chunks = np.array_split(np.arange(games, dtype=np.int64), threads)
+    tb = engine.variant.tables
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(lambda c: play_h2h_to_end(engine.state, tb, c, seat, weights, rival_weights, scores), chunks))
+    return scores, seat
+
+
 def play(weights: np.ndarray, num_players: int, games: int, seed: int, variant: str = "classic",
          lucky: str = "bonus", threads: int = 2) -> tuple[np.ndarray, np.ndarray, int]:
     """(scores (games, P), heuristic seat (games,), heuristic decisions) of `games` games from
@@ -123,8 +152,15 @@ def objective(w: np.ndarray, games: int, seed: int, win_scale: float) -> tuple[f
     return mean + win_scale * rate, mean, rate
 
 
+def objective_h2h(w: np.ndarray, games: int, seed: int, _win_scale: float) -> tuple[float, float, float]:
+    """2-player classic win rate against the default (tuned) heuristic, as (objective, 0, rate)."""
+    wins, n = win_rate(*play_h2h(w, weights_array(), 2, games, seed))
+    return wins / n, 0.0, wins / n
+
+
 def tune(args) -> None:
-    w = weights_array()
+    objective = objective_h2h if args.h2h else globals()["objective"]
+    w = weights_array(parse_weights(args.weights))
     steps = {n: args.step for n in WEIGHT_NAMES}
     rng = np.random.default_rng(args.seed)
     best, mean, rate = objective(w, args.games, args.seed, args.win_scale)
@@ -212,6 +248,9 @@ def main() -> None:
     t.add_argument("--seed", type=int, default=1)
     t.add_argument("--win-scale", type=float, default=50.0)
     t.add_argument("--step", type=float, default=0.3, help="first relative step of every weight")
+    t.add_argument("--h2h", action="store_true",
+                   help="objective: 2-player classic win rate against the default heuristic")
+    t.add_argument("--weights", default=None, help="start from these weights (name=value,...)")
     m = sub.add_parser("measure")
     m.add_argument("--games", type=int, default=10000)
     m.add_argument("--players", default="1,2")

@@ -201,3 +201,80 @@ def test_rollout_outscores_greedy_in_solo_classic():
             total += env.snapshot()["players"][0]["score"]
         means[name] = total / 12
     assert means["rollout"] > means["greedy"] + 5
+
+
+# --- the rollout bot's learned leaf (core.value) -------------------------------------------------
+
+
+def _network_chances(engine, b):
+    """The shipped network's win chance for each seat of game b of a 2-player engine."""
+    from qwixx_env.bots.rollout import load_value_network
+    from qwixx_env.core.heuristic import weights_array
+    from qwixx_env.core.value import NUM_FEATURES, value_features, win_chance
+
+    net = load_value_network("classic", 2)
+    feats, chances = [], []
+    for s in range(2):
+        x = np.zeros(NUM_FEATURES)
+        value_features(engine.state, engine.variant.tables, b, s, weights_array(), x)
+        h = x
+        for k in (1, 2):  # the same network in numpy
+            h = np.maximum(h @ net[2 * k - 2] + net[2 * k - 1], 0.0)
+        numpy_chance = 1 / (1 + np.exp(-(h @ net[4] + net[5])[0]))
+        chance = win_chance(x, *net, np.zeros(net[0].shape[1]), np.zeros(net[2].shape[1]))
+        assert chance == pytest.approx(numpy_chance, abs=1e-12)
+        feats.append(x)
+        chances.append(chance)
+    return feats, chances
+
+
+def test_value_features_mirror_between_seats_and_the_chances_add_up():
+    """Seat 0's own block is seat 1's opponent block; over positions of random play the two
+    seats' win chances add up to about 1 (the network learned a zero-sum quantity)."""
+    gaps = []
+    for engine, b in random_positions(dict(num_players=2, variant="classic"), steps=40, games=8, seed=5):
+        (x0, x1), (c0, c1) = _network_chances(engine, b)
+        np.testing.assert_array_equal(x0[:14], x1[14:28])
+        np.testing.assert_array_equal(x0[14:28], x1[:14])
+        np.testing.assert_array_equal(x0[28:32], x1[28:32])  # the locked rows
+        assert x0[32] + x1[32] == 1.0  # exactly one of them rolls
+        gaps.append(abs(c0 + c1 - 1))
+    assert np.mean(gaps) < 0.05
+
+
+def test_value_network_sees_a_won_position():
+    """Late in the game, far ahead: the leader's win chance is high, the trailer's low."""
+    from qwixx_env.core import CLASSIC, state_from_snapshot
+
+    snap = {
+        "num_players": 2, "roll": 30, "active_player": 0, "phase": "white",
+        "dice": {"white": [1, 2], "red": 3, "yellow": 4, "green": 5, "blue": 6},
+        "players": [
+            {"marks": {"red": [2, 3, 4, 5, 6, 7, 8, 9], "yellow": [2, 3, 4, 5, 6, 7], "green": [12, 11, 10, 9],
+                       "blue": [12, 11]}, "locks": [], "penalties": 0},
+            {"marks": {"red": [10], "yellow": [], "green": [3], "blue": [4]}, "locks": [], "penalties": 3},
+        ],
+    }
+    engine = BatchedQwixx(1, num_players=2)
+    engine.reset(seed=0)
+    st = state_from_snapshot(CLASSIC, snap)
+    for name in st._fields:
+        getattr(engine.state, name)[:] = getattr(st, name)
+    _, (leader, trailer) = _network_chances(engine, 0)
+    assert leader > 0.95 and trailer < 0.05
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(leaf="minimax"), "leaf"),
+    (dict(leaf="network", variant="longo"), "network"),
+    (dict(leaf="network", num_players=3), "network"),
+])
+def test_rollout_leaf_choices(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        bots.make("rollout", **kwargs)
+
+
+def test_rollout_default_leaf_is_the_network_where_one_ships():
+    assert bots.make("rollout", num_players=2).leaf == "network"
+    assert bots.make("rollout", num_players=1).leaf == "heuristic"
+    assert bots.make("rollout", num_players=2, variant="longo").leaf == "heuristic"

@@ -529,6 +529,7 @@ def test_checkpoints_load_from_an_installed_wheel(tmp_path):
         f"modules missing from the wheel (pyproject's package list?): {sorted(modules - names)}"
     )
     assert {f"qwixx_env/checkpoints/ppo-wheel-test.{s}" for s in ("json", "npz", "md")} <= names
+    assert "qwixx_env/bots/data/value-classic-2p.npz" in names  # the rollout bot's leaf network
     subprocess.run(
         [*pip, "install", "--no-deps", "--target", str(tmp_path / "site"), str(wheel)],
         check=True,
@@ -539,6 +540,7 @@ def test_checkpoints_load_from_an_installed_wheel(tmp_path):
         "import numpy as np, qwixx_env; from qwixx_env import bots; from qwixx_env.bots import pretrained\n"
         "bot = bots.make('ppo-wheel-test', num_players=2)\n"
         "mask = np.zeros(45, np.int8); mask[[4, 44]] = 1\n"
+        "from qwixx_env.bots.rollout import load_value_network; assert load_value_network('classic', 2)[0].shape[0] == 36\n"
         "print(qwixx_env.__file__, pretrained.checkpoints_dir(), bot.act({'observation': np.zeros(198), 'action_mask': mask}))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}

@@ -13,14 +13,22 @@ What a playout is worth:
   score (solo), or the share of the win plus `margin_weight` x the score margin over the best
   opponent (multi-player: the expected win rate, ties broken by the margin);
 * ``horizon=n`` (default 4): it stops at the start of the n-th roll from now, or at the end,
-  and the position is scored with the heuristic's evaluation (`core.heuristic.position_value`:
-  expected final points against the best opponent's, a finished game scored exactly with the
-  win bonus). A full playout's outcome is dominated by the dice of the far future: in solo
-  classic two actions' outcomes on the same dice differ by 25-35 points (s.d.), so 32
-  playouts cannot separate actions a few points apart and picking the best mean plays *worse*
-  than the default policy alone (97 against 112 points over the same 100 deals). Four rolls
-  ahead the paired difference has a s.d. of about 5, and the search sees what the next rolls
-  actually bring.
+  and the position is scored by the `leaf` evaluation. A full playout's outcome is dominated
+  by the dice of the far future: in solo classic two actions' outcomes on the same dice
+  differ by 25-35 points (s.d.), so 32 playouts cannot separate actions a few points apart
+  and picking the best mean plays *worse* than the default policy alone (97 against 112
+  points over the same 100 deals). Four rolls ahead the paired difference has a s.d. of
+  about 5, and the search sees what the next rolls actually bring.
+
+The `leaf` evaluations:
+
+* ``"network"`` (the default where one ships: 2-player classic): a learned win chance
+  (`core.value`), a small network trained by `training/value_leaf.py` on positions of
+  heuristic-against-heuristic games labelled with who won; a finished game scores its exact
+  outcome (win share + `margin_weight` x margin, as with full playouts);
+* ``"heuristic"`` (elsewhere): the heuristic's evaluation (`core.heuristic.position_value`:
+  expected final points against the best opponent's, a finished game scored exactly with
+  the win bonus).
 
 The decision is a paired test against the default policy's own choice: an action replaces it
 only if its mean gain exceeds `confidence` standard errors. Two rounds spend the playouts
@@ -29,12 +37,15 @@ beat the choice (mean gain within two standard errors of it; at most `finalists`
 choice) get `refine` x `continuations` more; when none might, the choice stands at once.
 
 Defaults (measured in `docs/baselines.md`): 32 continuations, heuristic playouts, horizon 4,
-confidence 0.5, 3 finalists, refine 4: about 13 ms a decision on average in 2-player classic,
-under 50 ms at worst on the 2-core machine; it beats `heuristic` head to head.
+confidence 0.5, 3 finalists, refine 4, the network leaf in 2-player classic: about 13 ms a
+decision on average in 2-player classic, under 50 ms at worst on the 2-core machine; it
+beats `heuristic` head to head.
 """
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
@@ -43,7 +54,7 @@ from qwixx_env import bots
 from qwixx_env.core.heuristic import weights_array
 from qwixx_env.core.observation import ObservationView, state_from_observation
 from qwixx_env.core.policies import POLICY_NAMES, greedy_defaults
-from qwixx_env.core.rollout import fill_seeds, rollout_outcomes, root_action
+from qwixx_env.core.rollout import LEAF_HEURISTIC, LEAF_NETWORK, fill_seeds, rollout_outcomes, root_action
 from qwixx_env.core.state import new_state
 from qwixx_env.core.variant import get_variant
 
@@ -52,6 +63,18 @@ DEFAULT_POLICY = "heuristic"
 DEFAULT_CONFIDENCE = 0.5
 DEFAULT_HORIZON = 4
 DEFAULT_MARGIN_WEIGHT = 0.01
+LEAVES = {"heuristic": LEAF_HEURISTIC, "network": LEAF_NETWORK}
+# (variant, players) -> the win-chance network's file in qwixx_env/bots/data/
+VALUE_NETWORKS = {("classic", 2): "value-classic-2p.npz"}
+_NO_NETWORK = tuple(np.zeros((1, 1)) if k % 2 == 0 else np.zeros(1) for k in range(6))
+
+
+@functools.lru_cache(maxsize=None)
+def load_value_network(variant: str, num_players: int) -> tuple[np.ndarray, ...]:
+    """The shipped win-chance network's (w1, b1, w2, b2, w3, b3) for the leaf (read once)."""
+    path = Path(__file__).parent / "data" / VALUE_NETWORKS[(variant, num_players)]
+    with np.load(path, allow_pickle=False) as f:
+        return tuple(np.ascontiguousarray(f[k], np.float64) for k in ("w1", "b1", "w2", "b2", "w3", "b3"))
 
 
 def _check_number(name, value, *, minimum, integer=False):
@@ -91,6 +114,7 @@ class RolloutBot:
         max_skip: int | None = None,
         weights: Mapping[str, float] | None = None,
         lucky: str = "bonus",
+        leaf: str | None = None,
     ):
         _check_number("continuations", continuations, minimum=2, integer=True)
         if policy not in POLICY_NAMES:
@@ -114,10 +138,19 @@ class RolloutBot:
         self._policy_rng = np.zeros(1, np.uint64)
         self._mask = np.zeros(self.variant.num_actions, np.int8)
         self._weights = weights_array(weights)
-        leaf = dict(weights or {})
+        leaf_w = dict(weights or {})
         if leaf_opponent_weight is not None:
-            leaf["opponent_weight"] = leaf_opponent_weight
-        self._leaf_weights = weights_array(leaf)
+            leaf_w["opponent_weight"] = leaf_opponent_weight
+        self._leaf_weights = weights_array(leaf_w)
+        if leaf is None:
+            leaf = "network" if (self.variant.name, num_players) in VALUE_NETWORKS else "heuristic"
+        if leaf not in LEAVES:
+            raise ValueError(f"leaf: got {leaf!r}; expected one of {tuple(LEAVES)}")
+        if leaf == "network" and (self.variant.name, num_players) not in VALUE_NETWORKS:
+            raise ValueError(f"leaf: got 'network' for {self.variant.name} with {num_players} player(s); a win-chance "
+                             f"network ships for {sorted(VALUE_NETWORKS)} only (use leaf='heuristic')")
+        self.leaf = leaf
+        self._net = load_value_network(self.variant.name, num_players) if leaf == "network" else _NO_NETWORK
 
     def _playouts(self, base, legal: np.ndarray, count: int) -> np.ndarray:
         """(len(legal), count) outcomes: playout k has the same dice for every action."""
@@ -126,7 +159,8 @@ class RolloutBot:
         outcomes = np.zeros((legal.size, count))
         rollout_outcomes(base, self._work, self.variant.tables, legal, self.kind, self.max_skip,
                          self.penalty_worry, self._weights, seeds, self._policy_rng, self._mask,
-                         self.margin_weight, self.horizon, self._leaf_weights, outcomes)
+                         self.margin_weight, self.horizon, LEAVES[self.leaf], self._leaf_weights, self._net,
+                         outcomes)
         return outcomes
 
     def _search(self, observation: dict[str, Any]):

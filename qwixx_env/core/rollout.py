@@ -20,6 +20,11 @@ from qwixx_env.core.heuristic import position_value
 from qwixx_env.core.policies import policy_action
 from qwixx_env.core.rules import apply_one, random_below, score
 from qwixx_env.core.state import NO_DECISION, OVER, WHITE
+from qwixx_env.core.value import NUM_FEATURES, value_features, win_chance
+
+# How a truncated playout's last position is scored (`rollout_outcomes`' `leaf`).
+LEAF_HEURISTIC = 0  # the heuristic's evaluation, `position_value`
+LEAF_NETWORK = 1  # the learned 2-player win chance, `core.value.win_chance`
 
 
 
@@ -64,7 +69,7 @@ def _outcome(st, tb, seat, margin_weight):
 
 @kernel()
 def rollout_outcomes(base, work, tb, legal, kind, max_skip, penalty_worry, weights, seeds, policy_rng, mask,
-                     margin_weight, horizon, leaf_weights, out):
+                     margin_weight, horizon, leaf, leaf_weights, net, out):
     """Write into `out[i, k]` the outcome, for the seat to decide in `base` (a one-game
     state), of playing `legal[i]` and then playout k with policy `kind` for every seat;
     `seeds[k]` seeds the dice of playout k (the same for every action: common random
@@ -72,9 +77,15 @@ def rollout_outcomes(base, work, tb, legal, kind, max_skip, penalty_worry, weigh
 
     `horizon` 0 plays to the end and scores the outcome (`_outcome`); a horizon of n rolls
     stops at the start of the n-th roll after this one (or at the end) and scores the
-    position with the heuristic's evaluation (`position_value` with `leaf_weights`)."""
+    position with `leaf`: the heuristic's evaluation (`position_value` with `leaf_weights`),
+    or the learned win chance (`net` = (w1, b1, w2, b2, w3, b3); a finished game then scores
+    its exact outcome, as at horizon 0)."""
     seat = base.turn[0]
     P = base.marks.shape[1]
+    w1, b1, w2, b2, w3, b3 = net
+    x = np.zeros(NUM_FEATURES)
+    h1 = np.zeros(w1.shape[1])
+    h2 = np.zeros(w2.shape[1])
     for i in range(legal.shape[0]):
         for k in range(seeds.shape[0]):
             _copy_game(base, work)
@@ -95,8 +106,11 @@ def rollout_outcomes(base, work, tb, legal, kind, max_skip, penalty_worry, weigh
             while work.phase[0] != OVER and (horizon == 0 or work.roll[0] < stop):
                 action = policy_action(kind, work, tb, 0, mask, policy_rng, max_skip, penalty_worry, weights)
                 apply_one(work, tb, 0, action)
-            if horizon == 0:
+            if horizon == 0 or (leaf == LEAF_NETWORK and work.phase[0] == OVER):
                 out[i, k] = _outcome(work, tb, seat, margin_weight)
+            elif leaf == LEAF_NETWORK:
+                value_features(work, tb, 0, seat, leaf_weights, x)
+                out[i, k] = win_chance(x, w1, b1, w2, b2, w3, b3, h1, h2)
             else:
                 out[i, k] = position_value(work, tb, 0, seat, leaf_weights)
 

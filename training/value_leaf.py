@@ -1,0 +1,166 @@
+"""Train the `rollout` bot's learned leaf: a 2-player win-chance network (`core.value`).
+
+Plays heuristic-against-heuristic games with `BatchedQwixx` (a small share of decisions is
+random, so positions a search might reach are covered too), records every position at the
+start of a roll from both seats' sides (`value_features`) with who went on to win, and fits
+a small multi-layer perceptron with torch (binary cross-entropy). The weights are written
+atomically as a numpy file the bot reads with numpy alone::
+
+    python -m training.value_leaf --games 60000 --seed 1 --out qwixx_env/bots/data/value-classic-2p.npz
+
+It prints the held-out log loss of the network next to a logistic fit on the heuristic's
+evaluation alone (what the network must beat to be worth shipping).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+from qwixx_env.bots.pretrained import write_atomically
+from qwixx_env.core import rules
+from qwixx_env.core.heuristic import heuristic_action, weights_array
+from qwixx_env.core.policies import random_legal
+from qwixx_env.core.state import OVER
+from qwixx_env.core.value import NUM_FEATURES, value_features
+from qwixx_env.envs.batched import BatchedQwixx
+
+HIDDEN = (64, 32)
+
+
+@njit(nogil=True)
+def _play(st, tb, weights, explore, rng, feats, rows_game, rows_seat):
+    """Play every game of `st` to the end; returns the number of feature rows written."""
+    mask = np.zeros(4 * tb.cells + 1, np.int8)
+    x = np.zeros(NUM_FEATURES)
+    n = 0
+    for b in range(st.phase.shape[0]):
+        last_roll = -1
+        while st.phase[b] != OVER:
+            if st.roll[b] != last_roll and n + 2 <= feats.shape[0]:
+                last_roll = st.roll[b]
+                for s in range(2):
+                    value_features(st, tb, b, s, weights, x)
+                    feats[n, :] = x
+                    rows_game[n] = b
+                    rows_seat[n] = s
+                    n += 1
+            rules.legal_mask_one(st, tb, b, mask)
+            if np.random.random() < explore:
+                a = random_legal(mask, rng, b)
+            else:
+                a = heuristic_action(st, tb, b, mask, weights)
+            rules.apply_one(st, tb, b, a)
+    return n
+
+
+def collect(games: int, seed: int, explore: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(features, win share of the seat, game index) of every roll start of `games` games."""
+    engine = BatchedQwixx(games, num_players=2, autoreset=False)
+    engine.reset(seed=seed)
+    st, tb = engine.state, engine.variant.tables
+    cap = games * 80
+    feats = np.zeros((cap, NUM_FEATURES), np.float32)
+    rows_game = np.zeros(cap, np.int64)
+    rows_seat = np.zeros(cap, np.int64)
+    np.random.seed(seed)
+    _seed_numba(seed)
+    rng = np.array([seed * 2 + 1] * games, np.uint64)
+    n = _play(st, tb, weights_array(), explore, rng, feats, rows_game, rows_seat)
+    scores = rules.scores(engine.variant, st)
+    best = scores.max(axis=1)
+    sharing = (scores == best[:, None]).sum(axis=1)
+    share = np.where(scores == best[:, None], 1.0 / sharing[:, None], 0.0)
+    return feats[:n], share[rows_game[:n], rows_seat[:n]].astype(np.float32), rows_game[:n]
+
+
+@njit
+def _seed_numba(seed):
+    np.random.seed(seed)
+
+
+def fit(x: np.ndarray, y: np.ndarray, game: np.ndarray, *, epochs: int, seed: int) -> tuple[dict, dict]:
+    """Train the network; (numpy weights, report with held-out log losses)."""
+    import torch
+
+    torch.manual_seed(seed)
+    held = game % 10 == 0  # a tenth of the games, whole, held out
+    xt, yt = torch.from_numpy(x[~held]), torch.from_numpy(y[~held])
+    xv, yv = torch.from_numpy(x[held]), torch.from_numpy(y[held])
+    net = torch.nn.Sequential(
+        torch.nn.Linear(NUM_FEATURES, HIDDEN[0]), torch.nn.ReLU(),
+        torch.nn.Linear(HIDDEN[0], HIDDEN[1]), torch.nn.ReLU(),
+        torch.nn.Linear(HIDDEN[1], 1),
+    )
+    opt = torch.optim.Adam(net.parameters(), lr=2e-3)
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    batch = 4096
+    for epoch in range(epochs):
+        perm = torch.randperm(len(xt))
+        for g in opt.param_groups:
+            g["lr"] = 2e-3 * (1 - epoch / epochs) + 1e-4
+        for i in range(0, len(xt), batch):
+            idx = perm[i : i + batch]
+            opt.zero_grad()
+            loss = loss_fn(net(xt[idx]).squeeze(1), yt[idx])
+            loss.backward()
+            opt.step()
+        with torch.no_grad():
+            val = float(loss_fn(net(xv).squeeze(1), yv))
+        print(f"epoch {epoch + 1}/{epochs}: held-out log loss {val:.4f}", flush=True)
+    # the baseline: a logistic fit on the heuristic's evaluation (feature -3) alone
+    pv = torch.nn.Linear(1, 1)
+    opt2 = torch.optim.LBFGS(pv.parameters(), max_iter=100)
+    col = NUM_FEATURES - 3
+
+    def closure():
+        opt2.zero_grad()
+        loss = loss_fn(pv(xt[:, col : col + 1]).squeeze(1), yt)
+        loss.backward()
+        return loss
+
+    opt2.step(closure)
+    with torch.no_grad():
+        base = float(loss_fn(pv(xv[:, col : col + 1]).squeeze(1), yv))
+        prior = float(loss_fn(torch.zeros(len(yv)), yv))
+    layers = [m for m in net if isinstance(m, torch.nn.Linear)]
+    arrays = {}
+    for k, layer in enumerate(layers, 1):
+        arrays[f"w{k}"] = layer.weight.detach().numpy().T.astype(np.float64).copy()
+        arrays[f"b{k}"] = layer.bias.detach().numpy().astype(np.float64).copy()
+    report = {"held_out_log_loss": val, "heuristic_logistic_log_loss": base, "coin_log_loss": prior,
+              "train_rows": int(len(xt)), "held_out_rows": int(len(xv))}
+    return arrays, report
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--games", type=int, default=60000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--explore", type=float, default=0.03, help="share of random decisions")
+    ap.add_argument("--epochs", type=int, default=6)
+    ap.add_argument("--out", type=Path, default=Path("qwixx_env/bots/data/value-classic-2p.npz"))
+    a = ap.parse_args(argv)
+    t0 = time.time()
+    x, y, game = collect(a.games, a.seed, a.explore)
+    print(f"{len(x):,} positions from {a.games:,} games in {time.time() - t0:.0f} s", flush=True)
+    arrays, report = fit(x, y, game, epochs=a.epochs, seed=a.seed)
+    report.update(games=a.games, seed=a.seed, explore=a.explore, epochs=a.epochs, hidden=list(HIDDEN),
+                  num_features=NUM_FEATURES, seconds=round(time.time() - t0, 1))
+    print(json.dumps(report, indent=1))
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    import io
+
+    buf = io.BytesIO()
+    np.savez(buf, **arrays, meta=np.array(json.dumps(report)))
+    write_atomically(a.out, buf.getvalue())
+    print(f"wrote {a.out}")
+
+
+if __name__ == "__main__":
+    main()
