@@ -275,3 +275,24 @@ def test_the_package_and_its_bots_import_without_torch():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok HeuristicBot"
+
+
+def test_value_leaf_training_writes_a_network_the_rollout_bot_reads(tmp_path):
+    """A tiny run of training/value_leaf.py: the positions are labelled with a win share, the
+    network is written atomically in the layout `load_value_network` reads, and it predicts
+    the held-out games better than a coin."""
+    from training import value_leaf
+
+    x, y, game = value_leaf.collect(200, seed=0, explore=0.05)
+    assert x.shape[1] == value_leaf.NUM_FEATURES and len(x) == len(y) == len(game) > 200 * 10
+    assert set(np.unique(y)) <= {0.0, 0.5, 1.0}
+    # every game gives both seats' sides of each position: their shares add up to 1
+    np.testing.assert_array_equal(y[0::2] + y[1::2], np.ones(len(y) // 2))
+    out = tmp_path / "value.npz"
+    value_leaf.main(["--games", "300", "--epochs", "2", "--seed", "0", "--out", str(out)])
+    with np.load(out, allow_pickle=False) as f:
+        shapes = {k: f[k].shape for k in ("w1", "b1", "w2", "b2", "w3", "b3")}
+        report = json.loads(str(f["meta"]))
+    assert shapes["w1"] == (value_leaf.NUM_FEATURES, value_leaf.HIDDEN[0]) and shapes["w3"] == (value_leaf.HIDDEN[1], 1)
+    assert report["held_out_log_loss"] < report["coin_log_loss"]
+    assert not list(tmp_path.glob(".*.tmp"))  # no temporary file left behind
