@@ -93,7 +93,9 @@ def _paired_stats(gain: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class RolloutBot:
     """See the module docstring. `continuations` K per action; `policy` the default policy;
     `confidence` the z a paired difference must reach to overrule the default policy's own
-    choice; `margin_weight` the value of a point of score margin next to a whole win."""
+    choice; `margin_weight` the value of a point of score margin next to a whole win; `leaf`
+    how a truncated playout is scored: ``"network"`` (the learned win chance; the default
+    where one ships, 2-player classic) or ``"heuristic"`` (the heuristic's evaluation)."""
 
     name = "rollout"
 
