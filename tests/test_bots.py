@@ -127,6 +127,24 @@ def test_rollout_bot_is_deterministic_for_a_seed():
     np.testing.assert_array_equal(a[1], b[1])
 
 
+@pytest.mark.parametrize("config", [dict(num_players=2, variant="classic"), dict(num_players=3, variant="longo")])
+def test_rollout_decisions_do_not_depend_on_the_number_of_threads(config):
+    """Playouts shared over 1, 2 or 3 threads give the same values (each playout's outcome
+    depends on its seed alone), hence the same decisions."""
+    env = qwixx_v0.raw_env(**config)
+    env.reset(seed=21)
+    bots_by_threads = {t: bots.make("rollout", seed=4, continuations=8, threads=t, **config) for t in (1, 2, 3)}
+    for _ in range(25):
+        obs = env.observe(env.agent_selection)
+        values = {t: b.action_values(obs) for t, b in bots_by_threads.items()}
+        for t in (2, 3):
+            np.testing.assert_array_equal(values[t][0], values[1][0])
+            np.testing.assert_array_equal(values[t][1], values[1][1])
+        actions = {b.act(obs) for b in bots_by_threads.values()}
+        assert len(actions) == 1
+        env.step(actions.pop())
+
+
 def test_rollout_bot_takes_the_lock_that_wins_the_game():
     """Two players, red already locked; player_0 leads and may lock yellow with the white sum,
     ending the game as the winner. Every continuation after locking is a win: value 1 + margin."""
@@ -181,7 +199,7 @@ def test_rollout_keeps_the_default_policys_choice_without_evidence():
 
 @pytest.mark.parametrize("param, value", [("continuations", 1), ("confidence", -0.5), ("horizon", -1),
                                           ("finalists", 1.5), ("refine", 0), ("margin_weight", float("nan")),
-                                          ("policy", "minimax")])
+                                          ("policy", "minimax"), ("threads", 0), ("threads", 1.5)])
 def test_rollout_rejects_bad_parameters(param, value):
     with pytest.raises(ValueError, match=param):
         bots.make("rollout", **{param: value})

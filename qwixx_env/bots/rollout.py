@@ -48,6 +48,9 @@ import functools
 from pathlib import Path
 from typing import Any, Mapping
 
+import os
+import threading
+
 import numpy as np
 
 from qwixx_env import bots
@@ -95,7 +98,9 @@ class RolloutBot:
     `confidence` the z a paired difference must reach to overrule the default policy's own
     choice; `margin_weight` the value of a point of score margin next to a whole win; `leaf`
     how a truncated playout is scored: ``"network"`` (the learned win chance; the default
-    where one ships, 2-player classic) or ``"heuristic"`` (the heuristic's evaluation)."""
+    where one ships, 2-player classic) or ``"heuristic"`` (the heuristic's evaluation);
+    `threads` how many threads share the playouts (default: 2, or 1 on a one-core machine;
+    the decisions are the same for any number)."""
 
     name = "rollout"
 
@@ -117,6 +122,7 @@ class RolloutBot:
         weights: Mapping[str, float] | None = None,
         lucky: str = "bonus",
         leaf: str | None = None,
+        threads: int | None = None,
     ):
         _check_number("continuations", continuations, minimum=2, integer=True)
         if policy not in POLICY_NAMES:
@@ -135,10 +141,18 @@ class RolloutBot:
         self.continuations = continuations
         self.kind = POLICY_NAMES.index(policy)
         self.rng = np.array(np.random.SeedSequence(seed).generate_state(1, np.uint64))
-        self._work = new_state(num_players)
+        # Playouts run on `threads` threads, each in its own game slot of `_work` with its own
+        # generator and mask row; a playout's outcome depends on its seed alone, so the decision
+        # does not depend on how many threads ran them.
+        if threads is None:
+            threads = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+        self.threads = _check_number("threads", threads, minimum=1, integer=True)
+        self._work = new_state(num_players, threads)
         self._base = new_state(num_players)
-        self._policy_rng = np.zeros(1, np.uint64)
+        self._policy_rng = np.zeros(1, np.uint64)  # the root decision's
+        self._playout_rngs = np.zeros(threads, np.uint64)
         self._mask = np.zeros(self.variant.num_actions, np.int8)
+        self._masks = np.zeros((threads, self.variant.num_actions), np.int8)
         self._weights = weights_array(weights)
         leaf_w = dict(weights or {})
         if leaf_opponent_weight is not None:
@@ -159,10 +173,27 @@ class RolloutBot:
         seeds = np.zeros(count, np.uint64)
         fill_seeds(self.rng, seeds)
         outcomes = np.zeros((legal.size, count))
-        rollout_outcomes(base, self._work, self.variant.tables, legal, self.kind, self.max_skip,
-                         self.penalty_worry, self._weights, seeds, self._policy_rng, self._mask,
-                         self.margin_weight, self.horizon, LEAVES[self.leaf], self._leaf_weights, self._net,
-                         outcomes)
+        args = (base, self._work, self.variant.tables, legal, self.kind, self.max_skip, self.penalty_worry,
+                self._weights, seeds, self._playout_rngs, self._masks, self.margin_weight, self.horizon,
+                LEAVES[self.leaf], self._leaf_weights, self._net)
+        # the other threads' shares on fresh threads (none outlive the call: safe to fork), the
+        # first share on this one
+        errors: list[BaseException] = []
+
+        def share(t: int) -> None:
+            try:
+                rollout_outcomes(*args, t, self.threads, outcomes)
+            except BaseException as e:  # re-raised below, in the caller's thread
+                errors.append(e)
+
+        helpers = [threading.Thread(target=share, args=(t,)) for t in range(1, self.threads)]
+        for h in helpers:
+            h.start()
+        share(0)
+        for h in helpers:
+            h.join()
+        if errors:
+            raise errors[0]
         return outcomes
 
     def _search(self, observation: dict[str, Any]):

@@ -29,35 +29,36 @@ LEAF_NETWORK = 1  # the learned 2-player win chance, `core.value.win_chance`
 
 
 @kernel()
-def _copy_game(src, dst):
-    dst.marks[0] = src.marks[0]
-    dst.locks[0] = src.locks[0]
-    dst.penalties[0] = src.penalties[0]
-    dst.lucky[0] = src.lucky[0]
-    dst.dice[0] = src.dice[0]
-    dst.active[0] = src.active[0]
-    dst.turn[0] = src.turn[0]
-    dst.phase[0] = src.phase[0]
-    dst.pending[0] = src.pending[0]
-    dst.pending_lucky[0] = src.pending_lucky[0]
-    dst.roll[0] = src.roll[0]
+def _copy_game(src, dst, t):
+    """Copy the one game of `src` into game slot t of `dst`."""
+    dst.marks[t] = src.marks[0]
+    dst.locks[t] = src.locks[0]
+    dst.penalties[t] = src.penalties[0]
+    dst.lucky[t] = src.lucky[0]
+    dst.dice[t] = src.dice[0]
+    dst.active[t] = src.active[0]
+    dst.turn[t] = src.turn[0]
+    dst.phase[t] = src.phase[0]
+    dst.pending[t] = src.pending[0]
+    dst.pending_lucky[t] = src.pending_lucky[0]
+    dst.roll[t] = src.roll[0]
 
 
 @kernel()
-def _outcome(st, tb, seat, margin_weight):
+def _outcome(st, tb, t, seat, margin_weight):
     P = st.marks.shape[1]
-    own = score(st, tb, 0, seat)
+    own = score(st, tb, t, seat)
     if P == 1:
         return float(own)
     best_other = -(1 << 30)
     ties = 1
     for s in range(P):
         if s != seat:
-            x = score(st, tb, 0, s)
+            x = score(st, tb, t, s)
             if x > best_other:
                 best_other = x
     for s in range(P):
-        if s != seat and score(st, tb, 0, s) == own:
+        if s != seat and score(st, tb, t, s) == own:
             ties += 1
     share = 0.0
     if own > best_other:
@@ -69,7 +70,7 @@ def _outcome(st, tb, seat, margin_weight):
 
 @kernel()
 def rollout_outcomes(base, work, tb, legal, kind, max_skip, penalty_worry, weights, seeds, policy_rng, mask,
-                     margin_weight, horizon, leaf, leaf_weights, net, out):
+                     margin_weight, horizon, leaf, leaf_weights, net, t, threads, out):
     """Write into `out[i, k]` the outcome, for the seat to decide in `base` (a one-game
     state), of playing `legal[i]` and then playout k with policy `kind` for every seat;
     `seeds[k]` seeds the dice of playout k (the same for every action: common random
@@ -79,46 +80,59 @@ def rollout_outcomes(base, work, tb, legal, kind, max_skip, penalty_worry, weigh
     stops at the start of the n-th roll after this one (or at the end) and scores the
     position with `leaf`: the heuristic's evaluation (`position_value` with `leaf_weights`),
     or the learned win chance (`net` = (w1, b1, w2, b2, w3, b3); a finished game then scores
-    its exact outcome, as at horizon 0)."""
+    its exact outcome, as at horizon 0).
+
+    Splitting the work over threads: this call plays the playouts j = i * len(seeds) + k with
+    j % threads == t, in game slot t of `work`, with generator `policy_rng[t]` and scratch
+    `mask[t]`; calls for t = 0 .. threads-1 may run at once (the kernel releases the GIL).
+    An outcome depends on its seed alone, so the split changes no result."""
+    items = legal.shape[0] * seeds.shape[0]
+    for j in range(t, items, threads):
+        i = j // seeds.shape[0]
+        k = j % seeds.shape[0]
+        out[i, k] = _playout(base, work, t, tb, legal[i], kind, max_skip, penalty_worry, weights, seeds[k],
+                             policy_rng, mask[t], margin_weight, horizon, leaf, leaf_weights, net)
+
+
+@kernel()
+def _playout(base, work, t, tb, action, kind, max_skip, penalty_worry, weights, seed, policy_rng, mask,
+             margin_weight, horizon, leaf, leaf_weights, net):
+    """One playout of `rollout_outcomes` in game slot t of `work`: its outcome."""
     seat = base.turn[0]
     P = base.marks.shape[1]
-    w1, b1, w2, b2, w3, b3 = net
-    x = np.zeros(NUM_FEATURES)
-    h1 = np.zeros(w1.shape[1])
-    h2 = np.zeros(w2.shape[1])
-    for i in range(legal.shape[0]):
-        for k in range(seeds.shape[0]):
-            _copy_game(base, work)
-            work.rng[0] = seeds[k]
-            policy_rng[0] = seeds[k] ^ np.uint64(0x5DEECE66D)
-            if work.phase[0] == WHITE:
-                # Seats before this one in the white action chose already; sample their choices.
-                s = work.active[0]
-                while s != seat:
-                    if work.pending[0, s] == NO_DECISION:
-                        work.turn[0] = s
-                        work.pending[0, s] = policy_action(kind, work, tb, 0, mask, policy_rng, max_skip,
-                                                           penalty_worry, weights)
-                    s = (s + 1) % P
-                work.turn[0] = seat
-            apply_one(work, tb, 0, legal[i])
-            stop = base.roll[0] + horizon
-            while work.phase[0] != OVER and (horizon == 0 or work.roll[0] < stop):
-                action = policy_action(kind, work, tb, 0, mask, policy_rng, max_skip, penalty_worry, weights)
-                apply_one(work, tb, 0, action)
-            if horizon == 0 or (leaf == LEAF_NETWORK and work.phase[0] == OVER):
-                out[i, k] = _outcome(work, tb, seat, margin_weight)
-            elif leaf == LEAF_NETWORK:
-                value_features(work, tb, 0, seat, leaf_weights, x)
-                out[i, k] = win_chance(x, w1, b1, w2, b2, w3, b3, h1, h2)
-            else:
-                out[i, k] = position_value(work, tb, 0, seat, leaf_weights)
+    _copy_game(base, work, t)
+    work.rng[t] = seed
+    policy_rng[t] = seed ^ np.uint64(0x5DEECE66D)
+    if work.phase[t] == WHITE:
+        # Seats before this one in the white action chose already; sample their choices.
+        s = work.active[t]
+        while s != seat:
+            if work.pending[t, s] == NO_DECISION:
+                work.turn[t] = s
+                work.pending[t, s] = policy_action(kind, work, tb, t, mask, policy_rng, max_skip, penalty_worry,
+                                                   weights)
+            s = (s + 1) % P
+        work.turn[t] = seat
+    apply_one(work, tb, t, action)
+    stop = base.roll[0] + horizon
+    while work.phase[t] != OVER and (horizon == 0 or work.roll[t] < stop):
+        a = policy_action(kind, work, tb, t, mask, policy_rng, max_skip, penalty_worry, weights)
+        apply_one(work, tb, t, a)
+    if horizon == 0 or (leaf == LEAF_NETWORK and work.phase[t] == OVER):
+        return _outcome(work, tb, t, seat, margin_weight)
+    if leaf == LEAF_NETWORK:
+        w1, b1, w2, b2, w3, b3 = net
+        x = np.empty(NUM_FEATURES)
+        value_features(work, tb, t, seat, leaf_weights, x)
+        return win_chance(x, w1, b1, w2, b2, w3, b3, np.empty(w1.shape[1]), np.empty(w2.shape[1]))
+    return position_value(work, tb, t, seat, leaf_weights)
 
 
 @kernel()
 def root_action(base, work, tb, kind, max_skip, penalty_worry, weights, policy_rng, mask):
-    """The default policy's own choice for the seat to decide in `base`."""
-    _copy_game(base, work)
+    """The default policy's own choice for the seat to decide in `base` (game slot 0 of
+    `work`, generator `policy_rng[0]`)."""
+    _copy_game(base, work, 0)
     return policy_action(kind, work, tb, 0, mask, policy_rng, max_skip, penalty_worry, weights)
 
 
