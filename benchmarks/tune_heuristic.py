@@ -65,9 +65,11 @@ from qwixx_env.envs.batched import BatchedQwixx
 
 # Not cached: numba's cache would not see edits to the kernels this one inlines.
 @njit(nogil=True)
-def play_to_end(st, tb, games, heuristic_seat, weights, max_skip, penalty_worry, out_scores, out_decisions):
-    """Play `games` to the end: seat heuristic_seat[b] is the heuristic, the others greedy.
-    Writes every seat's final score and how many decisions the heuristic took per game."""
+def play_to_end(st, tb, games, heuristic_seat, weights, rival_weights, max_skip, penalty_worry, out_scores,
+                out_decisions):
+    """Play `games` to the end: seat heuristic_seat[b] is the heuristic with `weights`, the
+    others greedy, or the heuristic with `rival_weights` when that is not empty. Writes every
+    seat's final score and how many decisions the first heuristic took per game."""
     mask = np.zeros(4 * tb.cells + 1, np.int8)
     for b in games:
         while st.phase[b] != OVER:
@@ -75,6 +77,8 @@ def play_to_end(st, tb, games, heuristic_seat, weights, max_skip, penalty_worry,
             if st.turn[b] == heuristic_seat[b]:
                 a = heuristic_action(st, tb, b, mask, weights)
                 out_decisions[b] += 1
+            elif rival_weights.size:
+                a = heuristic_action(st, tb, b, mask, rival_weights)
             else:
                 a = greedy_action(st, tb, b, mask, max_skip, penalty_worry)
             rules.apply_one(st, tb, b, a)
@@ -82,51 +86,25 @@ def play_to_end(st, tb, games, heuristic_seat, weights, max_skip, penalty_worry,
             out_scores[b, s] = rules.score(st, tb, b, s)
 
 
-@njit(nogil=True)
-def play_h2h_to_end(st, tb, games, seat, weights, rival_weights, out_scores):
-    """Play `games` to the end: seat seat[b] is the heuristic with `weights`, the others the
-    heuristic with `rival_weights`. Writes every seat's final score."""
-    mask = np.zeros(4 * tb.cells + 1, np.int8)
-    for b in games:
-        while st.phase[b] != OVER:
-            rules.legal_mask_one(st, tb, b, mask)
-            w = weights if st.turn[b] == seat[b] else rival_weights
-            rules.apply_one(st, tb, b, heuristic_action(st, tb, b, mask, w))
-        for s in range(st.marks.shape[1]):
-            out_scores[b, s] = rules.score(st, tb, b, s)
-
-
-def play_h2h(weights: np.ndarray, rival_weights: np.ndarray, num_players: int, games: int, seed: int,
-             variant: str = "classic", threads: int = 2) -> tuple[np.ndarray, np.ndarray]:
-    """(scores (games, P), candidate seat (games,)): the heuristic with `weights` against the
-    heuristic with `rival_weights` at every other seat; game i from seed + i, seat i % P."""
-    engine = BatchedQwixx(games, num_players=num_players, variant=variant, autoreset=False)
-    engine.reset(seed=seed)
-    seat = (np.arange(games) % num_players).astype(np.int64)
-    scores = np.zeros((games, num_players), np.int64)
-    chunks = np.array_split(np.arange(games, dtype=np.int64), threads)
-    tb = engine.variant.tables
-    with ThreadPoolExecutor(threads) as pool:
-        list(pool.map(lambda c: play_h2h_to_end(engine.state, tb, c, seat, weights, rival_weights, scores), chunks))
-    return scores, seat
-
-
 def play(weights: np.ndarray, num_players: int, games: int, seed: int, variant: str = "classic",
-         lucky: str = "bonus", threads: int = 2) -> tuple[np.ndarray, np.ndarray, int]:
+         lucky: str = "bonus", threads: int = 2,
+         rival_weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int]:
     """(scores (games, P), heuristic seat (games,), heuristic decisions) of `games` games from
-    seeds seed, seed+1, …"""
+    seeds seed, seed+1, …: the heuristic at seat i % P, greedy at the others (or the
+    heuristic with `rival_weights`)."""
     engine = BatchedQwixx(games, num_players=num_players, variant=variant, lucky=lucky, autoreset=False)
     engine.reset(seed=seed)
     seat = (np.arange(games) % num_players).astype(np.int64)
     scores = np.zeros((games, num_players), np.int64)
     decisions = np.zeros(games, np.int64)
+    rivals = np.zeros(0) if rival_weights is None else rival_weights
     # the opponent the documented figures were measured against: greedy with max_skip 1
     skip, worry = 1, greedy_defaults(num_players)[1]
     chunks = np.array_split(np.arange(games, dtype=np.int64), threads)
     tb = engine.variant.tables
     with ThreadPoolExecutor(threads) as pool:
-        list(pool.map(lambda c: play_to_end(engine.state, tb, c, seat, weights, skip, worry, scores, decisions),
-                      chunks))
+        list(pool.map(lambda c: play_to_end(engine.state, tb, c, seat, weights, rivals, skip, worry, scores,
+                                            decisions), chunks))
     return scores, seat, int(decisions.sum())
 
 
@@ -145,7 +123,8 @@ def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
     return centre - half, centre + half
 
 
-def objective(w: np.ndarray, games: int, seed: int, win_scale: float) -> tuple[float, float, float]:
+def objective_greedy(w: np.ndarray, games: int, seed: int, win_scale: float) -> tuple[float, float, float]:
+    """Solo classic mean + win_scale x the 2-player win rate against greedy."""
     solo = play(w, 1, games, seed)[0]
     wins, n = win_rate(*play(w, 2, games, seed + 10_000_000)[:2])
     mean, rate = float(solo.mean()), wins / n
@@ -154,12 +133,12 @@ def objective(w: np.ndarray, games: int, seed: int, win_scale: float) -> tuple[f
 
 def objective_h2h(w: np.ndarray, games: int, seed: int, _win_scale: float) -> tuple[float, float, float]:
     """2-player classic win rate against the default (tuned) heuristic, as (objective, 0, rate)."""
-    wins, n = win_rate(*play_h2h(w, weights_array(), 2, games, seed))
+    wins, n = win_rate(*play(w, 2, games, seed, rival_weights=weights_array())[:2])
     return wins / n, 0.0, wins / n
 
 
 def tune(args) -> None:
-    objective = objective_h2h if args.h2h else globals()["objective"]
+    objective = objective_h2h if args.h2h else objective_greedy
     w = weights_array(parse_weights(args.weights))
     steps = {n: args.step for n in WEIGHT_NAMES}
     rng = np.random.default_rng(args.seed)

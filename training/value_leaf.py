@@ -15,6 +15,7 @@ evaluation alone (what the network must beat to be worth shipping).
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import time
 from pathlib import Path
@@ -22,6 +23,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
+from qwixx_env.arena.stats import win_shares
 from qwixx_env.bots.pretrained import write_atomically
 from qwixx_env.core import rules
 from qwixx_env.core.heuristic import heuristic_action, weights_array
@@ -59,6 +61,12 @@ def _play(st, tb, weights, explore, rng, feats, rows_game, rows_seat):
     return n
 
 
+@njit
+def _seed_numba(seed):
+    """Seed numba's own generator (np.random inside compiled code)."""
+    np.random.seed(seed)
+
+
 def collect(games: int, seed: int, explore: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(features, win share of the seat, game index) of every roll start of `games` games."""
     engine = BatchedQwixx(games, num_players=2, autoreset=False)
@@ -68,20 +76,11 @@ def collect(games: int, seed: int, explore: float) -> tuple[np.ndarray, np.ndarr
     feats = np.zeros((cap, NUM_FEATURES), np.float32)
     rows_game = np.zeros(cap, np.int64)
     rows_seat = np.zeros(cap, np.int64)
-    np.random.seed(seed)
-    _seed_numba(seed)
+    _seed_numba(seed)  # the exploration draws
     rng = np.array([seed * 2 + 1] * games, np.uint64)
     n = _play(st, tb, weights_array(), explore, rng, feats, rows_game, rows_seat)
-    scores = rules.scores(engine.variant, st)
-    best = scores.max(axis=1)
-    sharing = (scores == best[:, None]).sum(axis=1)
-    share = np.where(scores == best[:, None], 1.0 / sharing[:, None], 0.0)
+    share = win_shares(rules.scores(engine.variant, st))
     return feats[:n], share[rows_game[:n], rows_seat[:n]].astype(np.float32), rows_game[:n]
-
-
-@njit
-def _seed_numba(seed):
-    np.random.seed(seed)
 
 
 def fit(x: np.ndarray, y: np.ndarray, game: np.ndarray, *, epochs: int, seed: int) -> tuple[dict, dict]:
@@ -154,8 +153,6 @@ def main(argv: list[str] | None = None) -> None:
                   num_features=NUM_FEATURES, seconds=round(time.time() - t0, 1))
     print(json.dumps(report, indent=1))
     a.out.parent.mkdir(parents=True, exist_ok=True)
-    import io
-
     buf = io.BytesIO()
     np.savez(buf, **arrays, meta=np.array(json.dumps(report)))
     write_atomically(a.out, buf.getvalue())

@@ -45,11 +45,10 @@ beats `heuristic` head to head.
 from __future__ import annotations
 
 import functools
-from pathlib import Path
-from typing import Any, Mapping
-
 import os
 import threading
+from pathlib import Path
+from typing import Any, Mapping
 
 import numpy as np
 

@@ -87,17 +87,19 @@ def rollout_outcomes(base, work, tb, legal, kind, max_skip, penalty_worry, weigh
     `mask[t]`; calls for t = 0 .. threads-1 may run at once (the kernel releases the GIL).
     An outcome depends on its seed alone, so the split changes no result."""
     items = legal.shape[0] * seeds.shape[0]
+    scratch = (np.empty(NUM_FEATURES), np.empty(net[0].shape[1]), np.empty(net[2].shape[1]))  # the network's
     for j in range(t, items, threads):
         i = j // seeds.shape[0]
         k = j % seeds.shape[0]
         out[i, k] = _playout(base, work, t, tb, legal[i], kind, max_skip, penalty_worry, weights, seeds[k],
-                             policy_rng, mask[t], margin_weight, horizon, leaf, leaf_weights, net)
+                             policy_rng, mask[t], margin_weight, horizon, leaf, leaf_weights, net, scratch)
 
 
 @kernel()
 def _playout(base, work, t, tb, action, kind, max_skip, penalty_worry, weights, seed, policy_rng, mask,
-             margin_weight, horizon, leaf, leaf_weights, net):
-    """One playout of `rollout_outcomes` in game slot t of `work`: its outcome."""
+             margin_weight, horizon, leaf, leaf_weights, net, scratch):
+    """One playout of `rollout_outcomes` in game slot t of `work`: its outcome. `scratch`:
+    the network's features and hidden layers."""
     seat = base.turn[0]
     P = base.marks.shape[1]
     _copy_game(base, work, t)
@@ -121,10 +123,9 @@ def _playout(base, work, t, tb, action, kind, max_skip, penalty_worry, weights, 
     if horizon == 0 or (leaf == LEAF_NETWORK and work.phase[t] == OVER):
         return _outcome(work, tb, t, seat, margin_weight)
     if leaf == LEAF_NETWORK:
-        w1, b1, w2, b2, w3, b3 = net
-        x = np.empty(NUM_FEATURES)
+        x, h1, h2 = scratch
         value_features(work, tb, t, seat, leaf_weights, x)
-        return win_chance(x, w1, b1, w2, b2, w3, b3, np.empty(w1.shape[1]), np.empty(w2.shape[1]))
+        return win_chance(x, *net, h1, h2)
     return position_value(work, tb, t, seat, leaf_weights)
 
 

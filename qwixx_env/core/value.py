@@ -27,6 +27,7 @@ def value_features(st, tb, b, s, weights, out):
     K = tb.cells
     s = np.int64(s)
     o = 1 - s
+    own, other = score(st, tb, b, s), score(st, tb, b, o)
     i = 0
     for k in range(2):
         p = s if k == 0 else o
@@ -37,14 +38,14 @@ def value_features(st, tb, b, s, weights, out):
             out[i + 2] = 1.0 if st.locks[b, p, r] else 0.0
             i += 3
         out[i] = st.penalties[b, p] / tb.max_penalties
-        out[i + 1] = score(st, tb, b, p) / 100.0
+        out[i + 1] = (own if k == 0 else other) / 100.0
         i += 2
     for r in range(4):
         out[i] = 1.0 if row_locked(st, b, r) else 0.0
         i += 1
     out[i] = 1.0 if st.active[b] == s else 0.0
     out[i + 1] = position_value(st, tb, b, s, weights) / 100.0
-    out[i + 2] = (score(st, tb, b, s) - score(st, tb, b, o)) / 50.0
+    out[i + 2] = (own - other) / 50.0
     out[i + 3] = 1.0
 
 
