@@ -56,7 +56,10 @@ def collect(cfg: TrainConfig, teacher: Any, samples: int, *, seed: int, num_envs
     """At least `samples` decisions of `teacher` in the learner's seat (see the module
     docstring), and figures: samples, games, seconds, samples_per_second, teacher_return."""
     start = time.perf_counter()
-    scripted = dict(cfg.opponents.scripted) if cfg.opponents and cfg.opponents.scripted else "heuristic"
+    from training.pool import scripted_opponent
+
+    scripted = ({scripted_opponent(n): w for n, w in cfg.opponents.scripted.items()}
+                if cfg.opponents and cfg.opponents.scripted else "heuristic")
     env = QwixxVectorEnv(
         num_envs, cfg.num_players, cfg.variant, lucky=cfg.lucky, reward=cfg.reward_mode,
         learner_seat="random", opponents=scripted if cfg.num_players > 1 else "random",

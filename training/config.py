@@ -23,6 +23,7 @@ from typing import Any, Union
 import yaml
 
 from qwixx_env import bots
+from qwixx_env.bots.pretrained import INPUTS
 from qwixx_env.core.policies import POLICY_NAMES
 from qwixx_env.core.rewards import REWARD_MODES, check_reward
 from qwixx_env.core.variant import VARIANT_NAMES
@@ -133,6 +134,8 @@ class TrainConfig:
     num_envs: int = field(default=64, metadata=_check(low=1))  # games stepped together
     torch_threads: int = field(default=1, metadata=_check(low=1))  # torch.set_num_threads
     checkpoint_every: int = field(default=1_000_000, metadata=_check(low=1))  # steps between checkpoints
+    # extra policy inputs after the observation (qwixx_env.bots.pretrained.INPUTS)
+    inputs: tuple[str, ...] = field(default=(), metadata=_check(choices=INPUTS))
     network: NetworkConfig = NetworkConfig()
     ppo: PPOConfig = PPOConfig()
     opponents: OpponentsConfig | None = None  # required with num_players > 1, refused solo
@@ -266,6 +269,12 @@ def _check_together(cfg: TrainConfig) -> None:
         check_reward(cfg.reward, cfg.num_players)
     except ValueError as err:
         raise ValueError(f"reward: {err}") from None
+    if "afterstate" in cfg.inputs and (cfg.variant, cfg.num_players) != ("classic", 2):
+        raise ValueError(
+            f"inputs: 'afterstate' needs variant classic with 2 players; got {cfg.variant} with {cfg.num_players}"
+        )
+    if len(set(cfg.inputs)) != len(cfg.inputs):
+        raise ValueError(f"inputs: got {list(cfg.inputs)}; expected each name once")
     if cfg.ppo.batch_size > cfg.rollout_steps:
         raise ValueError(
             f"ppo.batch_size: got {cfg.ppo.batch_size}; expected at most ppo.n_steps * num_envs = {cfg.rollout_steps}"
@@ -285,8 +294,12 @@ def _check_together(cfg: TrainConfig) -> None:
                 "opponents.self_play"
             )
         for name in cfg.opponents.scripted:
-            if name not in POLICY_NAMES:
-                raise ValueError(f"opponents.scripted.{name}: unknown opponent; expected names from {list(POLICY_NAMES)}")
+            if name not in POLICY_NAMES + ("afterstate",):
+                raise ValueError(f"opponents.scripted.{name}: unknown opponent; expected names from "
+                                 f"{list(POLICY_NAMES) + ['afterstate']}")
+            if name == "afterstate" and (cfg.variant, cfg.num_players) != ("classic", 2):
+                raise ValueError(f"opponents.scripted.afterstate: plays classic with 2 players only; got "
+                                 f"{cfg.variant} with {cfg.num_players}")
     if cfg.evaluation is not None:
         for i, name in enumerate(cfg.evaluation.opponents):
             if name not in bots.available():

@@ -70,14 +70,15 @@ class OpponentPool:
         else:
             share = self.self_play.share
         total = sum(self.scripted.values())
-        pool: dict[Any, float] = {name: (1 - share) * w / total for name, w in self.scripted.items() if share < 1}
+        pool: dict[Any, float] = {scripted_opponent(name): (1 - share) * w / total
+                                  for name, w in self.scripted.items() if share < 1}
         for s in self.snapshots:
             pool[s.policy] = share / len(self.snapshots)
         return pool
 
     def describe(self) -> str:
         """One line: every opponent and its weight."""
-        names = {**{n: n for n in self.scripted}, **{s.policy: s.name for s in self.snapshots}}
+        names = {**{scripted_opponent(n): n for n in self.scripted}, **{s.policy: s.name for s in self.snapshots}}
         return ", ".join(f"{names[o]} {w:.2f}" for o, w in self.opponents().items())
 
     # --- checkpoints -----------------------------------------------------------------------------
@@ -103,3 +104,13 @@ class OpponentPool:
                 shutil.copyfile(folder / (e["file"] + suffix), self.folder / (e["file"] + suffix))
             policy = NumpyPolicy.load(self.folder / (e["file"] + ".json"))
             self.snapshots.append(Snapshot(e["name"], int(e["steps"]), policy))
+
+
+def scripted_opponent(name: str) -> Any:
+    """A scripted pool bot for `QwixxVectorEnv`: its name where the engine plays it compiled,
+    else its batched policy (`afterstate`)."""
+    if name == "afterstate":
+        from qwixx_env.bots.afterstate import afterstate_policy
+
+        return afterstate_policy
+    return name

@@ -81,7 +81,7 @@ class Trainer:
         from torch.utils.tensorboard import SummaryWriter
 
         from qwixx_env import QwixxVectorEnv
-        from qwixx_env.envs.sb3 import Sb3VecEnv
+        from qwixx_env.envs.sb3 import AfterstateInputs, Sb3VecEnv
         from training.pool import OpponentPool
 
         cfg, out = self.cfg, self.out
@@ -98,6 +98,8 @@ class Trainer:
             cfg.num_envs, cfg.num_players, cfg.variant, lucky=cfg.lucky, reward=cfg.reward_mode, learner_seat="random",
         )
         venv = Sb3VecEnv(self.env)
+        if "afterstate" in cfg.inputs:
+            venv = AfterstateInputs(venv)
         if cfg.reward_scale != 1.0:
             venv = scaled_rewards(venv, cfg.reward_scale)
         opponents = cfg.opponents
@@ -219,6 +221,12 @@ class Trainer:
         teacher = bc.make_teacher(cfg, b.teacher, cfg.seed)
         self.say(f"behaviour cloning: collecting {b.samples:,} decisions of {b.teacher!r}")
         demos, stats = bc.collect(cfg, teacher, b.samples, seed=cfg.seed + 7, num_envs=cfg.num_envs)
+        if "afterstate" in cfg.inputs:  # what the policy reads: the observation and the extra inputs
+            import numpy as np
+
+            from qwixx_env.bots.afterstate import afterstate_inputs
+
+            demos.observations = np.hstack([demos.observations, afterstate_inputs(demos.observations)])
         self.say(f"  {stats['samples']:,} samples from {stats['games']:,} games in {stats['seconds']:.1f} s "
                  f"({stats['samples_per_second']:,.0f}/s); teacher's mean return {stats['teacher_return']:.3f}")
 

@@ -66,7 +66,7 @@ def make(name: str, *, variant: str = "classic", num_players: int = 2, seed: int
 
 
 # Each bot module registers itself on import.
-from qwixx_env.bots import greedy, heuristic, pretrained, random_bot, rollout, solo_optimal  # noqa: E402, F401
+from qwixx_env.bots import afterstate, greedy, heuristic, pretrained, random_bot, rollout, solo_optimal  # noqa: E402, F401
 from qwixx_env.bots.pretrained import load  # noqa: E402
 
 __all__ = ["Bot", "available", "load", "make", "register"]

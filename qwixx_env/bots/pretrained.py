@@ -64,6 +64,17 @@ _FIELDS = (
     "meta",
 )
 _LAYER_FIELDS = ("in", "out", "activation")
+_OPTIONAL_FIELDS = ("inputs",)
+
+INPUTS = ("afterstate",)
+"""Extra inputs a policy may read after the observation (the optional ``inputs`` field):
+``"afterstate"``, each action's afterstate win chance (`qwixx_env.bots.afterstate`; 2-player
+classic), one number per action."""
+
+
+def input_width(spec: dict[str, Any]) -> int:
+    """How many numbers the extra `inputs` add after the observation."""
+    return sum(spec["num_actions"] for name in spec.get("inputs", ()) if name == "afterstate")
 
 Layer = tuple[np.ndarray, np.ndarray, "str | None"]
 """One linear layer: weight (out, in), bias (out,), activation after it (a name or None)."""
@@ -95,6 +106,7 @@ class NumpyPolicy:
         self.observation_size: int = spec["observation_size"]
         self.num_actions: int = spec["num_actions"]
         self.meta: dict[str, Any] = spec["meta"]
+        self.inputs: tuple[str, ...] = tuple(spec.get("inputs", ()))
         self._nets = {
             net: [
                 (arrays[f"{net}.{i}.weight"], arrays[f"{net}.{i}.bias"], layer["activation"])
@@ -145,6 +157,10 @@ class NumpyPolicy:
                 f"observations: got shape {obs.shape}; {self!r} expects (n, {self.observation_size}), "
                 f"the {self.variant} observation for {self.num_players} player(s)"
             )
+        if "afterstate" in self.inputs:
+            from qwixx_env.bots.afterstate import afterstate_inputs
+
+            obs = np.hstack([obs, afterstate_inputs(obs, self.variant, self.num_players)])
         return obs
 
 
@@ -350,9 +366,11 @@ def _check_spec(spec: Any, source: str) -> None:
         raise bad(
             f"format: got {spec.get('format')!r}; expected {FORMAT!r} (a policy exported by this qwixx_env)"
         )
-    if set(spec) != set(_FIELDS):
-        missing, extra = sorted(set(_FIELDS) - set(spec)), sorted(set(spec) - set(_FIELDS))
-        raise bad(f"fields: missing {missing}, unexpected {extra}; expected exactly {list(_FIELDS)}")
+    if not set(_FIELDS) <= set(spec) <= set(_FIELDS + _OPTIONAL_FIELDS):
+        missing = sorted(set(_FIELDS) - set(spec))
+        extra = sorted(set(spec) - set(_FIELDS + _OPTIONAL_FIELDS))
+        raise bad(f"fields: missing {missing}, unexpected {extra}; expected {list(_FIELDS)} "
+                  f"(and optionally {list(_OPTIONAL_FIELDS)})")
     if spec["variant"] not in VARIANT_NAMES:
         raise bad(f"variant: got {spec['variant']!r}; expected one of {VARIANT_NAMES}")
     try:
@@ -369,6 +387,11 @@ def _check_spec(spec: Any, source: str) -> None:
             raise bad(
                 f"{field}: got {spec[field]!r}; the {variant.name} game for {num_players} player(s) has {size}"
             )
+    inputs = spec.get("inputs", [])
+    if not isinstance(inputs, list) or len(set(map(str, inputs))) != len(inputs) or not set(inputs) <= set(INPUTS):
+        raise bad(f"inputs: got {inputs!r}; expected a list of distinct names from {list(INPUTS)}")
+    if "afterstate" in inputs and (variant.name, num_players) != ("classic", 2):
+        raise bad(f"inputs: 'afterstate' is for classic with 2 players; got {variant.name} with {num_players}")
     networks = spec["networks"]
     if not isinstance(networks, dict) or set(networks) != set(NETWORKS):
         raise bad(f"networks: got {networks!r}; expected an object with layer lists {list(NETWORKS)}")
@@ -376,13 +399,13 @@ def _check_spec(spec: Any, source: str) -> None:
         layers = networks[net]
         if not isinstance(layers, list) or not layers:
             raise bad(f"networks.{net}: got {layers!r}; expected a non-empty list of layers")
-        width = spec["observation_size"]
+        width = spec["observation_size"] + input_width(spec)
         for i, layer in enumerate(layers):
             where = f"networks.{net}[{i}]"
             if not isinstance(layer, dict) or set(layer) != set(_LAYER_FIELDS):
                 raise bad(f"{where}: got {layer!r}; expected an object with fields {list(_LAYER_FIELDS)}")
             if count(layer["in"], f"{where}.in") != width:
-                before = "the layer before gives" if i else "the observation has"
+                before = "the layer before gives" if i else "the observation (and inputs) have"
                 raise bad(f"{where}.in: got {layer['in']}; {before} {width}")
             width = count(layer["out"], f"{where}.out")
             last, act = i == len(layers) - 1, layer["activation"]
@@ -415,6 +438,7 @@ def write_policy(
     num_players: int,
     lucky: str | None = None,
     meta: dict[str, Any],
+    inputs: Sequence[str] = (),
 ) -> Path:
     """Write a checkpoint pair from numpy layers (`Layer`: weight (out, in), bias, activation)
     and return the JSON's path; `path` may end in ``.json`` or ``.npz`` or neither.
@@ -454,6 +478,8 @@ def write_policy(
         "weights": {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)},
         "meta": meta,
     }
+    if inputs:
+        spec["inputs"] = list(inputs)
     _check_spec(spec, str(json_path))
     _load_arrays(data, spec, str(npz_path))  # shapes and values, before anything is written
     try:
@@ -503,7 +529,9 @@ def export_policy(
     """Export an sb3-contrib ``MaskablePPO`` model's MLP policy as a checkpoint pair (see
     `write_policy`) and return the JSON's path. Needs torch (imported here only).
 
-    The policy must be ``"MlpPolicy"``: the flatten extractor, then ``mlp_extractor``'s
+    Extra inputs an `AfterstateInputs` wrapper appends to the model's observations are
+    recorded (``inputs``), so the loaded policy computes them itself. The policy must be
+    ``"MlpPolicy"``: the flatten extractor, then ``mlp_extractor``'s
     policy and value nets (linear layers, each followed by the policy's ``activation_fn``,
     tanh or relu) and the ``action_net`` and ``value_net`` heads. `variant`, `num_players`
     and `lucky` default to those of the model's training env (a `QwixxVectorEnv` under
@@ -543,7 +571,9 @@ def export_policy(
         return out
 
     env = model.get_env()
+    inputs: list[str] = []
     while env is not None and hasattr(env, "venv"):  # SB3's VecEnv wrappers
+        inputs += getattr(env, "policy_inputs", ())  # extra inputs a wrapper appends (AfterstateInputs)
         if isinstance(env, VecNormalize):
             raise ValueError(
                 "model env: VecNormalize changes the observations, which a checkpoint cannot store"
@@ -567,6 +597,7 @@ def export_policy(
         num_players=num_players,
         lucky=lucky,
         meta=meta,
+        inputs=inputs,
     )
 
 

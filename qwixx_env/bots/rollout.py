@@ -72,11 +72,16 @@ _NO_NETWORK = tuple(np.zeros((1, 1)) if k % 2 == 0 else np.zeros(1) for k in ran
 
 
 @functools.lru_cache(maxsize=None)
-def load_value_network(variant: str, num_players: int) -> tuple[np.ndarray, ...]:
-    """The shipped win-chance network's (w1, b1, w2, b2, w3, b3) for the leaf (read once)."""
-    path = Path(__file__).parent / "data" / VALUE_NETWORKS[(variant, num_players)]
-    with np.load(path, allow_pickle=False) as f:
+def read_network(filename: str) -> tuple[np.ndarray, ...]:
+    """A shipped win-chance network's (w1, b1, w2, b2, w3, b3) from `qwixx_env/bots/data/`
+    (read once)."""
+    with np.load(Path(__file__).parent / "data" / filename, allow_pickle=False) as f:
         return tuple(np.ascontiguousarray(f[k], np.float64) for k in ("w1", "b1", "w2", "b2", "w3", "b3"))
+
+
+def load_value_network(variant: str, num_players: int) -> tuple[np.ndarray, ...]:
+    """The shipped win-chance network for the leaf of `variant` with `num_players`."""
+    return read_network(VALUE_NETWORKS[(variant, num_players)])
 
 
 def _check_number(name, value, *, minimum, integer=False):

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
-from stable_baselines3.common.vec_env import VecEnv
+from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
 from qwixx_env.envs.vector import QwixxVectorEnv
 
@@ -114,3 +114,49 @@ def frozen_policy(model, deterministic: bool = True):
         return actions.cpu().numpy().astype(np.int64)
 
     return act
+
+
+class AfterstateInputs(VecEnvWrapper):
+    """Appends `qwixx_env.bots.afterstate.afterstate_inputs` (one number per action: how far
+    its afterstate win chance falls below the best action's) to a 2-player classic `Sb3VecEnv`'s observations; `export_policy`
+    records it (``inputs: ["afterstate"]``) and the loaded policy computes the same numbers
+    from the plain observation."""
+
+    policy_inputs = ("afterstate",)
+
+    def __init__(self, venv: VecEnv):
+        from gymnasium import spaces
+
+        game = venv.env
+        self._variant, self._players = game.variant.name, game.num_players
+        from qwixx_env.bots.afterstate import check_table
+
+        check_table(self._variant, self._players)
+        base = venv.observation_space
+        extra = game.single_action_space.n
+        space = spaces.Box(
+            np.concatenate([base.low, np.full(extra, -1, np.float32)]),
+            np.concatenate([base.high, np.zeros(extra, np.float32)]),
+            dtype=np.float32,
+        )
+        super().__init__(venv, observation_space=space)
+
+    def _extend(self, obs: np.ndarray) -> np.ndarray:
+        from qwixx_env.bots.afterstate import afterstate_inputs
+
+        obs = np.asarray(obs, np.float32)
+        return np.hstack([obs, afterstate_inputs(obs.reshape(-1, obs.shape[-1]), self._variant, self._players)
+                          .reshape(*obs.shape[:-1], -1)])
+
+    def reset(self) -> np.ndarray:
+        return self._extend(self.venv.reset())
+
+    def step_wait(self):
+        obs, rewards, done, infos = self.venv.step_wait()
+        for info in infos:
+            if "terminal_observation" in info:
+                info["terminal_observation"] = self._extend(info["terminal_observation"][None])[0]
+        return self._extend(obs), rewards, done, infos
+
+    def action_masks(self) -> np.ndarray:
+        return self.venv.action_masks()

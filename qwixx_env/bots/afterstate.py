@@ -1,0 +1,113 @@
+"""`afterstate`: plays the action whose resulting position a learned win chance rates best.
+
+2-player classic only. It rebuilds the game from the observation, crosses each legal action
+on a scratch sheet with the heuristic's look-ahead (a white action of the active player
+together with its best colour follow-up) and rates the position with a win-chance network
+(`qwixx_env.core.afterstate`). The network ships as
+`qwixx_env/bots/data/afterstate-classic-2p.npz`; `training/afterstate.py` trains it by fitted
+value iteration: the bot plays itself, and the network is refitted on who won. One decision
+costs a few dozen forward passes of a small network: well under a millisecond.
+
+`afterstate_inputs(observations)` gives the same ratings for a batch of observations, one
+per action (0 where illegal): what a PPO checkpoint trained with ``inputs: afterstate`` reads
+beside the observation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from qwixx_env import bots
+from qwixx_env.bots.rollout import read_network
+from qwixx_env.core import afterstate as core
+from qwixx_env.core import rules
+from qwixx_env.core.heuristic import weights_array
+from qwixx_env.core.observation import ObservationLayout, ObservationView, state_from_observation
+from qwixx_env.core.state import new_state
+from qwixx_env.core.variant import get_variant
+
+NETWORK_FILE = "afterstate-classic-2p.npz"
+
+
+def check_table(variant: str, num_players: int) -> None:
+    if variant != "classic" or num_players != 2:
+        raise ValueError(
+            f"afterstate: got variant={variant!r}, num_players={num_players!r}; its win-chance network is "
+            f"trained for variant='classic', num_players=2 only"
+        )
+
+
+class AfterstateBot:
+    """See the module docstring. Deterministic: `seed` is accepted and unused."""
+
+    name = "afterstate"
+
+    def __init__(self, *, variant: str = "classic", num_players: int = 2, seed: int | None = None):
+        check_table(variant, num_players)
+        self.variant = get_variant(variant)
+        self.num_players = num_players
+        self._net = read_network(NETWORK_FILE)
+        self._weights = weights_array()
+        self._values = np.zeros(self.variant.num_actions)
+        self._base = new_state(num_players)
+        self._kernel = None
+
+    def act(self, observation: dict[str, Any]) -> int:
+        view = ObservationView(observation, self.variant, self.num_players)
+        mask = np.ascontiguousarray(observation["action_mask"], np.int8)
+        if not mask.any():
+            raise ValueError("observation: the action mask offers no legal action (not this seat's turn?)")
+        st = state_from_observation(view, out=self._base)
+        args = (st, self.variant.tables, 0, mask, self._weights, self._net, self._values)
+        if self._kernel is None:
+            self._kernel = rules.compiled(core.afterstate_action, *args)
+        return int(self._kernel(*args))
+
+
+INPUT_SCALE = 20.0  # a win chance 0.05 below the best action's reads -1
+
+
+def afterstate_chances(observations: np.ndarray, variant: str = "classic", num_players: int = 2) -> np.ndarray:
+    """(n, A) float64: each action's afterstate win chance for the seat observing each row of
+    `observations` (n, D) (-1 where the action is illegal)."""
+    check_table(variant, num_players)
+    v = get_variant(variant)
+    layout = ObservationLayout(v, num_players)
+    obs = np.ascontiguousarray(observations, np.float32)
+    if obs.ndim != 2 or obs.shape[1] != layout.size:
+        raise ValueError(f"observations: got shape {obs.shape}; expected (n, {layout.size})")
+    out = np.zeros((obs.shape[0], v.num_actions), np.float64)
+    core.afterstate_inputs(obs, v.tables, layout.offsets, new_state(num_players), weights_array(),
+                           read_network(NETWORK_FILE), out)
+    return out
+
+
+def afterstate_inputs(observations: np.ndarray, variant: str = "classic", num_players: int = 2) -> np.ndarray:
+    """(n, A) float32: for the seat observing each row of `observations` (n, D), how far each
+    action's afterstate win chance falls below the best legal action's, scaled and clipped:
+    ``max(INPUT_SCALE * (chance - best chance), -1)``: 0 for the `afterstate` bot's choice,
+    -1 for an action 5 points of win chance worse or illegal (what a policy network reads
+    most easily: the choice marked, the near misses graded)."""
+    return afterstate_gaps(afterstate_chances(observations, variant, num_players))
+
+
+def afterstate_gaps(chances: np.ndarray) -> np.ndarray:
+    """`afterstate_inputs` from raw afterstate chances (n, A), -1 where illegal."""
+    legal = chances >= 0
+    best = np.where(legal, chances, -np.inf).max(axis=1, keepdims=True)
+    gaps = np.where(legal, np.maximum(INPUT_SCALE * (chances - best), -1.0), -1.0)
+    gaps[~legal.any(axis=1)] = -1.0
+    return gaps.astype(np.float32)
+
+
+def afterstate_policy(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """The `afterstate` bot as a batched frozen policy for a 2-player classic
+    `QwixxVectorEnv` pool: (observations (n, D), masks (n, A)) -> actions (n,)."""
+    values = afterstate_chances(observations)
+    legal = np.asarray(masks).astype(bool)
+    return np.where(legal, values, -np.inf).argmax(axis=1).astype(np.int64)
+
+
+bots.register("afterstate", AfterstateBot)

@@ -1,0 +1,184 @@
+"""Afterstate values: how the learned win chance rates the position each legal action leads to.
+
+2-player classic. For the seat to decide, every legal action is crossed on a scratch copy of
+its sheet (as the `heuristic` does) and the position is rated by a win-chance network over
+`core.value.value_features`, read at the moment the roll is over: a white action of the
+active player is rated with the best colour action that may follow on the same dice (or the
+penalty when both pass); a position that ends the game is rated exactly (1 win, 0.5 tie,
+0 loss). Where the heuristic adds up hand-set points, this asks a network trained on who
+went on to win.
+
+Two uses: the `afterstate` bot plays the best-rated action (`afterstate_action`), and
+learned policies may read the ratings as extra inputs (`afterstate_inputs`, a batch of
+observations in, one rating per action out), computed from the observation alone.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from qwixx_env.core import rules
+from qwixx_env.core.compile import kernel
+from qwixx_env.core.heuristic import FREQUENCY, _cross_scratch, _evaluate, _open_weights, _undo_scratch
+from qwixx_env.core.observation import decode_one
+from qwixx_env.core.rules import count, may_cross, rightmost, row_locked
+from qwixx_env.core.state import COLOR, WHITE
+from qwixx_env.core.value import NUM_FEATURES, win_chance
+
+_jit = kernel()
+
+
+@_jit
+def _sheet_score(tb, mk, lk, pen):
+    total = 0
+    for r in range(4):
+        total += tb.score_table[count(mk[r]) + (1 if lk[r] else 0)]
+    return total - tb.penalty_points * pen
+
+
+@_jit
+def scratch_features(st, tb, b, s, mk, lk, pen, closed, next_active, open_w, hw, out):
+    """`value_features` of the position where seat s's sheet is the scratch (mk, lk, pen),
+    the other's as committed, `closed` the locked rows and `next_active` who rolls next."""
+    K = tb.cells
+    o = 1 - s
+    own = _sheet_score(tb, mk, lk, pen)
+    other = _sheet_score(tb, st.marks[b, o], st.locks[b, o], np.int64(st.penalties[b, o]))
+    i = 0
+    for r in range(4):
+        m = mk[r]
+        out[i] = count(m) / K
+        out[i + 1] = (rightmost(m) + 1) / K
+        out[i + 2] = 1.0 if lk[r] else 0.0
+        i += 3
+    out[i] = pen / tb.max_penalties
+    out[i + 1] = own / 100.0
+    i += 2
+    for r in range(4):
+        m = st.marks[b, o, r]
+        out[i] = count(m) / K
+        out[i + 1] = (rightmost(m) + 1) / K
+        out[i + 2] = 1.0 if st.locks[b, o, r] else 0.0
+        i += 3
+    out[i] = st.penalties[b, o] / tb.max_penalties
+    out[i + 1] = other / 100.0
+    i += 2
+    for r in range(4):
+        out[i] = 1.0 if closed[r] else 0.0
+        i += 1
+    out[i] = 1.0 if next_active == s else 0.0
+    out[i + 1] = _evaluate(st, tb, b, s, mk, lk, pen, closed, open_w, hw) / 100.0
+    out[i + 2] = (own - other) / 50.0
+    out[i + 3] = 1.0
+
+
+@_jit
+def _value(st, tb, b, s, mk, lk, pen, closed, next_active, open_w, hw, net, x, h1, h2):
+    """Win chance of seat s at the scratch position (exact when the game has ended)."""
+    o = 1 - s
+    n_closed = 0
+    for r in range(4):
+        if closed[r]:
+            n_closed += 1
+    if n_closed >= tb.rows_to_end or pen >= tb.max_penalties or st.penalties[b, o] >= tb.max_penalties:
+        own = _sheet_score(tb, mk, lk, pen)
+        other = _sheet_score(tb, st.marks[b, o], st.locks[b, o], np.int64(st.penalties[b, o]))
+        return 1.0 if own > other else (0.5 if own == other else 0.0)
+    scratch_features(st, tb, b, s, mk, lk, pen, closed, next_active, open_w, hw, x)
+    return win_chance(x, net[0], net[1], net[2], net[3], net[4], net[5], h1, h2)
+
+
+@_jit
+def _best_color(st, tb, b, s, mk, lk, pen, closed, crossed, nxt, open_w, hw, net, x, h1, h2):
+    K = tb.cells
+    best = _value(st, tb, b, s, mk, lk, pen if crossed else pen + 1, closed, nxt, open_w, hw, net, x, h1, h2)
+    for r in range(4):
+        if closed[r] or st.dice[b, 2 + r] == 0:
+            continue
+        for i in range(2):
+            if i == 1 and st.dice[b, 1] == st.dice[b, 0]:
+                continue
+            c = tb.cell_of[r, np.int64(st.dice[b, i]) + np.int64(st.dice[b, 2 + r])]
+            if not may_cross(tb, mk[r], c):
+                continue
+            a = r * K + c
+            old = _cross_scratch(tb, mk, lk, closed, a)
+            v = _value(st, tb, b, s, mk, lk, pen, closed, nxt, open_w, hw, net, x, h1, h2)
+            _undo_scratch(tb, mk, lk, closed, a, old)
+            if v > best:
+                best = v
+    return best
+
+
+@_jit
+def action_values(st, tb, b, mask, hw, net, values):
+    """values[a]: the afterstate win chance of each legal action a (others -1)."""
+    K = tb.cells
+    s = st.turn[b]
+    phase = st.phase[b]
+    active = st.active[b] == s
+    nxt = 1 - st.active[b]
+    mk = np.empty(4, np.int64)
+    lk = np.empty(4, np.bool_)
+    closed = np.empty(4, np.bool_)
+    for r in range(4):
+        mk[r] = st.marks[b, s, r]
+        lk[r] = st.locks[b, s, r]
+        closed[r] = row_locked(st, b, r)
+    open_w = np.empty((4, K + 1), np.float64)
+    _open_weights(tb, hw[FREQUENCY], open_w)
+    x = np.empty(NUM_FEATURES)
+    h1 = np.empty(net[0].shape[1])
+    h2 = np.empty(net[2].shape[1])
+    pen = np.int64(st.penalties[b, s])
+    crossed_before = phase == COLOR and rules.active_crossed(st, tb, b)
+    for a in range(4 * K + 1):
+        values[a] = -1.0
+        if not mask[a]:
+            continue
+        crossing = a < 4 * K
+        old = _cross_scratch(tb, mk, lk, closed, a) if crossing else 0
+        if phase == WHITE:
+            n_closed = 0
+            for r in range(4):
+                if closed[r]:
+                    n_closed += 1
+            if active and n_closed < tb.rows_to_end:
+                v = _best_color(st, tb, b, s, mk, lk, pen, closed, crossing, nxt, open_w, hw, net, x, h1, h2)
+            else:
+                v = _value(st, tb, b, s, mk, lk, pen, closed, nxt, open_w, hw, net, x, h1, h2)
+        else:
+            penalty = 0 if (crossing or crossed_before) else 1
+            v = _value(st, tb, b, s, mk, lk, pen + penalty, closed, nxt, open_w, hw, net, x, h1, h2)
+        if crossing:
+            _undo_scratch(tb, mk, lk, closed, a, old)
+        values[a] = v
+
+
+@_jit
+def afterstate_action(st, tb, b, mask, hw, net, values):
+    action_values(st, tb, b, mask, hw, net, values)
+    best, best_v = 4 * tb.cells, -2.0
+    for a in range(values.shape[0]):
+        if values[a] > best_v:
+            best, best_v = a, values[a]
+    return best
+
+
+@_jit
+def afterstate_inputs(obs, tb, off, st, hw, net, out):
+    """out[i, a]: the afterstate value of action a for the seat observing obs[i] (-1 where a
+    is illegal or nobody is to decide). `st` is a one-game 2-player scratch state."""
+    mask = np.zeros(out.shape[1], np.int8)
+    values = np.zeros(out.shape[1])
+    for i in range(obs.shape[0]):
+        for a in range(out.shape[1]):
+            out[i, a] = -1.0
+        decode_one(obs[i], tb, off, st)
+        if st.phase[0] > COLOR:
+            continue
+        rules.legal_mask_one(st, tb, 0, mask)
+        action_values(st, tb, 0, mask, hw, net, values)
+        for a in range(out.shape[1]):
+            if mask[a]:
+                out[i, a] = values[a]
