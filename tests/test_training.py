@@ -56,7 +56,9 @@ def quiet_run(data: dict, out: Path, *, resume: bool = False) -> dict:
 # --- the config ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["classic_1p", "classic_2p", "classic_3p", "classic_4p", "longo_2p", "demo"])
+@pytest.mark.parametrize(
+    "name", ["classic_1p", "classic_2p", "classic_2p_afterstate", "classic_3p", "classic_4p", "longo_2p", "demo"]
+)
 def test_the_shipped_configs_load(name):
     cfg = load_config(CONFIGS / f"{name}.yaml")
     assert cfg.name and cfg.total_steps > 0
@@ -80,6 +82,12 @@ def test_the_shipped_configs_load(name):
         ({"bc": {"teacher": "heuristic", "samples": "many"}}, r"bc\.samples: got 'many'; expected an integer >= 100"),
         ({"ppo": {"batch_size": 100_000}}, r"ppo\.batch_size: got 100000; expected at most"),
         ({"num_players": 1, "reward": "win"}, r"reward: .*'win' with num_players=1"),
+        ({"inputs": ["dice"]}, r"inputs\[0\]: got 'dice'; expected one of \['afterstate'\]"),
+        ({"inputs": "afterstate"}, r"inputs: got 'afterstate'; expected a list of one of \['afterstate'\]"),
+        ({"inputs": ["afterstate"], "num_players": 3}, r"inputs: 'afterstate' needs variant classic with 2 players"),
+        ({"inputs": ["afterstate", "afterstate"]}, r"inputs: got \['afterstate', 'afterstate'\]; expected each name once"),
+        ({"variant": "longo", "opponents": {"scripted": {"afterstate": 1}}},
+         r"opponents\.scripted\.afterstate: plays classic with 2 players only; got longo with 2"),
     ],
 )
 def test_a_bad_config_names_the_key_the_value_and_what_is_accepted(change, message):
@@ -296,3 +304,51 @@ def test_value_leaf_training_writes_a_network_the_rollout_bot_reads(tmp_path):
     assert shapes["w1"] == (value_leaf.NUM_FEATURES, value_leaf.HIDDEN[0]) and shapes["w3"] == (value_leaf.HIDDEN[1], 1)
     assert report["held_out_log_loss"] < report["coin_log_loss"]
     assert not list(tmp_path.glob(".*.tmp"))  # no temporary file left behind
+
+
+def test_a_run_with_afterstate_inputs_exports_a_policy_that_computes_them(tmp_path):
+    """Warm start from `afterstate`, the `afterstate` bot in the pool, afterstate inputs: the
+    final numpy policy records the inputs and picks the torch model's actions from plain
+    observations."""
+    from sb3_contrib import MaskablePPO
+
+    from qwixx_env import QwixxVectorEnv
+    from qwixx_env.bots.afterstate import afterstate_inputs
+    from qwixx_env.bots.pretrained import NumpyPolicy
+
+    data = tiny(inputs=["afterstate"], opponents={"scripted": {"afterstate": 1, "greedy": 1}},
+                bc={"teacher": "afterstate", "samples": 600, "epochs": 2, "batch_size": 128},
+                evaluation={"every": 1024, "games": 2, "opponents": ["afterstate"]})
+    quiet_run(data, tmp_path / "run")
+    policy = NumpyPolicy.load(tmp_path / "run" / "final")
+    assert policy.inputs == ("afterstate",)
+    assert json.loads((tmp_path / "run" / "final.json").read_text())["networks"]["policy"][0]["in"] == 198 + 45
+    model = MaskablePPO.load(tmp_path / "run" / "checkpoint" / checkpoint.MODEL, device="cpu")
+    env = QwixxVectorEnv(32, opponents="heuristic")
+    obs, _ = env.reset(seed=1)
+    wide = np.hstack([obs["observation"], afterstate_inputs(obs["observation"])])
+    expected, _ = model.predict(wide, action_masks=obs["action_mask"].astype(bool), deterministic=True)
+    np.testing.assert_array_equal(policy(obs["observation"], obs["action_mask"]), expected)
+
+
+def test_afterstate_value_iteration_writes_a_network_the_bot_reads(tmp_path):
+    """Two tiny rounds of training/afterstate.py: the same seed collects the same positions,
+    and the written network has the last round's shape and beats a coin on held-out games."""
+    from training import afterstate
+
+    leaf = CONFIGS.parent / "qwixx_env" / "bots" / "data" / "value-classic-2p.npz"
+    start = afterstate.read_npz(leaf)
+    a = afterstate.collect(start, 40, seed=5, explore=0.05)
+    b = afterstate.collect(start, 40, seed=5, explore=0.05)
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+    out = tmp_path / "net.npz"
+    afterstate.main(["--start", str(leaf), "--games", "60,300",
+                     "--hidden", "8x4,32x16", "--epochs", "1,4", "--seed", "3", "--out", str(out)])
+    net = afterstate.read_npz(out)
+    assert net[0].shape == (afterstate.NUM_FEATURES, 32) and net[2].shape == (32, 16)
+    with np.load(out, allow_pickle=False) as f:
+        rounds = json.loads(str(f["meta"]))["rounds"]
+    assert [r["games"] for r in rounds] == [60, 300]
+    assert rounds[-1]["held_out_log_loss"] < rounds[-1]["coin_log_loss"]
+    assert not list(tmp_path.glob(".*.tmp"))

@@ -54,8 +54,11 @@ TARGET_GAMES = 10_000
 SEARCH_DEALS_2P = 500
 """Default deals against `rollout` (2 players): about 13 ms a decision, so fewer games."""
 SCRIPTED = ("random", "greedy", "heuristic")
-HEAD_TO_HEAD = ("random", "greedy", "heuristic", "rollout", "solo_optimal")
-CLASSIC_ONLY = ("solo_optimal",)  # the solver does not cover Longo
+HEAD_TO_HEAD = ("random", "greedy", "heuristic", "afterstate", "rollout", "solo_optimal")
+CLASSIC_ONLY = {  # bot -> why it sits out a Longo evaluation
+    "solo_optimal": "classic only: the solver does not cover Qwixx Longo",
+    "afterstate": "classic only: its win-chance network is trained on 2-player classic",
+}
 
 
 # --- files ------------------------------------------------------------------------------------
@@ -187,7 +190,7 @@ def evaluate_policy(
 
     def skip(bot: str) -> bool:
         if bot in CLASSIC_ONLY and variant != "classic":
-            out["skipped"][bot] = "classic only: the solver does not cover Qwixx Longo"
+            out["skipped"][bot] = CLASSIC_ONLY[bot]
             return True
         if bot == "rollout" and search_games == 0:
             out["skipped"][bot] = "`--search-games 0`"

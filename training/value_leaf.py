@@ -83,8 +83,9 @@ def collect(games: int, seed: int, explore: float) -> tuple[np.ndarray, np.ndarr
     return feats[:n], share[rows_game[:n], rows_seat[:n]].astype(np.float32), rows_game[:n]
 
 
-def fit(x: np.ndarray, y: np.ndarray, game: np.ndarray, *, epochs: int, seed: int) -> tuple[dict, dict]:
-    """Train the network; (numpy weights, report with held-out log losses)."""
+def fit(x: np.ndarray, y: np.ndarray, game: np.ndarray, *, epochs: int, seed: int,
+        hidden: tuple[int, int] = HIDDEN) -> tuple[dict, dict]:
+    """Train a network with `hidden` units; (numpy weights, report with held-out log losses)."""
     import torch
 
     torch.manual_seed(seed)
@@ -92,9 +93,9 @@ def fit(x: np.ndarray, y: np.ndarray, game: np.ndarray, *, epochs: int, seed: in
     xt, yt = torch.from_numpy(x[~held]), torch.from_numpy(y[~held])
     xv, yv = torch.from_numpy(x[held]), torch.from_numpy(y[held])
     net = torch.nn.Sequential(
-        torch.nn.Linear(NUM_FEATURES, HIDDEN[0]), torch.nn.ReLU(),
-        torch.nn.Linear(HIDDEN[0], HIDDEN[1]), torch.nn.ReLU(),
-        torch.nn.Linear(HIDDEN[1], 1),
+        torch.nn.Linear(NUM_FEATURES, hidden[0]), torch.nn.ReLU(),
+        torch.nn.Linear(hidden[0], hidden[1]), torch.nn.ReLU(),
+        torch.nn.Linear(hidden[1], 1),
     )
     opt = torch.optim.Adam(net.parameters(), lr=2e-3)
     loss_fn = torch.nn.BCEWithLogitsLoss()

@@ -405,7 +405,8 @@ def _check_spec(spec: Any, source: str) -> None:
             if not isinstance(layer, dict) or set(layer) != set(_LAYER_FIELDS):
                 raise bad(f"{where}: got {layer!r}; expected an object with fields {list(_LAYER_FIELDS)}")
             if count(layer["in"], f"{where}.in") != width:
-                before = "the layer before gives" if i else "the observation (and inputs) have"
+                first = "the observation and inputs have" if input_width(spec) else "the observation has"
+                before = "the layer before gives" if i else first
                 raise bad(f"{where}.in: got {layer['in']}; {before} {width}")
             width = count(layer["out"], f"{where}.out")
             last, act = i == len(layers) - 1, layer["activation"]

@@ -1,0 +1,225 @@
+"""The `afterstate` bot and afterstate inputs: the scratch features against the engine's own,
+exact ratings of game-ending actions, the bot against its batched policy and the engine
+state, clear errors, and PPO policies that read the inputs (export, numpy forward, config)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from qwixx_env import BatchedQwixx, QwixxVectorEnv, bots, qwixx_v0
+from qwixx_env.bots.afterstate import (
+    INPUT_SCALE,
+    afterstate_chances,
+    afterstate_gaps,
+    afterstate_inputs,
+    afterstate_policy,
+)
+from qwixx_env.bots.pretrained import CheckpointError, NumpyPolicy, write_policy
+from qwixx_env.bots.rollout import read_network
+from qwixx_env.core import CLASSIC, encode_action, layout_for, rules, state_from_snapshot
+from qwixx_env.core.afterstate import action_values, scratch_features
+from qwixx_env.core.heuristic import FREQUENCY, _open_weights, weights_array
+from qwixx_env.core.value import NUM_FEATURES, value_features
+from qwixx_env.core.state import WHITE
+
+COLORS = ("red", "yellow", "green", "blue")
+
+
+def random_positions(games=16, steps=50, seed=0):
+    """Yield (engine, b) over positions of random 2-player classic play."""
+    engine = BatchedQwixx(games, num_players=2)
+    engine.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        for b in range(games):
+            yield engine, b
+        engine.step(np.array([rng.choice(np.flatnonzero(m)) for m in engine.masks]))
+
+
+def position(sheets, dice, active=0, turn=None):
+    snap = {
+        "num_players": 2,
+        "players": [
+            {"marks": {c: list(s.get(c, [])) for c in COLORS}, "locks": list(s.get("locks", [])),
+             "penalties": s.get("penalties", 0)}
+            for s in sheets
+        ],
+        "dice": {"white": list(dice[:2]), **dict(zip(COLORS, dice[2:]))},
+        "active_player": active,
+        "phase": "white",
+    }
+    st = state_from_snapshot(CLASSIC, snap)
+    if turn is not None:
+        st.turn[0] = turn
+    return st
+
+
+def observation_of(st):
+    """The observation and mask of the seat to decide in one-game state `st`."""
+    obs = layout_for(CLASSIC, 2).encode(st, st.turn.astype(np.int64))[0]
+    return {"observation": obs, "action_mask": rules.legal_mask(CLASSIC, st)[0].astype(np.int8)}
+
+
+def test_scratch_features_of_an_unchanged_sheet_are_the_engines_value_features():
+    """With nothing crossed on the scratch sheet, the afterstate features equal
+    `value_features` of the same position (the leaf network's inputs), for both seats."""
+    hw = weights_array()
+    open_w = np.zeros((4, CLASSIC.cells + 1))
+    _open_weights(CLASSIC.tables, hw[FREQUENCY], open_w)
+    checked = 0
+    for engine, b in random_positions(steps=40):
+        st = engine.state
+        if st.phase[b] != WHITE or st.turn[b] != st.active[b]:
+            continue  # a roll start
+        for s in range(2):
+            want = np.zeros(NUM_FEATURES)
+            value_features(st, CLASSIC.tables, b, s, hw, want)
+            got = np.zeros(NUM_FEATURES)
+            mk = st.marks[b, s].astype(np.int64)
+            lk = st.locks[b, s].copy()
+            closed = st.locks[b].any(axis=0)
+            scratch_features(st, CLASSIC.tables, b, s, mk, lk, np.int64(st.penalties[b, s]), closed,
+                             st.active[b], open_w, hw, got)
+            np.testing.assert_allclose(got, want, atol=1e-12)
+            checked += 1
+    assert checked > 100
+
+
+def test_an_action_that_ends_the_game_is_rated_exactly():
+    """Seat 0 leads with red locked; white 6 + 6 locks yellow and ends the game: rated 1.0.
+    The trailing seat's own lock (if it had one) would be rated 0."""
+    st = position(
+        [{"red": [2, 3, 4, 5, 6, 12], "yellow": [2, 3, 4, 5, 6], "locks": ["red"]},
+         {"red": [2], "green": [12]}],
+        (6, 6, 1, 2, 3, 4), active=1, turn=0,
+    )
+    mask = rules.legal_mask(CLASSIC, st)[0]
+    values = np.zeros(45)
+    action_values(st, CLASSIC.tables, 0, mask, weights_array(), read_network("afterstate-classic-2p.npz"), values)
+    lock_yellow = encode_action(("yellow", 12), CLASSIC)
+    assert values[lock_yellow] == 1.0
+    assert 0 < values[CLASSIC.pass_action] < 1.0
+    assert bots.make("afterstate").act(observation_of(st)) == lock_yellow
+    # The same roll when behind (the other seat has crossed far more): the lock would end the
+    # game lost, exactly 0.
+    behind = position(
+        [{"red": [2, 3, 4, 5, 6, 12], "yellow": [2, 3, 4, 5, 6], "locks": ["red"]},
+         {"green": [12, 11, 10, 9, 8, 7, 6, 5], "blue": [12, 11, 10, 9, 8, 7, 6, 5]}],
+        (6, 6, 1, 2, 3, 4), active=1, turn=0,
+    )
+    action_values(behind, CLASSIC.tables, 0, rules.legal_mask(CLASSIC, behind)[0], weights_array(),
+                  read_network("afterstate-classic-2p.npz"), values)
+    assert values[lock_yellow] == 0.0
+    assert bots.make("afterstate").act(observation_of(behind)) != lock_yellow
+
+
+def test_bot_policy_and_inputs_agree_and_pick_legal_actions():
+    """Over AEC games the bot's action is legal and is the batched policy's, and the inputs
+    mark it with 0 (the best) and illegal actions with -1."""
+    env = qwixx_v0.env(num_players=2)
+    bot = bots.make("afterstate")
+    for seed in range(3):
+        env.reset(seed=seed)
+        for agent in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            action = bot.act(obs)
+            assert obs["action_mask"][action]
+            batch, mask = obs["observation"][None], obs["action_mask"][None]
+            assert afterstate_policy(batch, mask)[0] == action
+            gaps = afterstate_inputs(batch)[0]
+            assert gaps[action] == 0.0
+            assert (gaps[mask[0] == 0] == -1.0).all()
+            assert ((gaps >= -1.0) & (gaps <= 0.0)).all()
+            env.step(action)
+
+
+def test_gaps_scale_clip_and_handle_rows_without_a_legal_action():
+    chances = np.array([[0.50, -1.0, 0.49, 0.30, 0.0], [-1.0, -1.0, -1.0, -1.0, -1.0]])
+    gaps = afterstate_gaps(chances)
+    np.testing.assert_allclose(gaps[0], [0.0, -1.0, -INPUT_SCALE * 0.01, -1.0, -1.0], atol=1e-6)
+    assert (gaps[1] == -1.0).all()
+    assert gaps.dtype == np.float32
+
+
+def test_chances_of_the_observation_equal_those_of_the_engine_state():
+    """The rebuilt state (observer as seat 0) rates every action as the true state does."""
+    net, hw = read_network("afterstate-classic-2p.npz"), weights_array()
+    engine_values = np.zeros(45)
+    rows, want = [], []
+    for engine, b in random_positions(games=8, steps=30, seed=3):
+        action_values(engine.state, CLASSIC.tables, b, engine.masks[b], hw, net, engine_values)
+        rows.append(engine.obs[b].copy())
+        want.append(np.where(engine.masks[b] == 1, engine_values, -1.0))
+    np.testing.assert_allclose(afterstate_chances(np.array(rows)), np.array(want), atol=1e-12)
+
+
+@pytest.mark.parametrize("kwargs", [dict(num_players=3), dict(variant="longo"), dict(num_players=1)])
+def test_other_tables_are_refused_by_name(kwargs):
+    with pytest.raises(ValueError, match=r"afterstate: got variant=.*trained for variant='classic', num_players=2"):
+        bots.make("afterstate", **kwargs)
+
+
+def test_inputs_of_a_wrong_shape_are_refused():
+    with pytest.raises(ValueError, match=r"observations: got shape \(3, 10\); expected \(n, 198\)"):
+        afterstate_inputs(np.zeros((3, 10), np.float32))
+
+
+def test_afterstate_beats_heuristic_head_to_head():
+    """Same dice, seats swapped: over 400 games the learned ratings win more than half."""
+    from qwixx_env.arena import run_arena
+
+    result = run_arena(["afterstate", "heuristic"], num_players=2, games=200, seed=11, workers=1)
+    assert result.bots[0]["label"] == "afterstate"
+    assert result.bots[0]["win_rate"] > 0.5
+
+
+# --- policies that read the inputs ------------------------------------------------------------
+
+
+def _layers(sizes, rng):
+    return [(rng.normal(0, 1 / np.sqrt(a), (b, a)), rng.normal(0, 0.1, b), "tanh" if i < len(sizes) - 2 else None)
+            for i, (a, b) in enumerate(zip(sizes, sizes[1:]))]
+
+
+def test_a_checkpoint_with_afterstate_inputs_computes_them_itself(tmp_path):
+    rng = np.random.default_rng(0)
+    D, A = 198, 45
+    path = write_policy(tmp_path / "p", policy=_layers([D + A, 8, A], rng), value=_layers([D + A, 8, 1], rng),
+                        variant="classic", num_players=2, meta={}, inputs=["afterstate"])
+    assert json.loads(path.read_text())["inputs"] == ["afterstate"]
+    policy = NumpyPolicy.load(path)
+    env = QwixxVectorEnv(16, opponents="heuristic")
+    obs, _ = env.reset(seed=0)
+    x = np.hstack([obs["observation"], afterstate_inputs(obs["observation"])])
+    h = np.tanh(x @ policy._nets["policy"][0][0].T + policy._nets["policy"][0][1])
+    want = h @ policy._nets["policy"][1][0].T + policy._nets["policy"][1][1]
+    np.testing.assert_allclose(policy.logits(obs["observation"]), want, atol=1e-5)
+    assert obs["action_mask"][np.arange(16), policy(obs["observation"], obs["action_mask"])].all()
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(inputs=["dice"]), r"inputs: got \['dice'\]; expected a list of distinct names from \['afterstate'\]"),
+    (dict(inputs="afterstate"), r"inputs: got 'afterstate'; expected a list"),
+    (dict(inputs=[]), r"networks.policy\[0\].in: got 243; the observation has 198"),
+])
+def test_wrong_inputs_are_refused_by_name(tmp_path, change, message):
+    rng = np.random.default_rng(0)
+    path = write_policy(tmp_path / "p", policy=_layers([243, 8, 45], rng), value=_layers([243, 8, 1], rng),
+                        variant="classic", num_players=2, meta={}, inputs=["afterstate"])
+    spec = json.loads(path.read_text())
+    spec.update(change)
+    path.write_text(json.dumps(spec))
+    with pytest.raises(CheckpointError, match=message):
+        NumpyPolicy.load(path)
+
+
+def test_afterstate_inputs_need_two_player_classic(tmp_path):
+    rng = np.random.default_rng(0)
+    D = layout_for("classic", 3).size
+    with pytest.raises(ValueError, match=r"inputs: 'afterstate' is for classic with 2 players; got classic with 3"):
+        write_policy(tmp_path / "p", policy=_layers([D + 45, 8, 45], rng), value=_layers([D + 45, 8, 1], rng),
+                     variant="classic", num_players=3, meta={}, inputs=["afterstate"])
