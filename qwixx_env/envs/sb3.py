@@ -117,20 +117,23 @@ def frozen_policy(model, deterministic: bool = True):
 
 
 class AfterstateInputs(VecEnvWrapper):
-    """Appends `qwixx_env.bots.afterstate.afterstate_inputs` (one number per action: how far
-    its afterstate win chance falls below the best action's) to a 2-player classic `Sb3VecEnv`'s observations; `export_policy`
-    records it (``inputs: ["afterstate"]``) and the loaded policy computes the same numbers
-    from the plain observation."""
+    """Appends `qwixx_env.bots.afterstate.afterstate_inputs` to a 2-player classic
+    `Sb3VecEnv`'s observations: one number per action, how far its afterstate win chance falls
+    below the best action's. `export_policy` records it (``inputs: ["afterstate"]``), and the
+    loaded policy computes the same numbers from the plain observation.
+
+    >>> venv = AfterstateInputs(Sb3VecEnv(QwixxVectorEnv(64, opponents="heuristic")))
+    """
 
     policy_inputs = ("afterstate",)
 
-    def __init__(self, venv: VecEnv):
+    def __init__(self, venv: Sb3VecEnv):
         from gymnasium import spaces
+
+        from qwixx_env.bots.afterstate import check_table  # not at import: bots import the envs
 
         game = venv.env
         self._variant, self._players = game.variant.name, game.num_players
-        from qwixx_env.bots.afterstate import check_table
-
         check_table(self._variant, self._players)
         base = venv.observation_space
         extra = game.single_action_space.n
