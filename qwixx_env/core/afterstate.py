@@ -19,7 +19,14 @@ import numpy as np
 
 from qwixx_env.core import rules
 from qwixx_env.core.compile import kernel
-from qwixx_env.core.heuristic import FREQUENCY, _cross_scratch, _evaluate, _open_weights, _undo_scratch
+from qwixx_env.core.heuristic import (
+    FREQUENCY,
+    _cross_scratch,
+    _evaluate,
+    _exact_score,
+    _open_weights,
+    _undo_scratch,
+)
 from qwixx_env.core.observation import decode_one
 from qwixx_env.core.rules import count, may_cross, rightmost, row_locked
 from qwixx_env.core.state import COLOR, WHITE
@@ -29,21 +36,13 @@ _jit = kernel()
 
 
 @_jit
-def _sheet_score(tb, mk, lk, pen):
-    total = 0
-    for r in range(4):
-        total += tb.score_table[count(mk[r]) + (1 if lk[r] else 0)]
-    return total - tb.penalty_points * pen
-
-
-@_jit
 def scratch_features(st, tb, b, s, mk, lk, pen, closed, next_active, open_w, hw, out):
     """`value_features` of the position where seat s's sheet is the scratch (mk, lk, pen),
     the other's as committed, `closed` the locked rows and `next_active` who rolls next."""
     K = tb.cells
     o = 1 - s
-    own = _sheet_score(tb, mk, lk, pen)
-    other = _sheet_score(tb, st.marks[b, o], st.locks[b, o], np.int64(st.penalties[b, o]))
+    own = _exact_score(tb, mk, lk, pen)
+    other = _exact_score(tb, st.marks[b, o], st.locks[b, o], np.int64(st.penalties[b, o]))
     i = 0
     for r in range(4):
         m = mk[r]
@@ -81,8 +80,8 @@ def _value(st, tb, b, s, mk, lk, pen, closed, next_active, open_w, hw, net, x, h
         if closed[r]:
             n_closed += 1
     if n_closed >= tb.rows_to_end or pen >= tb.max_penalties or st.penalties[b, o] >= tb.max_penalties:
-        own = _sheet_score(tb, mk, lk, pen)
-        other = _sheet_score(tb, st.marks[b, o], st.locks[b, o], np.int64(st.penalties[b, o]))
+        own = _exact_score(tb, mk, lk, pen)
+        other = _exact_score(tb, st.marks[b, o], st.locks[b, o], np.int64(st.penalties[b, o]))
         return 1.0 if own > other else (0.5 if own == other else 0.0)
     scratch_features(st, tb, b, s, mk, lk, pen, closed, next_active, open_w, hw, x)
     return win_chance(x, net[0], net[1], net[2], net[3], net[4], net[5], h1, h2)
