@@ -344,7 +344,8 @@ def test_afterstate_value_iteration_writes_a_network_the_bot_reads(tmp_path):
         np.testing.assert_array_equal(x, y)
     out = tmp_path / "net.npz"
     afterstate.main(["--start", str(leaf), "--games", "60,300",
-                     "--hidden", "8x4,32x16", "--epochs", "1,4", "--seed", "3", "--out", str(out)])
+                     "--hidden", "8x4,32x16", "--epochs", "1,4", "--seed", "3", "--eval-games", "0",
+                     "--out", str(out)])
     net = afterstate.read_npz(out)
     assert net[0].shape == (afterstate.NUM_FEATURES, 32) and net[2].shape == (32, 16)
     with np.load(out, allow_pickle=False) as f:
@@ -352,3 +353,59 @@ def test_afterstate_value_iteration_writes_a_network_the_bot_reads(tmp_path):
     assert [r["games"] for r in rounds] == [60, 300]
     assert rounds[-1]["held_out_log_loss"] < rounds[-1]["coin_log_loss"]
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def _constant_net(p: float) -> tuple[np.ndarray, ...]:
+    """A network that rates every position p."""
+    from training import afterstate
+
+    z = np.log(p / (1 - p))
+    return (np.zeros((afterstate.NUM_FEATURES, 2)), np.zeros(2), np.zeros((2, 2)), np.zeros(2), np.zeros((2, 1)),
+            np.array([z]))
+
+
+def test_td_labels_blend_the_next_value_with_the_next_target_along_each_seat():
+    from training.afterstate import td_labels
+
+    net = _constant_net(0.25)
+    x = np.zeros((7, 36))
+    # game 0: seats 0 and 1 interleaved over 3 rolls (seat 0 won); game 1: seat 1 alone, 1 roll (lost)
+    game = np.array([0, 0, 0, 0, 0, 0, 1])
+    seat = np.array([0, 1, 0, 1, 0, 1, 1])
+    share = np.array([1, 0, 1, 0, 1, 0, 0], np.float32)
+    np.testing.assert_array_equal(td_labels(net, x, share, game, seat, 1.0), share)
+    np.testing.assert_allclose(td_labels(net, x, share, game, seat, 0.0), [0.25, 0.25, 0.25, 0.25, 1, 0, 0])
+    half = td_labels(net, x, share, game, seat, 0.5)
+    # seat 0: last 1; before it 0.5*0.25 + 0.5*1 = 0.625; first 0.5*0.25 + 0.5*0.625 = 0.4375
+    np.testing.assert_allclose(half[[0, 2, 4]], [0.4375, 0.625, 1.0])
+    np.testing.assert_allclose(half[[1, 3, 5]], [0.1875, 0.125, 0.0])
+    assert half[6] == 0.0
+    with pytest.raises(ValueError, match=r"td_lambda: got 1\.5; expected a number in \[0, 1\]"):
+        td_labels(net, x, share, game, seat, 1.5)
+
+
+def test_best_response_collection_records_only_the_policy_seat(tmp_path):
+    """--opponent heuristic: the policy takes one seat of each game (alternating) and only its
+    side is recorded; a bad opponent or lambda is refused by name; each round reports its
+    games against heuristic."""
+    from training import afterstate
+
+    net = afterstate.read_npz(CONFIGS.parent / "qwixx_env" / "bots" / "data" / "afterstate-classic-2p.npz")
+    x, y, game, seat = afterstate.collect(net, 30, seed=2, explore=0.0, threads=1, opponent="heuristic")
+    assert len(x) > 30 * 10
+    np.testing.assert_array_equal(seat, 1 - game % 2)  # game i: the heuristic sits in seat i % 2
+    assert set(np.unique(y)) <= {0.0, 0.5, 1.0}
+    with pytest.raises(ValueError, match="opponent: got 'rollout'; expected one of self, heuristic"):
+        afterstate.collect(net, 4, seed=2, explore=0.0, opponent="rollout")
+    rate, se = afterstate.match(net, 40, seed=1, threads=2)
+    assert 0.0 <= rate <= 1.0 and se > 0
+    assert afterstate.match(net, 40, seed=1, threads=2) == (rate, se)  # the same dice, the same games
+    with pytest.raises(SystemExit, match="--td-lambda: got -0.5"):
+        afterstate.main(["--td-lambda", "-0.5", "--out", str(tmp_path / "n.npz")])
+    out = tmp_path / "br.npz"
+    afterstate.main(["--games", "80", "--hidden", "8x4", "--epochs", "1", "--opponent", "heuristic",
+                     "--td-lambda", "0.7", "--eval-games", "20", "--threads", "1", "--out", str(out)])
+    with np.load(out, allow_pickle=False) as f:
+        (report,) = json.loads(str(f["meta"]))["rounds"]
+    assert report["opponent"] == "heuristic" and report["td_lambda"] == 0.7 and report["heuristic_games"] == 20
+    assert 0.0 <= report["heuristic_win_rate"] <= 1.0

@@ -1,15 +1,19 @@
 """Train the `afterstate` bot's network (2-player classic) by fitted value iteration.
 
-Round k: the afterstate policy with the current network plays itself (`BatchedQwixx`, a
-share `explore` of decisions random), every position at the start of a roll is recorded
-from both seats' sides (`core.value.value_features`) with who went on to win, and a new
-network is fitted on them (`training.value_leaf.fit`: binary cross-entropy, a tenth of the
-games held out). The first round starts from the rollout leaf's network, trained on
-heuristic games. The result is written atomically as a numpy file::
+Round k: the afterstate policy with the current network plays (`BatchedQwixx`, a share
+`explore` of its decisions random), every position at the start of a roll is recorded
+(`core.value.value_features`) with who went on to win, and a new network is fitted on them
+(`training.value_leaf.fit`: binary cross-entropy, a tenth of the games held out). After each
+round the policy plays `heuristic` (`match`) and its win rate is printed and kept. The first
+round starts from the rollout leaf's network, trained on heuristic games. The result is
+written atomically as a numpy file::
 
-    python -m training.afterstate      # 3 rounds: 30k, 100k, 100k games; ~12 min on 2 cores
+    python -m training.afterstate      # 3 rounds: 30k, 100k, 100k games; ~15 min on 2 cores
 
-`play_match` (the policy against `heuristic`) is what the rounds were judged by.
+By default the policy plays itself and both sides are recorded with the outcome as the label.
+`--opponent heuristic` plays it against `heuristic` instead (a best response, only its side
+recorded) and `--td-lambda` < 1 labels positions with TD(lambda) targets; neither made a
+stronger bot (docs/training.md).
 """
 
 from __future__ import annotations
@@ -24,89 +28,111 @@ from pathlib import Path
 import numpy as np
 
 from qwixx_env.core import rules
-from qwixx_env.core.afterstate import afterstate_action
 from qwixx_env.core.compile import kernel
-from qwixx_env.core.heuristic import heuristic_action
-from qwixx_env.core.policies import random_legal
-from qwixx_env.core.state import OVER
-from qwixx_env.core.value import NUM_FEATURES, value_features
+from qwixx_env.core.heuristic import weights_array
+from qwixx_env.core.value import NUM_FEATURES
+from training.value_leaf import _seed_numba, fit, play_recorded
 
-_jit = kernel()
-
-
-@_jit
-def play_selfplay(st, tb, hw, net, explore, rng, feats, rows_game, rows_seat):
-    """Every game of st played to its end by the net policy for both seats (a share
-    `explore` of decisions random); the roll-start features from both sides are recorded."""
-    mask = np.zeros(4 * tb.cells + 1, np.int8)
-    values = np.zeros(4 * tb.cells + 1)
-    x = np.zeros(NUM_FEATURES)
-    n = 0
-    for b in range(st.phase.shape[0]):
-        last_roll = -1
-        while st.phase[b] != OVER:
-            if st.roll[b] != last_roll and n + 2 <= feats.shape[0]:
-                last_roll = st.roll[b]
-                for s in range(2):
-                    value_features(st, tb, b, s, hw, x)
-                    feats[n, :] = x
-                    rows_game[n] = b
-                    rows_seat[n] = s
-                    n += 1
-            rules.legal_mask_one(st, tb, b, mask)
-            if np.random.random() < explore:
-                a = random_legal(mask, rng, b)
-            else:
-                a = afterstate_action(st, tb, b, mask, hw, net, values)
-            rules.apply_one(st, tb, b, a)
-    return n
+OPPONENTS = ("self", "heuristic")
+EVAL_SEED = 77  # the dice of the rounds' games against heuristic
 
 
-@_jit
-def play_match(st, tb, hw, net, net_seat, explore, rng):
-    """Every game of st to its end: seat net_seat[b] plays the net policy, the other the
-    heuristic (weights hw)."""
-    mask = np.zeros(4 * tb.cells + 1, np.int8)
-    values = np.zeros(4 * tb.cells + 1)
-    for b in range(st.phase.shape[0]):
-        while st.phase[b] != OVER:
-            rules.legal_mask_one(st, tb, b, mask)
-            if st.turn[b] == net_seat[b]:
-                a = afterstate_action(st, tb, b, mask, hw, net, values)
-            else:
-                a = heuristic_action(st, tb, b, mask, hw)
-            rules.apply_one(st, tb, b, a)
-
-
-# --- value iteration ----------------------------------------------------------------------------
-
-
-def collect(net, games: int, seed: int, explore: float, threads: int = 2):
-    """(features, win share, game index) of every roll start of `games` self-play games of the
-    afterstate policy with network `net`, on `threads` threads (a share of games each, each
-    thread seeded from `seed`: the same data for the same arguments)."""
-    from qwixx_env.arena.stats import win_shares
-    from qwixx_env.core.heuristic import weights_array
+def _engine(games: int, seed: int):
     from qwixx_env.envs.batched import BatchedQwixx
-    from training.value_leaf import _seed_numba
+
+    engine = BatchedQwixx(games, num_players=2, autoreset=False)
+    engine.reset(seed=seed)
+    return engine
+
+
+def _split(games: int, threads: int) -> list[int]:
+    return [games // threads + (1 if k < games % threads else 0) for k in range(threads)]
+
+
+def collect(net, games: int, seed: int, explore: float, threads: int = 2, opponent: str = "self"):
+    """(features, win share, game index, seat) of every roll start of `games` games of the afterstate
+    policy with network `net`, on `threads` threads (a share of games each, each thread seeded
+    from `seed`: the same data for the same arguments). `opponent` "self": the policy plays
+    both seats and both sides are recorded; "heuristic": it plays one seat (alternating) against
+    the heuristic and only its side is recorded."""
+    from qwixx_env.arena.stats import win_shares
+
+    if opponent not in OPPONENTS:
+        raise ValueError(f"opponent: got {opponent!r}; expected one of {', '.join(OPPONENTS)}")
 
     def part(k: int):
-        n_games = games // threads + (1 if k < games % threads else 0)
-        engine = BatchedQwixx(n_games, num_players=2, autoreset=False)
-        engine.reset(seed=seed * 1000 + k)
+        n_games = _split(games, threads)[k]
+        engine = _engine(n_games, seed * 1000 + k)
         st, tb = engine.state, engine.variant.tables
+        uses_net = np.ones((n_games, 2), np.bool_)
+        if opponent == "heuristic":
+            uses_net[np.arange(n_games), np.arange(n_games) % 2] = False
         cap = n_games * 80
         feats = np.zeros((cap, NUM_FEATURES), np.float32)
         rows_game, rows_seat = np.zeros(cap, np.int64), np.zeros(cap, np.int64)
         _seed_numba(seed * 1000 + k)  # this thread's exploration draws
         rng = np.full(n_games, seed * 2000 + 2 * k + 1, np.uint64)
-        n = play_selfplay(st, tb, weights_array(), net, explore, rng, feats, rows_game, rows_seat)
+        n = play_recorded(st, tb, weights_array(), net, uses_net, uses_net, explore, rng, feats, rows_game, rows_seat)
         share = win_shares(rules.scores(engine.variant, st))
-        return feats[:n], share[rows_game[:n], rows_seat[:n]].astype(np.float32), rows_game[:n] * threads + k
+        game = rows_game[:n] * threads + k
+        return feats[:n], share[rows_game[:n], rows_seat[:n]].astype(np.float32), game, rows_seat[:n]
 
     with ThreadPoolExecutor(threads) as pool:
         parts = list(pool.map(part, range(threads)))
-    return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))
+    return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
+
+
+def td_labels(net, x: np.ndarray, share: np.ndarray, game: np.ndarray, seat: np.ndarray, lam: float) -> np.ndarray:
+    """TD(lambda) targets for the rows of `collect`: along each seat's rows of a game (in
+    the order played), the last keeps the outcome and each earlier one blends the network's
+    value of the next row (weight 1 - lam) with the next row's target (weight lam).
+    lam = 1 gives the outcome everywhere."""
+    if not 0.0 <= lam <= 1.0:
+        raise ValueError(f"td_lambda: got {lam}; expected a number in [0, 1]")
+    if lam == 1.0:
+        return share
+    w1, b1, w2, b2, w3, b3 = net
+    h = np.maximum(x @ w1 + b1, 0.0)
+    h = np.maximum(h @ w2 + b2, 0.0)
+    value = 1.0 / (1.0 + np.exp(-(h @ w3 + b3)[:, 0]))
+    order = np.argsort(game * 2 + seat, kind="stable")  # each seat's rows together, in order
+    y = np.empty(len(share), np.float32)
+    y[order] = _td_backward(value[order], share[order].astype(np.float64), (game * 2 + seat)[order], lam)
+    return y
+
+
+@kernel()
+def _td_backward(value, share, game, lam):
+    y = np.empty_like(share)
+    g = 0.0
+    for i in range(share.shape[0] - 1, -1, -1):
+        if i == share.shape[0] - 1 or game[i + 1] != game[i]:
+            g = share[i]
+        else:
+            g = (1.0 - lam) * value[i + 1] + lam * g
+        y[i] = g
+    return y
+
+
+def match(net, games: int, seed: int, threads: int = 2) -> tuple[float, float]:
+    """The afterstate policy with `net` against `heuristic` over `games` games (seats
+    alternating, dice seeds from `seed`): (win rate, standard error)."""
+    from qwixx_env.arena.stats import win_shares
+
+    def part(k: int) -> np.ndarray:
+        n_games = _split(games, threads)[k]
+        engine = _engine(n_games, seed * 1000 + k)
+        seat = np.arange(n_games) % 2
+        uses_net = np.zeros((n_games, 2), np.bool_)
+        uses_net[np.arange(n_games), seat] = True
+        none = np.zeros((0, NUM_FEATURES), np.float32)
+        play_recorded(engine.state, engine.variant.tables, weights_array(), net, uses_net, ~np.ones_like(uses_net),
+                      0.0, np.ones(n_games, np.uint64), none, np.zeros(0, np.int64), np.zeros(0, np.int64))
+        return win_shares(rules.scores(engine.variant, engine.state))[np.arange(n_games), seat]
+
+    with ThreadPoolExecutor(threads) as pool:
+        share = np.concatenate(list(pool.map(part, range(threads))))
+    return float(share.mean()), float(share.std(ddof=1) / np.sqrt(len(share))) if len(share) > 1 else 0.0
 
 
 def read_npz(path: Path) -> tuple[np.ndarray, ...]:
@@ -115,7 +141,6 @@ def read_npz(path: Path) -> tuple[np.ndarray, ...]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    import training.value_leaf as value_leaf
     from qwixx_env.bots.pretrained import write_atomically
 
     ap = argparse.ArgumentParser(description="Fitted value iteration for the afterstate bot's network.")
@@ -126,6 +151,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--epochs", default="6,8,8")
     ap.add_argument("--seed", type=int, default=11, help="round k uses seed + k")
     ap.add_argument("--explore", type=float, default=0.03, help="share of random decisions")
+    ap.add_argument("--opponent", choices=OPPONENTS, default="self",
+                    help="who the policy plays while collecting (default: itself)")
+    ap.add_argument("--td-lambda", type=float, default=1.0, help="TD(lambda) labels; 1 (default): the outcome")
+    ap.add_argument("--eval-games", type=int, default=20000,
+                    help="games against heuristic after each round (0: none)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", type=Path, default=Path("qwixx_env/bots/data/afterstate-classic-2p.npz"))
     a = ap.parse_args(argv)
@@ -135,17 +165,24 @@ def main(argv: list[str] | None = None) -> None:
     if not len(games) == len(hidden) == len(epochs):
         raise SystemExit(f"--games, --hidden, --epochs: got {len(games)}, {len(hidden)}, {len(epochs)} rounds; "
                          "expected the same number")
+    if not 0.0 <= a.td_lambda <= 1.0:
+        raise SystemExit(f"--td-lambda: got {a.td_lambda}; expected a number in [0, 1]")
     net = read_npz(a.start)
     reports = []
     for k, (g, h, e) in enumerate(zip(games, hidden, epochs)):
         t0 = time.time()
-        x, y, game = collect(net, g, a.seed + k, a.explore, a.threads)
+        x, y, game, seat = collect(net, g, a.seed + k, a.explore, a.threads, a.opponent)
+        y = td_labels(net, x, y, game, seat, a.td_lambda)
         print(f"round {k + 1}: {len(x):,} positions from {g:,} games in {time.time() - t0:.0f} s", flush=True)
-        arrays, report = value_leaf.fit(x, y, game, epochs=e, seed=a.seed + k, hidden=h)
-        report.update(round=k + 1, games=g, hidden=list(h), epochs=e, seconds=round(time.time() - t0, 1))
+        arrays, report = fit(x, y, game, epochs=e, seed=a.seed + k, hidden=h)
+        net = tuple(arrays[n] for n in ("w1", "b1", "w2", "b2", "w3", "b3"))
+        report.update(round=k + 1, games=g, hidden=list(h), epochs=e, opponent=a.opponent, td_lambda=a.td_lambda)
+        if a.eval_games > 0:
+            rate, se = match(net, a.eval_games, EVAL_SEED, a.threads)
+            report.update(heuristic_games=a.eval_games, heuristic_win_rate=rate, heuristic_win_se=se)
+        report.update(seconds=round(time.time() - t0, 1))
         print(json.dumps(report), flush=True)
         reports.append(report)
-        net = tuple(arrays[n] for n in ("w1", "b1", "w2", "b2", "w3", "b3"))
     buf = io.BytesIO()
     np.savez(buf, **arrays, meta=np.array(json.dumps({"start": str(a.start), "seed": a.seed, "rounds": reports})))
     a.out.parent.mkdir(parents=True, exist_ok=True)

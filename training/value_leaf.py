@@ -26,6 +26,8 @@ from numba import njit
 from qwixx_env.arena.stats import win_shares
 from qwixx_env.bots.pretrained import write_atomically
 from qwixx_env.core import rules
+from qwixx_env.core.afterstate import afterstate_action
+from qwixx_env.core.compile import kernel
 from qwixx_env.core.heuristic import heuristic_action, weights_array
 from qwixx_env.core.policies import random_legal
 from qwixx_env.core.state import OVER
@@ -35,30 +37,45 @@ from qwixx_env.envs.batched import BatchedQwixx
 HIDDEN = (64, 32)
 
 
-@njit(nogil=True)
-def _play(st, tb, weights, explore, rng, feats, rows_game, rows_seat):
-    """Play every game of `st` to the end; returns the number of feature rows written."""
+@kernel()
+def play_recorded(st, tb, hw, net, uses_net, records, explore, rng, feats, rows_game, rows_seat):
+    """Play every game of `st` to its end; returns the number of feature rows written.
+
+    Seat s of game b plays the afterstate policy with network `net` where uses_net[b, s], else
+    the heuristic (weights hw). A seat with records[b, s] takes a share `explore` of its
+    decisions at random and has the features of every roll start written from its side
+    (feats, rows_game, rows_seat; until feats is full)."""
     mask = np.zeros(4 * tb.cells + 1, np.int8)
+    values = np.zeros(4 * tb.cells + 1)
     x = np.zeros(NUM_FEATURES)
     n = 0
     for b in range(st.phase.shape[0]):
         last_roll = -1
         while st.phase[b] != OVER:
-            if st.roll[b] != last_roll and n + 2 <= feats.shape[0]:
+            if st.roll[b] != last_roll:
                 last_roll = st.roll[b]
                 for s in range(2):
-                    value_features(st, tb, b, s, weights, x)
-                    feats[n, :] = x
-                    rows_game[n] = b
-                    rows_seat[n] = s
-                    n += 1
+                    if records[b, s] and n < feats.shape[0]:
+                        value_features(st, tb, b, s, hw, x)
+                        feats[n, :] = x
+                        rows_game[n] = b
+                        rows_seat[n] = s
+                        n += 1
             rules.legal_mask_one(st, tb, b, mask)
-            if np.random.random() < explore:
+            s = st.turn[b]
+            if records[b, s] and np.random.random() < explore:
                 a = random_legal(mask, rng, b)
+            elif uses_net[b, s]:
+                a = afterstate_action(st, tb, b, mask, hw, net, values)
             else:
-                a = heuristic_action(st, tb, b, mask, weights)
+                a = heuristic_action(st, tb, b, mask, hw)
             rules.apply_one(st, tb, b, a)
     return n
+
+
+def no_network() -> tuple[np.ndarray, ...]:
+    """A placeholder network for `play_recorded` when no seat uses one."""
+    return (np.zeros((NUM_FEATURES, 1)), np.zeros(1), np.zeros((1, 1)), np.zeros(1), np.zeros((1, 1)), np.zeros(1))
 
 
 @njit
@@ -78,7 +95,9 @@ def collect(games: int, seed: int, explore: float) -> tuple[np.ndarray, np.ndarr
     rows_seat = np.zeros(cap, np.int64)
     _seed_numba(seed)  # the exploration draws
     rng = np.array([seed * 2 + 1] * games, np.uint64)
-    n = _play(st, tb, weights_array(), explore, rng, feats, rows_game, rows_seat)
+    everyone = np.ones((games, 2), np.bool_)
+    n = play_recorded(st, tb, weights_array(), no_network(), ~everyone, everyone, explore, rng, feats, rows_game,
+                      rows_seat)
     share = win_shares(rules.scores(engine.variant, st))
     return feats[:n], share[rows_game[:n], rows_seat[:n]].astype(np.float32), rows_game[:n]
 
