@@ -16,8 +16,13 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, Protocol
 
-from qwixx_env.core.variant import VARIANT_NAMES
+import numpy as np
+
+from qwixx_env.core.observation import ObservationView, state_from_observation
+from qwixx_env.core.variant import VARIANT_NAMES, Variant
 from qwixx_env.envs.qwixx_v0 import check_num_players
+
+NO_LEGAL_ACTION = "observation: the action mask offers no legal action (not this seat's turn?)"
 
 
 class Bot(Protocol):
@@ -29,6 +34,17 @@ class Bot(Protocol):
 
 
 _REGISTRY: dict[str, Callable[..., Bot]] = {}
+
+
+def decision_state(observation: dict[str, Any], variant: Variant, num_players: int, out: Any = None) -> tuple[Any, np.ndarray]:
+    """What a compiled bot acts on: (the engine state rebuilt from `observation`, the observer
+    as seat 0, into `out` if given; the action mask as contiguous int8). A `ValueError` when
+    the mask offers no legal action."""
+    view = ObservationView(observation, variant, num_players)
+    mask = np.ascontiguousarray(observation["action_mask"], np.int8)
+    if not mask.any():
+        raise ValueError(NO_LEGAL_ACTION)
+    return state_from_observation(view, out=out), mask
 
 
 def register(name: str, factory: Callable[..., Bot]) -> None:

@@ -9,7 +9,7 @@ value iteration: the bot plays itself, and the network is refitted on who won. O
 costs a few dozen forward passes of a small network: well under a millisecond.
 
 `afterstate_inputs(observations)` gives the same ratings for a batch of observations, one
-per action (0 where illegal): what a PPO checkpoint trained with ``inputs: afterstate`` reads
+per action (-1 where illegal): what a PPO checkpoint trained with ``inputs: afterstate`` reads
 beside the observation.
 """
 
@@ -24,7 +24,7 @@ from qwixx_env.bots.rollout import read_network
 from qwixx_env.core import afterstate as core
 from qwixx_env.core import rules
 from qwixx_env.core.heuristic import weights_array
-from qwixx_env.core.observation import ObservationLayout, ObservationView, state_from_observation
+from qwixx_env.core.observation import ObservationLayout
 from qwixx_env.core.state import new_state
 from qwixx_env.core.variant import get_variant
 
@@ -55,11 +55,7 @@ class AfterstateBot:
         self._kernel = None
 
     def act(self, observation: dict[str, Any]) -> int:
-        view = ObservationView(observation, self.variant, self.num_players)
-        mask = np.ascontiguousarray(observation["action_mask"], np.int8)
-        if not mask.any():
-            raise ValueError("observation: the action mask offers no legal action (not this seat's turn?)")
-        st = state_from_observation(view, out=self._base)
+        st, mask = bots.decision_state(observation, self.variant, self.num_players, out=self._base)
         args = (st, self.variant.tables, 0, mask, self._weights, self._net, self._values)
         if self._kernel is None:
             self._kernel = rules.compiled(core.afterstate_action, *args)

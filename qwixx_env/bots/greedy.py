@@ -10,10 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from qwixx_env import bots
-from qwixx_env.core.observation import ObservationView, state_from_observation
 from qwixx_env.core.policies import greedy_action, greedy_defaults
 from qwixx_env.core.state import new_state
 from qwixx_env.core.variant import get_variant
@@ -45,11 +42,7 @@ class GreedyBot:
         self._state = new_state(num_players)
 
     def act(self, observation: dict[str, Any]) -> int:
-        view = ObservationView(observation, self.variant, self.num_players)
-        mask = np.asarray(observation["action_mask"], np.int8)
-        if not mask.any():
-            raise ValueError("observation: the action mask offers no legal action (not this seat's turn?)")
-        st = state_from_observation(view, out=self._state)
+        st, mask = bots.decision_state(observation, self.variant, self.num_players, out=self._state)
         return int(greedy_action(st, self.variant.tables, 0, mask, self.max_skip, self.penalty_worry))
 
 

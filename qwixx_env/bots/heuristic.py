@@ -11,12 +11,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-import numpy as np
-
 from qwixx_env import bots
 from qwixx_env.core import rules
 from qwixx_env.core.heuristic import heuristic_action, weights_array
-from qwixx_env.core.observation import ObservationView, state_from_observation
 from qwixx_env.core.variant import get_variant
 
 
@@ -43,11 +40,7 @@ class HeuristicBot:
         self._kernel = None
 
     def act(self, observation: dict[str, Any]) -> int:
-        view = ObservationView(observation, self.variant, self.num_players)
-        mask = np.ascontiguousarray(observation["action_mask"], np.int8)
-        if not mask.any():
-            raise ValueError("observation: the action mask offers no legal action (not this seat's turn?)")
-        st = state_from_observation(view)
+        st, mask = bots.decision_state(observation, self.variant, self.num_players)
         args = (st, self.variant.tables, 0, mask, self.weights)
         if self._kernel is None:
             self._kernel = rules.compiled(heuristic_action, *args)  # the same types every call

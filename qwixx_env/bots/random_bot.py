@@ -22,7 +22,7 @@ class RandomBot:
     def act(self, observation: dict[str, Any]) -> int:
         legal = np.flatnonzero(observation["action_mask"])
         if legal.size == 0:
-            raise ValueError("observation: the action mask offers no legal action (not this seat's turn?)")
+            raise ValueError(bots.NO_LEGAL_ACTION)
         return int(legal[self.rng.integers(legal.size)])
 
 

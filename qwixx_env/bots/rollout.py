@@ -205,7 +205,7 @@ class RolloutBot:
         view = ObservationView(observation, self.variant, self.num_players)
         legal = view.legal_actions.astype(np.int64)
         if legal.size == 0:
-            raise ValueError("observation: the action mask offers no legal action (not this seat's turn?)")
+            raise ValueError(bots.NO_LEGAL_ACTION)
         if legal.size == 1:
             return legal, None, 0
         base = state_from_observation(view, out=self._base)

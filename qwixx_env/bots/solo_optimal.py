@@ -53,7 +53,7 @@ class SoloOptimalBot:
         view = ObservationView(observation, self.variant, self.num_players)
         mask = view.action_mask
         if not mask.any():
-            raise ValueError("observation: the action mask offers no legal action (not this seat's turn?)")
+            raise ValueError(bots.NO_LEGAL_ACTION)
         rows, pen = self._sheet(view)
         seen = view.dice
         dice = np.array([d or 0 for d in [*seen["white"], *(seen[c] for c in COLORS)]], np.int64)
