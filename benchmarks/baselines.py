@@ -6,6 +6,7 @@
     python benchmarks/baselines.py solo              # solo classic means, every bot
     python benchmarks/baselines.py pool --players 3  # all bots at one table, seats rotated
     python benchmarks/baselines.py speed             # 10,000 heuristic-vs-heuristic games
+    python benchmarks/baselines.py edge --bot afterstate   # the win rate a points edge buys
     python benchmarks/baselines.py markdown          # the saved results as the doc's tables
 
 Each arena prints its table (`qwixx_env.arena.report`) and saves its JSON summary (without
@@ -46,6 +47,81 @@ def arena(tag: str, bots, *, deals: int, players: int, variant: str, seed: int, 
     return result
 
 
+EDGES = tuple(range(0, 21))
+IMAGES = Path(__file__).parent.parent / "docs" / "images"
+
+
+def _measured_against_heuristic() -> dict[str, tuple[float, float]]:
+    """(mean margin, win rate) against heuristic of the bots measured elsewhere in the repo:
+    the ladder's rollout and the published 2-player PPO bot."""
+    points = {}
+    ladder = OUT / "ladder_classic_2p_heuristic_vs_rollout.json"
+    if ladder.exists():
+        rows = {b["label"]: b for b in json.loads(ladder.read_text())["bots"]}
+        points["rollout"] = (rows["rollout"]["score_mean"] - rows["heuristic"]["score_mean"], rows["rollout"]["win_rate"])
+    card = OUT.parent / "pretrained" / "ppo-classic-2p.json"
+    if card.exists():
+        for o in json.loads(card.read_text())["evaluation"].get("opponents", []):
+            if o["opponent"] == "heuristic":
+                points["ppo-classic-2p"] = (o["score_mean"] - o["opponent_score_mean"], o["win_rate"])
+    return points
+
+
+def edge(bot: str, *, deals: int, seed: int, workers: int | None) -> dict:
+    """How many points a game a 2-player classic bot must gain over `heuristic` for a given
+    win rate: `bot` plays `heuristic` (seats swapped on every deal), and every game's margin
+    (its score minus the heuristic's) is shifted by 0, 1, ... points and counted as a win
+    (ties half). Saves the JSON and a plot (docs/images/edge_vs_heuristic.png)."""
+    import numpy as np
+
+    from qwixx_env.arena.stats import win_shares
+
+    result = arena(f"edge_{bot}_vs_heuristic", [bot, "heuristic"], deals=deals, players=2, variant="classic",
+                   seed=seed, workers=workers)
+    seats = result.seat_bots
+    scores = result.games.scores
+    rows = np.arange(len(scores))
+    margin = scores[rows, np.argmax(seats == 0, axis=1)] - scores[rows, np.argmax(seats == 1, axis=1)]
+    curve = [float(win_shares(np.stack([margin + e, np.zeros_like(margin)], axis=1))[:, 0].mean()) for e in EDGES]
+    out = {"bot": bot, "games": int(len(margin)), "margin_mean": float(margin.mean()),
+           "margin_sd": float(margin.std(ddof=1)), "edges": list(EDGES), "win_rate": curve}
+    path = OUT / f"edge_{bot}_vs_heuristic.json"
+    summary = json.loads(path.read_text())
+    summary["edge"] = out
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(summary, indent=1))
+    os.replace(tmp, path)
+    print(f"{bot} vs heuristic: {len(margin):,} games, margin {out['margin_mean']:+.2f} (sd {out['margin_sd']:.1f})")
+    print("extra points a game -> win rate: " + ", ".join(f"+{e}: {_pct(w)}" for e, w in zip(EDGES, curve)))
+    plot_edge(out)
+    return out
+
+
+def plot_edge(out: dict) -> None:
+    """docs/images/edge_vs_heuristic.png from `edge`'s result, with the measured bots."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=110)
+    total = [out["margin_mean"] + e for e in out["edges"]]
+    ax.plot(total, [100 * w for w in out["win_rate"]], "o-", ms=3, label=f"{out['bot']}'s margins, shifted")
+    for label, (m, w) in _measured_against_heuristic().items():
+        ax.plot([m], [100 * w], "s", ms=6, label=f"{label} (measured)")
+    ax.axhline(65, color="tab:red", ls="--", lw=1, label="target: 65%")
+    ax.set_xlabel("mean margin over heuristic (points a game)")
+    ax.set_ylabel("win rate against heuristic (%)")
+    ax.set_title(f"What an edge buys: {out['games']:,} games of {out['bot']} vs heuristic")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    IMAGES.mkdir(parents=True, exist_ok=True)
+    tmp = IMAGES / "edge_vs_heuristic.tmp.png"
+    fig.savefig(tmp)
+    os.replace(tmp, IMAGES / "edge_vs_heuristic.png")
+
+
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
@@ -79,7 +155,8 @@ def markdown(tag: str, r: dict) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("part", choices=["greedy", "ladder", "solo", "pool", "speed", "markdown"])
+    ap.add_argument("part", choices=["greedy", "ladder", "solo", "pool", "speed", "edge", "markdown"])
+    ap.add_argument("--bot", default="afterstate", help="edge: the bot that plays heuristic")
     ap.add_argument("--variant", default="classic")
     ap.add_argument("--players", type=int, default=2)
     ap.add_argument("--deals", type=int, default=5000)
@@ -104,6 +181,8 @@ def main() -> None:
     elif a.part == "solo":
         arena(f"solo_{v}", ["random", "greedy", "heuristic", "solo_optimal"], deals=a.deals, players=1, **common)
         arena(f"solo_{v}_rollout", ["rollout"], deals=a.rollout_deals, players=1, **common)
+    elif a.part == "edge":
+        edge(a.bot, deals=a.deals, seed=a.seed, workers=a.workers)
     elif a.part == "pool":
         arena(f"pool_{v}_{a.players}p", LADDER, deals=a.rollout_deals, players=a.players, **common)
     else:
