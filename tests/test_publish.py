@@ -24,11 +24,11 @@ from training.config import config_from_dict
 SECTIONS = ["## Loading", "## Evaluation", "## Limitations", "## Training", "## Learning curves"]
 
 
-def tiny_config(num_players: int) -> dict:
+def tiny_config(num_players: int, variant: str = "classic") -> dict:
     data = {
         "name": "tiny",
         "seed": 3,
-        "variant": "classic",
+        "variant": variant,
         "num_players": num_players,
         "total_steps": 1024,
         "num_envs": 8,
@@ -42,11 +42,11 @@ def tiny_config(num_players: int) -> dict:
     return config_from_dict(data).to_dict()
 
 
-def tiny_run(folder: Path, num_players: int = 2, *, curves: bool = True, seed: int = 0) -> Path:
+def tiny_run(folder: Path, num_players: int = 2, *, curves: bool = True, seed: int = 0, variant: str = "classic") -> Path:
     """A run folder as `training.train` leaves it, as far as publishing reads it: a tiny
     final policy (random weights, one hidden layer of 16) with the trainer's meta, and curves."""
     rng = np.random.default_rng(seed)
-    D, A = layout_for("classic", num_players).size, get_variant("classic").num_actions
+    D, A = layout_for(variant, num_players).size, get_variant(variant).num_actions
 
     def layers(sizes):
         return [
@@ -57,7 +57,7 @@ def tiny_run(folder: Path, num_players: int = 2, *, curves: bool = True, seed: i
     folder.mkdir(parents=True, exist_ok=True)
     meta = {
         "name": "tiny",
-        "config": tiny_config(num_players),
+        "config": tiny_config(num_players, variant),
         "steps": 2048,
         "wall_time": 75.5,
         "machine": {"platform": "Linux-test", "cpu_count": 2, "torch_threads": 1},
@@ -75,7 +75,7 @@ def tiny_run(folder: Path, num_players: int = 2, *, curves: bool = True, seed: i
         folder / "final",
         policy=layers([D, 16, A]),
         value=layers([D, 16, 1]),
-        variant="classic",
+        variant=variant,
         num_players=num_players,
         meta=meta,
     )
@@ -104,9 +104,11 @@ def run_main(tmp_path: Path, run: Path, name: str, *extra: str) -> int:
     )
 
 
-def card_rows(card: str) -> dict[str, list[str]]:
-    """The evaluation table's rows of a card, by the bot in the first cell."""
+def card_rows(card: str, table: int = 0) -> dict[str, list[str]]:
+    """The rows of the evaluation's `table`-th table of a card (a second: the rollout table
+    of 3+ players), by the bot in the first cell."""
     section = card.split("## Evaluation")[1].split("## Limitations")[0]
+    section = section.split("The search bot's")[table]
     rows = {}
     for line in section.splitlines():
         m = re.match(r"\| `([^`]+)` \|(.*)\|$", line)
@@ -201,30 +203,42 @@ def test_publishing_a_solo_run_reports_the_regret_against_the_solver(tmp_path):
     assert "The run left no `curves.png`." in card and not (tmp_path / "img").exists()
 
 
-def test_publishing_a_three_player_run_plays_one_mixed_table(tmp_path):
+def test_publishing_a_three_player_run_plays_a_mixed_table_and_a_rollout_table(tmp_path):
     run = tiny_run(tmp_path / "run", num_players=3)
-    assert run_main(tmp_path, run, "ppo-3p", "--games", "1") == 0
+    assert run_main(tmp_path, run, "ppo-3p", "--games", "1", "--search-games", "1") == 0
     ev = json.loads((tmp_path / "res" / "ppo-3p.json").read_text())["evaluation"]
-    assert ev["kind"] == "table" and ev["deals"] == 1 and ev["skipped"] == {"rollout": "`--search-games 0`"}
-    assert [b["label"] for b in ev["bots"]] == ["ppo-3p", "random", "greedy", "heuristic"]
-    assert ev["table_games"] == 12  # 4 bots, 3 seats: 4 sets x 3 rotations
-    me = ev["bots"][0]
-    assert ev["beats_every_scripted"] == all(me["win_rate"] > b["win_rate"] for b in ev["bots"][1:])
+    assert ev["kind"] == "table" and ev["deals"] == 1 and ev["skipped"] == {}
+    assert [b["label"] for b in ev["bots"]] == ["ppo-3p", "random", "greedy", "heuristic", "solo_optimal"]
+    search = ev["search_table"]
+    assert search["deals"] == 1 and [b["label"] for b in search["bots"]] == ["ppo-3p", "rollout", "heuristic"]
+    assert ev["table_games"] == 30 + 3  # 5 bots, 3 seats: 10 sets x 3 rotations; then 3 rotations
+    assert all(b["games"] == 3 for b in search["bots"])  # every bot in every game of the rollout table
+    me, me_there = ev["bots"][0], search["bots"][0]
+    assert ev["beats_every_scripted"] == (
+        all(me["win_rate"] > b["win_rate"] for b in ev["bots"][1:])
+        and all(me_there["win_rate"] > b["win_rate"] for b in search["bots"][1:])
+    )
     card = (tmp_path / "ck" / "ppo-3p.md").read_text()
-    rows = card_rows(card)
-    for b in ev["bots"]:
-        games, win, iv, mean, rating = rows[b["label"]]
-        assert (
-            int(games) == b["games"]
-            and close_pct(win, b["win_rate"])
-            and close_interval(iv, b["win_interval"])
-        )
-        assert close_score(mean, b["score_mean"], b["score_se"])
-        assert rating == f"{b['rating']['mu']:.1f} ± {b['rating']['sigma']:.1f}"
+    for rows, table_bots in ((card_rows(card, 0), ev["bots"]), (card_rows(card, 1), search["bots"])):
+        for b in table_bots:
+            games, win, iv, mean, rating = rows[b["label"]]
+            assert int(games) == b["games"] and close_pct(win, b["win_rate"])
+            assert close_interval(iv, b["win_interval"]) and close_score(mean, b["score_mean"], b["score_se"])
+            assert rating == f"{b['rating']['mu']:.1f} ± {b['rating']['sigma']:.1f}"
+    assert "The search bot's 3-player table of 3 bots" in card
     assert (
         f"win more often than every scripted opponent? **{'Yes' if ev['beats_every_scripted'] else 'No'}**"
         in card
     )
+
+
+def test_a_table_without_search_games_skips_rollout_and_longo_skips_solo_optimal(tmp_path):
+    run = tiny_run(tmp_path / "run", num_players=3, variant="longo")
+    assert run_main(tmp_path, run, "ppo-l3", "--games", "1", "--search-games", "0") == 0
+    ev = json.loads((tmp_path / "res" / "ppo-l3.json").read_text())["evaluation"]
+    assert [b["label"] for b in ev["bots"]] == ["ppo-l3", "random", "greedy", "heuristic"]
+    assert set(ev["skipped"]) == {"rollout", "solo_optimal"} and "search_table" not in ev
+    assert ev["beats_every_scripted"] == all(ev["bots"][0]["win_rate"] > b["win_rate"] for b in ev["bots"][1:])
 
 
 def test_default_deals_give_the_bot_ten_thousand_games():
@@ -232,6 +246,8 @@ def test_default_deals_give_the_bot_ten_thousand_games():
     assert publish.default_deals(2, 1) == 5_000
     assert publish.default_deals(3, 3) == 1_112  # in 9 of the 12 lineups
     assert publish.default_deals(4, 3) == 2_500
+    assert publish.default_deals(3, 4) == 556  # with solo_optimal: in 18 of the 30 lineups
+    assert publish.default_deals(4, 4) == 625  # in 16 of the 20
 
 
 def test_a_run_without_a_final_policy_is_an_error_naming_the_file(tmp_path, capsys):

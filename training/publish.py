@@ -13,8 +13,10 @@
      and its regret against the solver's optimum (classic only);
    - 2 players: head to head against `random`, `greedy`, `heuristic`, `rollout` (on
      ``--search-games`` deals, it is slow) and `solo_optimal` (classic only);
-   - 3+ players: one mixed table with `random`, `greedy`, `heuristic` (and `rollout` when
-     ``--search-games`` > 0, the table then playing that many deals), the arena's pool scheme.
+   - 3+ players: a mixed table with `random`, `greedy`, `heuristic` and `solo_optimal`
+     (classic only), the arena's pool scheme; and, when ``--search-games`` > 0, a second
+     table on that many deals where `rollout` sits with the bot and the strongest of the
+     others (`heuristic`, then `greedy`, ...) to fill the seats, every bot in every game.
 
    The tables are printed (`qwixx_env.arena.report.print_report`) and the evaluation is saved
    as JSON to ``benchmarks/results/pretrained/NAME.json``.
@@ -53,7 +55,11 @@ TARGET_GAMES = 10_000
 """The default number of deals gives the published bot at least this many games."""
 SEARCH_DEALS_2P = 500
 """Default deals against `rollout` (2 players): about 13 ms a decision, so fewer games."""
+SEARCH_DEALS_TABLE = 100
+"""Default deals of the 3+ player `rollout` table: about a second a game there."""
 SCRIPTED = ("random", "greedy", "heuristic")
+TABLE = (*SCRIPTED, "solo_optimal")
+"""The 3+ player mixed table's scripted bots (`solo_optimal` in classic only)."""
 HEAD_TO_HEAD = ("random", "greedy", "heuristic", "afterstate", "rollout", "solo_optimal")
 CLASSIC_ONLY = {  # bot -> why it sits out a Longo evaluation
     "solo_optimal": "classic only: the solver does not cover Qwixx Longo",
@@ -246,26 +252,42 @@ def evaluate_policy(
             out["arenas"].append(_summary(result))
     else:
         out["kind"] = "table"
-        table = [*SCRIPTED] + ([] if skip("rollout") else ["rollout"])
-        deals = search_games if "rollout" in table else games
-        out["deals"] = deals
-        result = play([learner, *table], deals, f"{name} at a {players}-player table with {', '.join(table)}")
-        out["bots"] = [
-            {
-                **_score_row(row),
-                "win_rate": row["win_rate"],
-                "win_interval": row["win_interval"],
-                "rating": None if row["rating"] is None else {k: row["rating"][k] for k in ("mu", "sigma")},
-            }
-            for row in result.bots
-        ]
+        table = [b for b in TABLE if not skip(b)]
+        out["deals"] = games
+        result = play([learner, *table], games, f"{name} at a {players}-player table with {', '.join(table)}")
+        out["bots"] = _table_rows(result)
         out["equal_share"] = 1 / players
-        me, scripted = out["bots"][0], [b for b in out["bots"][1:] if b["label"] in SCRIPTED]
-        out["beats_every_scripted"] = all(me["win_rate"] > b["win_rate"] for b in scripted)
         out["arenas"] = [_summary(result)]
+        beats = _beats_all(out["bots"])
+        if not skip("rollout"):
+            fill = [b for b in ("heuristic", "greedy", "random") if b in table][: players - 2]
+            search = ["rollout", *fill]
+            result = play([learner, *search], search_games,
+                          f"{name} at a {players}-player table with {', '.join(search)}")
+            out["search_table"] = {"deals": search_games, "bots": _table_rows(result)}
+            out["arenas"].append(_summary(result))
+            beats = beats and _beats_all(out["search_table"]["bots"])
+        out["beats_every_scripted"] = beats
     out["seconds"] = time.perf_counter() - started
     out["table_games"] = sum(a["table_games"] for a in out["arenas"])
     return out
+
+
+def _table_rows(result: Any) -> list[dict[str, Any]]:
+    return [
+        {
+            **_score_row(row),
+            "win_rate": row["win_rate"],
+            "win_interval": row["win_interval"],
+            "rating": None if row["rating"] is None else {k: row["rating"][k] for k in ("mu", "sigma")},
+        }
+        for row in result.bots
+    ]
+
+
+def _beats_all(rows: list[dict[str, Any]]) -> bool:
+    """Does the first bot of a table win more often than every other?"""
+    return all(rows[0]["win_rate"] > b["win_rate"] for b in rows[1:])
 
 
 def _score_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -341,6 +363,17 @@ def table(header: list[str], rows: list[list[str]], right: int = 1) -> str:
     align = ["---" if i < right else "---:" for i in range(len(header))]
     lines = [header, align, *rows]
     return "\n".join("| " + " | ".join(cells) + " |" for cells in lines)
+
+
+def _table_line(b: dict[str, Any]) -> list[str]:
+    return [
+        f"`{b['label']}`",
+        f"{b['games']:,}",
+        pct(b["win_rate"]),
+        interval(b["win_interval"]),
+        score(b["score_mean"], b["score_se"]),
+        "—" if b["rating"] is None else f"{b['rating']['mu']:.1f} ± {b['rating']['sigma']:.1f}",
+    ]
 
 
 def verdict(row: dict[str, Any]) -> str:
@@ -421,33 +454,26 @@ def evaluation_section(record: dict[str, Any]) -> list[str]:
             )
     else:
         players = record["checkpoint"]["num_players"]
-        rows = [
-            [
-                f"`{b['label']}`",
-                f"{b['games']:,}",
-                pct(b["win_rate"]),
-                interval(b["win_interval"]),
-                score(b["score_mean"], b["score_se"]),
-                "—" if b["rating"] is None else f"{b['rating']['mu']:.1f} ± {b['rating']['sigma']:.1f}",
+        tables = [(ev["bots"], ev["deals"], "A")]
+        if ev.get("search_table"):
+            tables.append((ev["search_table"]["bots"], ev["search_table"]["deals"], "The search bot's"))
+        for bots_, deals, article in tables:
+            lines += [
+                f"{article} {players}-player table of {len(bots_)} bots, every lineup of the arena's pool scheme "
+                f"(every bot in every seat equally often) on each of {plural(deals, 'deal')}; an equal share of "
+                f"wins is {pct(ev['equal_share'])}.",
+                "",
+                table(["bot", "games", "win rate", "95% interval", "score ± s.e.", "rating μ ± σ"],
+                      [_table_line(b) for b in bots_]),
+                "",
             ]
-            for b in ev["bots"]
-        ]
-        lines += [
-            f"A {players}-player table of {len(ev['bots'])} bots, every lineup of the arena's pool scheme "
-            f"(every bot in every seat equally often) on each of {plural(ev['deals'], 'deal')}; an equal share of "
-            f"wins is {pct(ev['equal_share'])}.",
-            "",
-            table(["bot", "games", "win rate", "95% interval", "score ± s.e.", "rating μ ± σ"], rows),
-            "",
-        ]
-        me = ev["bots"][0]
-        scripted = [b for b in ev["bots"][1:] if b["label"] in SCRIPTED]
-        best = max(scripted, key=lambda b: b["win_rate"])
+        others = [(b, bots_[0]) for bots_, _, _ in tables for b in bots_[1:]]
+        best, me = max(others, key=lambda pair: pair[0]["win_rate"] - pair[1]["win_rate"])
         apart = me["win_interval"][0] > best["win_interval"][1]
         lines.append(
             f"Does `{name}` win more often than every scripted opponent? **{'Yes' if ev['beats_every_scripted'] else 'No'}**"
-            f": {pct(me['win_rate'])} against the best scripted bot's {pct(best['win_rate'])} "
-            f"(`{best['label']}`; the 95% intervals {'do not overlap' if apart else 'overlap'})."
+            f": {pct(me['win_rate'])} against {pct(best['win_rate'])} for its closest rival, `{best['label']}`, "
+            f"at the same table (the 95% intervals {'do not overlap' if apart else 'overlap'})."
         )
     for bot, why in ev["skipped"].items():
         lines.append(f"Not played: `{bot}` ({why}).")
@@ -494,17 +520,23 @@ def limitations(record: dict[str, Any]) -> list[str]:
                 f"Against `rollout` only {rollout[0]['games']:,} games were played (a wider interval)."
             )
     else:
-        me = ev["bots"][0]
-        for b in ev["bots"][1:]:
-            if b["win_rate"] >= me["win_rate"]:
-                out.append(
-                    f"It does not win more often than `{b['label']}` at this table ({pct(me['win_rate'])} "
-                    f"against {pct(b['win_rate'])})."
-                )
-        if me["win_rate"] < ev["equal_share"]:
-            out.append(f"It wins less than an equal share ({pct(ev['equal_share'])}).")
+        tables = [ev["bots"]] + ([ev["search_table"]["bots"]] if ev.get("search_table") else [])
+        for rows in tables:
+            me = rows[0]
+            for b in rows[1:]:
+                if b["win_rate"] >= me["win_rate"]:
+                    out.append(
+                        f"It does not win more often than `{b['label']}` at its table ({pct(me['win_rate'])} "
+                        f"against {pct(b['win_rate'])})."
+                    )
+            if me["win_rate"] < ev["equal_share"]:
+                out.append(f"It wins less than an equal share ({pct(ev['equal_share'])}) at a table with "
+                           + ", ".join(f"`{b['label']}`" for b in rows[1:]) + ".")
+        if ev.get("search_table"):
+            out.append(f"The `rollout` table has only {ev['search_table']['bots'][0]['games']:,} games "
+                       "(a wider interval).")
         out.append(
-            "Measured at one mixed table only; tables of other bots (or of copies of itself) may differ."
+            "Measured at these mixed tables only; tables of other bots (or of copies of itself) may differ."
         )
     if ev["skipped"]:
         out.append("Not measured against " + ", ".join(f"`{b}`" for b in ev["skipped"]) + ".")
@@ -657,9 +689,10 @@ def publish(
     config = meta.get("config") or {}
     players = spec["num_players"]
     if games is None:
-        games = default_deals(players, len(SCRIPTED) if players > 2 else 1)
+        table = [b for b in TABLE if b not in CLASSIC_ONLY or spec["variant"] == "classic"]
+        games = default_deals(players, len(table) if players > 2 else 1)
     if search_games is None:
-        search_games = SEARCH_DEALS_2P if players == 2 else 0
+        search_games = SEARCH_DEALS_2P if players == 2 else SEARCH_DEALS_TABLE if players > 2 else 0
     _check_seed(seed, games, search_games, config)
 
     paths = install(run_dir, spec, name, checkpoints, images, force=force)
@@ -765,7 +798,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--search-games",
         type=int,
         help="deals against the slow rollout bot (default 500 with 2 "
-        "players; 3+: 0 = rollout not at the table; solo: unused)",
+        "players, 100 with 3+ (a second table); 0: rollout not played; solo: unused)",
     )
     parser.add_argument("--workers", type=int, default=2, help="arena processes (default 2)")
     parser.add_argument(
