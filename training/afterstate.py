@@ -126,7 +126,7 @@ def match(net, games: int, seed: int, threads: int = 2) -> tuple[float, float]:
         uses_net = np.zeros((n_games, 2), np.bool_)
         uses_net[np.arange(n_games), seat] = True
         none = np.zeros((0, NUM_FEATURES), np.float32)
-        play_recorded(engine.state, engine.variant.tables, weights_array(), net, uses_net, ~np.ones_like(uses_net),
+        play_recorded(engine.state, engine.variant.tables, weights_array(), net, uses_net, np.zeros_like(uses_net),
                       0.0, np.ones(n_games, np.uint64), none, np.zeros(0, np.int64), np.zeros(0, np.int64))
         return win_shares(rules.scores(engine.variant, engine.state))[np.arange(n_games), seat]
 
