@@ -283,3 +283,24 @@ def test_bad_names_seeds_and_replacing_another_policy_are_refused(tmp_path, caps
         run, json.loads((run / "final.json").read_text()), "ppo-x", folder, tmp_path / "img", force=True
     )
     assert paths["policy"].num_players == 2 and not paths["by_name"]
+
+
+def test_table_limitations_name_a_lead_within_the_noise_and_a_loss():
+    def row(label, rate, lo, hi):
+        return {"label": label, "games": 900, "win_rate": rate, "win_interval": [lo, hi]}
+
+    record = {
+        "checkpoint": {"variant": "classic", "num_players": 4},
+        "evaluation": {
+            "kind": "table",
+            "equal_share": 0.25,
+            "skipped": {},
+            "bots": [row("me", 0.52, 0.51, 0.53), row("heuristic", 0.45, 0.44, 0.46)],
+            "search_table": {"deals": 300, "bots": [row("me", 0.304, 0.28, 0.33), row("rollout", 0.302, 0.28, 0.33),
+                                                    row("greedy", 0.35, 0.32, 0.38)]},
+        },
+    }
+    lines = publish.limitations(record)
+    assert not any("`heuristic`" in line for line in lines)  # a clear lead: nothing to say
+    assert "Its lead over `rollout` at its table (30.4% against 30.2%) is within the noise: the 95% intervals overlap." in lines
+    assert "It does not win more often than `greedy` at its table (30.4% against 35.0%)." in lines

@@ -529,6 +529,11 @@ def limitations(record: dict[str, Any]) -> list[str]:
                         f"It does not win more often than `{b['label']}` at its table ({pct(me['win_rate'])} "
                         f"against {pct(b['win_rate'])})."
                     )
+                elif me["win_interval"][0] <= b["win_interval"][1]:
+                    out.append(
+                        f"Its lead over `{b['label']}` at its table ({pct(me['win_rate'])} against "
+                        f"{pct(b['win_rate'])}) is within the noise: the 95% intervals overlap."
+                    )
             if me["win_rate"] < ev["equal_share"]:
                 out.append(f"It wins less than an equal share ({pct(ev['equal_share'])}) at a table with "
                            + ", ".join(f"`{b['label']}`" for b in rows[1:]) + ".")
