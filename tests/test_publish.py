@@ -293,6 +293,7 @@ def test_table_limitations_name_a_lead_within_the_noise_and_a_loss():
         "checkpoint": {"variant": "classic", "num_players": 4},
         "evaluation": {
             "kind": "table",
+            "deals": 625,
             "equal_share": 0.25,
             "skipped": {},
             "bots": [row("me", 0.52, 0.51, 0.53), row("heuristic", 0.45, 0.44, 0.46)],

@@ -30,8 +30,8 @@ import numpy as np
 from qwixx_env.core import rules
 from qwixx_env.core.compile import kernel
 from qwixx_env.core.heuristic import weights_array
-from qwixx_env.core.value import NUM_FEATURES
-from training.value_leaf import _seed_numba, fit, play_recorded
+from qwixx_env.core.value import NUM_FEATURES, win_chance
+from training.value_leaf import fit, play_recorded, record_games
 
 OPPONENTS = ("self", "heuristic")
 EVAL_SEED = 77  # the dice of the rounds' games against heuristic
@@ -55,27 +55,16 @@ def collect(net, games: int, seed: int, explore: float, threads: int = 2, oppone
     from `seed`: the same data for the same arguments). `opponent` "self": the policy plays
     both seats and both sides are recorded; "heuristic": it plays one seat (alternating) against
     the heuristic and only its side is recorded."""
-    from qwixx_env.arena.stats import win_shares
-
     if opponent not in OPPONENTS:
         raise ValueError(f"opponent: got {opponent!r}; expected one of {', '.join(OPPONENTS)}")
 
     def part(k: int):
         n_games = _split(games, threads)[k]
-        engine = _engine(n_games, seed * 1000 + k)
-        st, tb = engine.state, engine.variant.tables
         uses_net = np.ones((n_games, 2), np.bool_)
         if opponent == "heuristic":
             uses_net[np.arange(n_games), np.arange(n_games) % 2] = False
-        cap = n_games * 80
-        feats = np.zeros((cap, NUM_FEATURES), np.float32)
-        rows_game, rows_seat = np.zeros(cap, np.int64), np.zeros(cap, np.int64)
-        _seed_numba(seed * 1000 + k)  # this thread's exploration draws
-        rng = np.full(n_games, seed * 2000 + 2 * k + 1, np.uint64)
-        n = play_recorded(st, tb, weights_array(), net, uses_net, uses_net, explore, rng, feats, rows_game, rows_seat)
-        share = win_shares(rules.scores(engine.variant, st))
-        game = rows_game[:n] * threads + k
-        return feats[:n], share[rows_game[:n], rows_seat[:n]].astype(np.float32), game, rows_seat[:n]
+        x, share, game, seat = record_games(n_games, seed * 1000 + k, explore, net, uses_net, uses_net)
+        return x, share, game * threads + k, seat
 
     with ThreadPoolExecutor(threads) as pool:
         parts = list(pool.map(part, range(threads)))
@@ -91,26 +80,28 @@ def td_labels(net, x: np.ndarray, share: np.ndarray, game: np.ndarray, seat: np.
         raise ValueError(f"td_lambda: got {lam}; expected a number in [0, 1]")
     if lam == 1.0:
         return share
-    w1, b1, w2, b2, w3, b3 = net
-    h = np.maximum(x @ w1 + b1, 0.0)
-    h = np.maximum(h @ w2 + b2, 0.0)
-    value = 1.0 / (1.0 + np.exp(-(h @ w3 + b3)[:, 0]))
-    order = np.argsort(game * 2 + seat, kind="stable")  # each seat's rows together, in order
+    seq = game * 2 + seat
+    order = np.argsort(seq, kind="stable")  # each seat's rows together, in the order played
     y = np.empty(len(share), np.float32)
-    y[order] = _td_backward(value[order], share[order].astype(np.float64), (game * 2 + seat)[order], lam)
+    y[order] = _td_backward(x, share.astype(np.float64), seq, order, lam, net)
     return y
 
 
 @kernel()
-def _td_backward(value, share, game, lam):
-    y = np.empty_like(share)
+def _td_backward(x, share, seq, order, lam, net):
+    """The targets along `order` (rows of one sequence together, in order of play)."""
+    h1, h2 = np.empty(net[0].shape[1]), np.empty(net[2].shape[1])
+    y = np.empty(order.shape[0])
     g = 0.0
-    for i in range(share.shape[0] - 1, -1, -1):
-        if i == share.shape[0] - 1 or game[i + 1] != game[i]:
+    for j in range(order.shape[0] - 1, -1, -1):
+        i = order[j]
+        if j == order.shape[0] - 1 or seq[order[j + 1]] != seq[i]:
             g = share[i]
         else:
-            g = (1.0 - lam) * value[i + 1] + lam * g
-        y[i] = g
+            nxt = order[j + 1]
+            value = win_chance(x[nxt], net[0], net[1], net[2], net[3], net[4], net[5], h1, h2)
+            g = (1.0 - lam) * value + lam * g
+        y[j] = g
     return y
 
 

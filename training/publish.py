@@ -365,6 +365,12 @@ def table(header: list[str], rows: list[list[str]], right: int = 1) -> str:
     return "\n".join("| " + " | ".join(cells) + " |" for cells in lines)
 
 
+def _tables(ev: dict[str, Any]) -> list[tuple[list[dict[str, Any]], int]]:
+    """(rows, deals) of each table of a 3+ player evaluation: the mixed one, then `rollout`'s."""
+    search = ev.get("search_table")
+    return [(ev["bots"], ev["deals"])] + ([(search["bots"], search["deals"])] if search else [])
+
+
 def _table_line(b: dict[str, Any]) -> list[str]:
     return [
         f"`{b['label']}`",
@@ -454,10 +460,8 @@ def evaluation_section(record: dict[str, Any]) -> list[str]:
             )
     else:
         players = record["checkpoint"]["num_players"]
-        tables = [(ev["bots"], ev["deals"], "A")]
-        if ev.get("search_table"):
-            tables.append((ev["search_table"]["bots"], ev["search_table"]["deals"], "The search bot's"))
-        for bots_, deals, article in tables:
+        tables = list(zip(_tables(ev), ("A", "The search bot's")))
+        for (bots_, deals), article in tables:
             lines += [
                 f"{article} {players}-player table of {len(bots_)} bots, every lineup of the arena's pool scheme "
                 f"(every bot in every seat equally often) on each of {plural(deals, 'deal')}; an equal share of "
@@ -467,7 +471,7 @@ def evaluation_section(record: dict[str, Any]) -> list[str]:
                       [_table_line(b) for b in bots_]),
                 "",
             ]
-        others = [(b, bots_[0]) for bots_, _, _ in tables for b in bots_[1:]]
+        others = [(b, bots_[0]) for (bots_, _), _ in tables for b in bots_[1:]]
         best, me = max(others, key=lambda pair: pair[0]["win_rate"] - pair[1]["win_rate"])
         apart = me["win_interval"][0] > best["win_interval"][1]
         lines.append(
@@ -520,8 +524,7 @@ def limitations(record: dict[str, Any]) -> list[str]:
                 f"Against `rollout` only {rollout[0]['games']:,} games were played (a wider interval)."
             )
     else:
-        tables = [ev["bots"]] + ([ev["search_table"]["bots"]] if ev.get("search_table") else [])
-        for rows in tables:
+        for rows, _ in _tables(ev):
             me = rows[0]
             for b in rows[1:]:
                 if b["win_rate"] >= me["win_rate"]:

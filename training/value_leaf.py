@@ -84,22 +84,33 @@ def _seed_numba(seed):
     np.random.seed(seed)
 
 
-def collect(games: int, seed: int, explore: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(features, win share of the seat, game index) of every roll start of `games` games."""
+def record_games(games: int, seed: int, explore: float, net=None, uses_net=None, records=None):
+    """Play `games` 2-player classic games with `play_recorded` (dice, exploration draws and
+    random moves all seeded from `seed`); every seat plays the heuristic and is recorded
+    unless `uses_net` / `records` ((games, 2) bool) say otherwise. Returns (features, win share
+    of the seat, game index, seat) of every recorded roll start."""
     engine = BatchedQwixx(games, num_players=2, autoreset=False)
     engine.reset(seed=seed)
     st, tb = engine.state, engine.variant.tables
+    everyone = np.ones((games, 2), np.bool_)
+    uses_net = ~everyone if uses_net is None else uses_net
+    records = everyone if records is None else records
     cap = games * 80
     feats = np.zeros((cap, NUM_FEATURES), np.float32)
     rows_game = np.zeros(cap, np.int64)
     rows_seat = np.zeros(cap, np.int64)
     _seed_numba(seed)  # the exploration draws
-    rng = np.array([seed * 2 + 1] * games, np.uint64)
-    everyone = np.ones((games, 2), np.bool_)
-    n = play_recorded(st, tb, weights_array(), no_network(), ~everyone, everyone, explore, rng, feats, rows_game,
-                      rows_seat)
+    rng = np.full(games, seed * 2 + 1, np.uint64)
+    n = play_recorded(st, tb, weights_array(), no_network() if net is None else net, uses_net, records, explore, rng,
+                      feats, rows_game, rows_seat)
     share = win_shares(rules.scores(engine.variant, st))
-    return feats[:n], share[rows_game[:n], rows_seat[:n]].astype(np.float32), rows_game[:n]
+    return feats[:n], share[rows_game[:n], rows_seat[:n]].astype(np.float32), rows_game[:n], rows_seat[:n]
+
+
+def collect(games: int, seed: int, explore: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(features, win share of the seat, game index) of every roll start of `games`
+    heuristic-against-heuristic games."""
+    return record_games(games, seed, explore)[:3]
 
 
 def fit(x: np.ndarray, y: np.ndarray, game: np.ndarray, *, epochs: int, seed: int,
