@@ -20,15 +20,15 @@ from qwixx_env.bots.rollout import read_network
 from qwixx_env.core import CLASSIC, encode_action, layout_for, rules, state_from_snapshot
 from qwixx_env.core.afterstate import action_values, scratch_features
 from qwixx_env.core.heuristic import FREQUENCY, _open_weights, weights_array
-from qwixx_env.core.value import NUM_FEATURES, value_features
+from qwixx_env.core.value import NUM_FEATURES, num_features, value_features
 from qwixx_env.core.state import WHITE
 
 COLORS = ("red", "yellow", "green", "blue")
 
 
-def random_positions(games=16, steps=50, seed=0):
-    """Yield (engine, b) over positions of random 2-player classic play."""
-    engine = BatchedQwixx(games, num_players=2)
+def random_positions(games=16, steps=50, seed=0, num_players=2):
+    """Yield (engine, b) over positions of random classic play."""
+    engine = BatchedQwixx(games, num_players=num_players)
     engine.reset(seed=seed)
     rng = np.random.default_rng(seed)
     for _ in range(steps):
@@ -39,7 +39,7 @@ def random_positions(games=16, steps=50, seed=0):
 
 def position(sheets, dice, active=0, turn=None):
     snap = {
-        "num_players": 2,
+        "num_players": len(sheets),
         "players": [
             {"marks": {c: list(s.get(c, [])) for c in COLORS}, "locks": list(s.get("locks", [])),
              "penalties": s.get("penalties", 0)}
@@ -57,25 +57,26 @@ def position(sheets, dice, active=0, turn=None):
 
 def observation_of(st):
     """The observation and mask of the seat to decide in one-game state `st`."""
-    obs = layout_for(CLASSIC, 2).encode(st, st.turn.astype(np.int64))[0]
+    obs = layout_for(CLASSIC, st.marks.shape[1]).encode(st, st.turn.astype(np.int64))[0]
     return {"observation": obs, "action_mask": rules.legal_mask(CLASSIC, st)[0].astype(np.int8)}
 
 
-def test_scratch_features_of_an_unchanged_sheet_are_the_engines_value_features():
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_scratch_features_of_an_unchanged_sheet_are_the_engines_value_features(num_players):
     """With nothing crossed on the scratch sheet, the afterstate features equal
-    `value_features` of the same position (the leaf network's inputs), for both seats."""
+    `value_features` of the same position (the leaf network's inputs), for every seat."""
     hw = weights_array()
     open_w = np.zeros((4, CLASSIC.cells + 1))
     _open_weights(CLASSIC.tables, hw[FREQUENCY], open_w)
     checked = 0
-    for engine, b in random_positions(steps=40):
+    for engine, b in random_positions(steps=40, num_players=num_players):
         st = engine.state
         if st.phase[b] != WHITE or st.turn[b] != st.active[b]:
             continue  # a roll start
-        for s in range(2):
-            want = np.zeros(NUM_FEATURES)
+        for s in range(num_players):
+            want = np.zeros(num_features(num_players))
             value_features(st, CLASSIC.tables, b, s, hw, want)
-            got = np.zeros(NUM_FEATURES)
+            got = np.zeros(num_features(num_players))
             mk = st.marks[b, s].astype(np.int64)
             lk = st.locks[b, s].copy()
             closed = st.locks[b].any(axis=0)
@@ -84,6 +85,58 @@ def test_scratch_features_of_an_unchanged_sheet_are_the_engines_value_features()
             np.testing.assert_allclose(got, want, atol=1e-12)
             checked += 1
     assert checked > 100
+
+
+def test_feature_lengths_keep_the_two_player_layout():
+    assert num_features(2) == NUM_FEATURES == 36
+    assert [num_features(p) for p in (3, 4, 5)] == [52, 67, 82]
+
+
+def test_value_features_at_three_players_read_own_sheet_then_the_others_in_seat_order():
+    """Seat 1 of a hand-set 3-player position: its own sheet, then seat 2's, then seat 0's
+    (share crossed, rightmost cell, lock per row; penalties; score), the locked rows, who rolls
+    (one bit per seat from seat 1 on), the heuristic's evaluation, the margin, 1."""
+    from qwixx_env.core.heuristic import position_value
+
+    st = position([
+        {"red": [2, 3], "penalties": 1},    # seat 0: 3 - 5 = -2 points
+        {"green": [12, 11, 10]},            # seat 1: 6 points
+        {"yellow": [5], "blue": [12, 9]},   # seat 2: 1 + 3 = 4 points
+    ], (1, 2, 3, 4, 5, 6), active=2)
+    x = np.zeros(num_features(3))
+    value_features(st, CLASSIC.tables, 0, 1, weights_array(), x)
+    K = 11
+    def sheet(rows, penalties, points):  # rows: colour -> (crossed, rightmost cell index)
+        out = []
+        for c in COLORS:
+            n, right = rows.get(c, (0, -1))
+            out += [n / K, (right + 1) / K, 0.0]
+        return out + [penalties / 4, points / 100]
+    want = (sheet({"green": (3, 2)}, 0, 6) + sheet({"yellow": (1, 3), "blue": (2, 3)}, 0, 4)
+            + sheet({"red": (2, 1)}, 1, -2) + [0.0] * 4 + [0.0, 1.0, 0.0]
+            + [position_value(st, CLASSIC.tables, 0, 1, weights_array()) / 100, (6 - 4) / 50, 1.0])
+    np.testing.assert_allclose(x, want, atol=1e-12)
+
+
+@pytest.mark.parametrize("others, share", [((56, 0), 0.5), ((56, 56), 1 / 3), ((55, 0), 1.0), ((58, 0), 0.0)])
+def test_a_game_ending_action_at_three_players_is_rated_by_its_share_of_the_win(others, share):
+    """Seat 0 (not rolling) locks yellow with white 6 + 6, the second locked row: it ends the
+    game with 56 points. Against 56 and 0 it shares the win with one seat (1/2), against 56
+    and 56 with two (1/3); alone on top it wins (1), below it loses (0)."""
+    def sheet(points):  # green from 12 down: 10 crosses = 55; blue 12: 1 more, 12 and 11: 3
+        green = [12, 11, 10, 9, 8, 7, 6, 5, 4, 3][: 10 if points >= 55 else 0]
+        blue = {0: [], 55: [], 56: [12], 58: [12, 11]}[points]
+        return {"green": green, "blue": blue}
+
+    st = position(
+        [{"red": [2, 3, 4, 5, 6, 12], "yellow": [2, 3, 4, 5, 6], "locks": ["red"]}, sheet(others[0]), sheet(others[1])],
+        (6, 6, 1, 2, 3, 4), active=1, turn=0,
+    )
+    assert [int(v) for v in rules.scores(CLASSIC, st)[0]] == [28 + 15, *others]  # before the lock
+    values = np.zeros(45)
+    action_values(st, CLASSIC.tables, 0, rules.legal_mask(CLASSIC, st)[0], weights_array(),
+                  read_network("afterstate-classic-3p.npz"), values)
+    assert values[encode_action(("yellow", 12), CLASSIC)] == pytest.approx(share, abs=1e-12)
 
 
 def test_an_action_that_ends_the_game_is_rated_exactly():
@@ -114,11 +167,12 @@ def test_an_action_that_ends_the_game_is_rated_exactly():
     assert bots.make("afterstate").act(observation_of(behind)) != lock_yellow
 
 
-def test_bot_policy_and_inputs_agree_and_pick_legal_actions():
+@pytest.mark.parametrize("num_players", [2, 3])
+def test_bot_policy_and_inputs_agree_and_pick_legal_actions(num_players):
     """Over AEC games the bot's action is legal and is the batched policy's, and the inputs
     mark it with 0 (the best) and illegal actions with -1."""
-    env = qwixx_v0.env(num_players=2)
-    bot = bots.make("afterstate")
+    env = qwixx_v0.env(num_players=num_players)
+    bot = bots.make("afterstate", num_players=num_players)
     for seed in range(3):
         env.reset(seed=seed)
         for agent in env.agent_iter():
@@ -129,8 +183,8 @@ def test_bot_policy_and_inputs_agree_and_pick_legal_actions():
             action = bot.act(obs)
             assert obs["action_mask"][action]
             batch, mask = obs["observation"][None], obs["action_mask"][None]
-            assert afterstate_policy(batch, mask)[0] == action
-            gaps = afterstate_inputs(batch)[0]
+            assert afterstate_policy(batch, mask, num_players=num_players)[0] == action
+            gaps = afterstate_inputs(batch, num_players=num_players)[0]
             assert gaps[action] == 0.0
             assert (gaps[mask[0] == 0] == -1.0).all()
             assert ((gaps >= -1.0) & (gaps <= 0.0)).all()
@@ -145,21 +199,24 @@ def test_gaps_scale_clip_and_handle_rows_without_a_legal_action():
     assert gaps.dtype == np.float32
 
 
-def test_chances_of_the_observation_equal_those_of_the_engine_state():
+@pytest.mark.parametrize("num_players", [2, 3])
+def test_chances_of_the_observation_equal_those_of_the_engine_state(num_players):
     """The rebuilt state (observer as seat 0) rates every action as the true state does."""
-    net, hw = read_network("afterstate-classic-2p.npz"), weights_array()
+    net, hw = read_network(f"afterstate-classic-{num_players}p.npz"), weights_array()
     engine_values = np.zeros(45)
     rows, want = [], []
-    for engine, b in random_positions(games=8, steps=30, seed=3):
+    for engine, b in random_positions(games=8, steps=30, seed=3, num_players=num_players):
         action_values(engine.state, CLASSIC.tables, b, engine.masks[b], hw, net, engine_values)
         rows.append(engine.obs[b].copy())
         want.append(np.where(engine.masks[b] == 1, engine_values, -1.0))
-    np.testing.assert_allclose(afterstate_chances(np.array(rows)), np.array(want), atol=1e-12)
+    np.testing.assert_allclose(afterstate_chances(np.array(rows), num_players=num_players), np.array(want),
+                               atol=1e-12)
 
 
-@pytest.mark.parametrize("kwargs", [dict(num_players=3), dict(variant="longo"), dict(num_players=1)])
+@pytest.mark.parametrize("kwargs", [dict(num_players=5), dict(variant="longo"), dict(num_players=1)])
 def test_other_tables_are_refused_by_name(kwargs):
-    with pytest.raises(ValueError, match=r"afterstate: got variant=.*trained for variant='classic', num_players=2"):
+    with pytest.raises(ValueError, match=r"afterstate: got variant=.*a win-chance network is trained for "
+                                         r"classic with 2 players, classic with 3 players"):
         bots.make("afterstate", **kwargs)
 
 
@@ -175,6 +232,14 @@ def test_afterstate_beats_heuristic_head_to_head():
     result = run_arena(["afterstate", "heuristic"], num_players=2, games=200, seed=11, workers=1)
     assert result.bots[0]["label"] == "afterstate"
     assert result.bots[0]["win_rate"] > 0.5
+
+
+def test_three_player_afterstate_wins_more_than_its_share_against_two_heuristics():
+    """Its seat in turn, 1,500 games: more than a third of the wins, by two standard errors."""
+    from training.afterstate import match
+
+    rate, se = match(read_network("afterstate-classic-3p.npz"), 1500, 5, threads=1, num_players=3)
+    assert rate > 1 / 3 + 2 * se
 
 
 # --- policies that read the inputs ------------------------------------------------------------
@@ -217,9 +282,10 @@ def test_wrong_inputs_are_refused_by_name(tmp_path, change, message):
         NumpyPolicy.load(path)
 
 
-def test_afterstate_inputs_need_two_player_classic(tmp_path):
+def test_afterstate_inputs_need_a_table_with_a_network(tmp_path):
     rng = np.random.default_rng(0)
-    D = layout_for("classic", 3).size
-    with pytest.raises(ValueError, match=r"inputs: 'afterstate' is for classic with 2 players; got classic with 3"):
+    D = layout_for("classic", 5).size
+    with pytest.raises(ValueError, match=r"inputs: 'afterstate' is for classic with 2 players, classic with 3 "
+                                         r"players; got classic with 5"):
         write_policy(tmp_path / "p", policy=_layers([D + 45, 8, 45], rng), value=_layers([D + 45, 8, 1], rng),
-                     variant="classic", num_players=3, meta={}, inputs=["afterstate"])
+                     variant="classic", num_players=5, meta={}, inputs=["afterstate"])

@@ -57,11 +57,50 @@ def quiet_run(data: dict, out: Path, *, resume: bool = False) -> dict:
 
 
 @pytest.mark.parametrize(
-    "name", ["classic_1p", "classic_2p", "classic_2p_afterstate", "classic_3p", "classic_4p", "longo_2p", "demo"]
+    "name", sorted(p.stem for p in CONFIGS.glob("*.yaml"))
 )
 def test_the_shipped_configs_load(name):
     cfg = load_config(CONFIGS / f"{name}.yaml")
     assert cfg.name and cfg.total_steps > 0
+
+
+def test_a_config_that_extends_another_replaces_only_the_keys_it_sets(tmp_path):
+    """Top-level keys replace the base's; inside a section each key set replaces that key
+    whole (the scripted weights are not merged), and the section's other keys stay."""
+    import yaml
+
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump(tiny()))
+    (tmp_path / "child.yaml").write_text(yaml.safe_dump({
+        "extends": "base.yaml", "name": "child", "ppo": {"learning_rate": 5.0e-4},
+        "opponents": {"scripted": {"greedy": 1}},
+    }))
+    base, child = load_config(tmp_path / "base.yaml"), load_config(tmp_path / "child.yaml")
+    assert child.name == "child" and child.ppo.learning_rate == 5.0e-4
+    assert child.opponents.scripted == {"greedy": 1}
+    assert child.ppo.n_steps == base.ppo.n_steps and child.opponents.self_play == base.opponents.self_play
+    assert {**child.to_dict(), "name": base.name, "ppo": base.to_dict()["ppo"],
+            "opponents": base.to_dict()["opponents"]} == base.to_dict()
+
+
+def test_the_shipped_extending_configs_differ_from_their_base_only_where_they_say():
+    base, margin = load_config(CONFIGS / "classic_4p.yaml").to_dict(), load_config(CONFIGS / "classic_4p_margin.yaml")
+    assert (margin.name, margin.reward, margin.reward_scale) == ("classic_4p_margin", "margin", 0.03)
+    assert {**margin.to_dict(), "name": "classic_4p", "reward": "win", "reward_scale": 1.0} == base
+
+
+@pytest.mark.parametrize("files, message", [
+    ({"a.yaml": {"extends": "missing.yaml"}}, r"config: no file '.*missing\.yaml' \(extended by '.*a\.yaml'\)"),
+    ({"a.yaml": {"extends": "b.yaml"}, "b.yaml": {"extends": "a.yaml"}}, r"extends: a config may not extend itself"),
+    ({"a.yaml": {"extends": 3}}, r"extends: got 3 in '.*a\.yaml'; expected the path of a config file"),
+    ({"a.yaml": {"extends": "b.yaml", "ppo": {"lr": 1}}, "b.yaml": None}, r"ppo\.lr: unknown key"),
+])
+def test_a_bad_extends_is_refused_by_name(tmp_path, files, message):
+    import yaml
+
+    for name, data in files.items():
+        (tmp_path / name).write_text(yaml.safe_dump(tiny() if data is None else data))
+    with pytest.raises(ValueError, match=message):
+        load_config(tmp_path / "a.yaml")
 
 
 @pytest.mark.parametrize(
@@ -84,10 +123,13 @@ def test_the_shipped_configs_load(name):
         ({"num_players": 1, "reward": "win"}, r"reward: .*'win' with num_players=1"),
         ({"inputs": ["dice"]}, r"inputs\[0\]: got 'dice'; expected one of \['afterstate'\]"),
         ({"inputs": "afterstate"}, r"inputs: got 'afterstate'; expected a list of one of \['afterstate'\]"),
-        ({"inputs": ["afterstate"], "num_players": 3}, r"inputs: 'afterstate' needs variant classic with 2 players"),
+        ({"inputs": ["afterstate"], "num_players": 5},
+         r"inputs: 'afterstate' needs a table with a win-chance network \(classic with 2 players, classic with 3 "
+         r"players\); got classic with 5"),
         ({"inputs": ["afterstate", "afterstate"]}, r"inputs: got \['afterstate', 'afterstate'\]; expected each name once"),
         ({"variant": "longo", "opponents": {"scripted": {"afterstate": 1}}},
-         r"opponents\.scripted\.afterstate: plays classic with 2 players only; got longo with 2"),
+         r"opponents\.scripted\.afterstate: plays classic with 2 players, classic with 3 players only; got longo "
+         r"with 2"),
     ],
 )
 def test_a_bad_config_names_the_key_the_value_and_what_is_accepted(change, message):

@@ -30,17 +30,17 @@ import numpy as np
 from qwixx_env.core import rules
 from qwixx_env.core.compile import kernel
 from qwixx_env.core.heuristic import weights_array
-from qwixx_env.core.value import NUM_FEATURES, win_chance
+from qwixx_env.core.value import num_features, win_chance
 from training.value_leaf import fit, play_recorded, record_games
 
 OPPONENTS = ("self", "heuristic")
 EVAL_SEED = 77  # the dice of the rounds' games against heuristic
 
 
-def _engine(games: int, seed: int):
+def _engine(games: int, seed: int, num_players: int = 2):
     from qwixx_env.envs.batched import BatchedQwixx
 
-    engine = BatchedQwixx(games, num_players=2, autoreset=False)
+    engine = BatchedQwixx(games, num_players=num_players, autoreset=False)
     engine.reset(seed=seed)
     return engine
 
@@ -49,21 +49,24 @@ def _split(games: int, threads: int) -> list[int]:
     return [games // threads + (1 if k < games % threads else 0) for k in range(threads)]
 
 
-def collect(net, games: int, seed: int, explore: float, threads: int = 2, opponent: str = "self"):
+def collect(net, games: int, seed: int, explore: float, threads: int = 2, opponent: str = "self",
+            num_players: int = 2):
     """(features, win share, game index, seat) of every roll start of `games` games of the afterstate
     policy with network `net`, on `threads` threads (a share of games each, each thread seeded
     from `seed`: the same data for the same arguments). `opponent` "self": the policy plays
-    both seats and both sides are recorded; "heuristic": it plays one seat (alternating) against
-    the heuristic and only its side is recorded."""
+    every seat and every side is recorded; "heuristic": it plays one seat (in turn) against
+    heuristics and only its side is recorded."""
     if opponent not in OPPONENTS:
         raise ValueError(f"opponent: got {opponent!r}; expected one of {', '.join(OPPONENTS)}")
 
     def part(k: int):
         n_games = _split(games, threads)[k]
-        uses_net = np.ones((n_games, 2), np.bool_)
         if opponent == "heuristic":
-            uses_net[np.arange(n_games), np.arange(n_games) % 2] = False
-        x, share, game, seat = record_games(n_games, seed * 1000 + k, explore, net, uses_net, uses_net)
+            uses_net = np.zeros((n_games, num_players), np.bool_)
+            uses_net[np.arange(n_games), np.arange(n_games) % num_players] = True
+        else:
+            uses_net = np.ones((n_games, num_players), np.bool_)
+        x, share, game, seat = record_games(n_games, seed * 1000 + k, explore, net, uses_net, uses_net, num_players)
         return x, share, game * threads + k, seat
 
     with ThreadPoolExecutor(threads) as pool:
@@ -80,7 +83,7 @@ def td_labels(net, x: np.ndarray, share: np.ndarray, game: np.ndarray, seat: np.
         raise ValueError(f"td_lambda: got {lam}; expected a number in [0, 1]")
     if lam == 1.0:
         return share
-    seq = game * 2 + seat
+    seq = game * 8 + seat  # one key per (game, seat): at most 5 seats
     order = np.argsort(seq, kind="stable")  # each seat's rows together, in the order played
     y = np.empty(len(share), np.float32)
     y[order] = _td_backward(x, share.astype(np.float64), seq, order, lam, net)
@@ -105,18 +108,18 @@ def _td_backward(x, share, seq, order, lam, net):
     return y
 
 
-def match(net, games: int, seed: int, threads: int = 2) -> tuple[float, float]:
-    """The afterstate policy with `net` against `heuristic` over `games` games (seats
-    alternating, dice seeds from `seed`): (win rate, standard error)."""
+def match(net, games: int, seed: int, threads: int = 2, num_players: int = 2) -> tuple[float, float]:
+    """The afterstate policy with `net` against `num_players` - 1 heuristics over `games`
+    games (its seat in turn, dice seeds from `seed`): (win rate, standard error)."""
     from qwixx_env.arena.stats import win_shares
 
     def part(k: int) -> np.ndarray:
         n_games = _split(games, threads)[k]
-        engine = _engine(n_games, seed * 1000 + k)
-        seat = np.arange(n_games) % 2
-        uses_net = np.zeros((n_games, 2), np.bool_)
+        engine = _engine(n_games, seed * 1000 + k, num_players)
+        seat = np.arange(n_games) % num_players
+        uses_net = np.zeros((n_games, num_players), np.bool_)
         uses_net[np.arange(n_games), seat] = True
-        none = np.zeros((0, NUM_FEATURES), np.float32)
+        none = np.zeros((0, num_features(num_players)), np.float32)
         play_recorded(engine.state, engine.variant.tables, weights_array(), net, uses_net, np.zeros_like(uses_net),
                       0.0, np.ones(n_games, np.uint64), none, np.zeros(0, np.int64), np.zeros(0, np.int64))
         return win_shares(rules.scores(engine.variant, engine.state))[np.arange(n_games), seat]
@@ -135,8 +138,10 @@ def main(argv: list[str] | None = None) -> None:
     from qwixx_env.bots.pretrained import write_atomically
 
     ap = argparse.ArgumentParser(description="Fitted value iteration for the afterstate bot's network.")
-    ap.add_argument("--start", type=Path, default=Path("qwixx_env/bots/data/value-classic-2p.npz"),
-                    help="the network the first round plays with (default: the rollout leaf's)")
+    ap.add_argument("--players", type=int, default=2, help="table size, 2 or more (classic)")
+    ap.add_argument("--start", type=Path, default=None,
+                    help="the network the first round plays with (default: qwixx_env/bots/data/value-classic-<P>p.npz, "
+                         "training/value_leaf.py's)")
     ap.add_argument("--games", default="30000,100000,100000", help="self-play games of each round")
     ap.add_argument("--hidden", default="64x32,128x64,128x64", help="the network fitted in each round")
     ap.add_argument("--epochs", default="6,8,8")
@@ -148,8 +153,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--eval-games", type=int, default=20000,
                     help="games against heuristic after each round (0: none)")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--out", type=Path, default=Path("qwixx_env/bots/data/afterstate-classic-2p.npz"))
+    ap.add_argument("--out", type=Path, default=None, help="default: qwixx_env/bots/data/afterstate-classic-<P>p.npz")
     a = ap.parse_args(argv)
+    if not 2 <= a.players <= 5:
+        raise SystemExit(f"--players: got {a.players}; expected 2 to 5")
+    start = a.start or Path(f"qwixx_env/bots/data/value-classic-{a.players}p.npz")
+    out = a.out or Path(f"qwixx_env/bots/data/afterstate-classic-{a.players}p.npz")
     games = [int(g) for g in a.games.split(",")]
     hidden = [tuple(int(h) for h in layer.split("x")) for layer in a.hidden.split(",")]
     epochs = [int(e) for e in a.epochs.split(",")]
@@ -158,27 +167,28 @@ def main(argv: list[str] | None = None) -> None:
                          "expected the same number")
     if not 0.0 <= a.td_lambda <= 1.0:
         raise SystemExit(f"--td-lambda: got {a.td_lambda}; expected a number in [0, 1]")
-    net = read_npz(a.start)
+    net = read_npz(start)
     reports = []
     for k, (g, h, e) in enumerate(zip(games, hidden, epochs)):
         t0 = time.time()
-        x, y, game, seat = collect(net, g, a.seed + k, a.explore, a.threads, a.opponent)
+        x, y, game, seat = collect(net, g, a.seed + k, a.explore, a.threads, a.opponent, a.players)
         y = td_labels(net, x, y, game, seat, a.td_lambda)
         print(f"round {k + 1}: {len(x):,} positions from {g:,} games in {time.time() - t0:.0f} s", flush=True)
         arrays, report = fit(x, y, game, epochs=e, seed=a.seed + k, hidden=h)
         net = tuple(arrays[n] for n in ("w1", "b1", "w2", "b2", "w3", "b3"))
         report.update(round=k + 1, games=g, hidden=list(h), epochs=e, opponent=a.opponent, td_lambda=a.td_lambda)
         if a.eval_games > 0:
-            rate, se = match(net, a.eval_games, EVAL_SEED, a.threads)
+            rate, se = match(net, a.eval_games, EVAL_SEED, a.threads, a.players)
             report.update(heuristic_games=a.eval_games, heuristic_win_rate=rate, heuristic_win_se=se)
         report.update(seconds=round(time.time() - t0, 1))
         print(json.dumps(report), flush=True)
         reports.append(report)
     buf = io.BytesIO()
-    np.savez(buf, **arrays, meta=np.array(json.dumps({"start": str(a.start), "seed": a.seed, "rounds": reports})))
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(a.out, buf.getvalue())
-    print(f"wrote {a.out}")
+    np.savez(buf, **arrays, meta=np.array(json.dumps({"start": str(start), "seed": a.seed, "num_players": a.players,
+                                                               "rounds": reports})))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(out, buf.getvalue())
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":

@@ -58,7 +58,7 @@ def collect(cfg: TrainConfig, teacher: Any, samples: int, *, seed: int, num_envs
     start = time.perf_counter()
     from training.pool import scripted_opponent
 
-    scripted = ({scripted_opponent(n): w for n, w in cfg.opponents.scripted.items()}
+    scripted = ({scripted_opponent(n, cfg.variant, cfg.num_players): w for n, w in cfg.opponents.scripted.items()}
                 if cfg.opponents and cfg.opponents.scripted else "heuristic")
     env = QwixxVectorEnv(
         num_envs, cfg.num_players, cfg.variant, lucky=cfg.lucky, reward=cfg.reward_mode,

@@ -23,6 +23,8 @@ from typing import Any, Union
 import yaml
 
 from qwixx_env import bots
+from qwixx_env.bots.afterstate import NETWORKS as AFTERSTATE_TABLES
+from qwixx_env.bots.afterstate import tables as afterstate_tables
 from qwixx_env.bots.pretrained import INPUTS
 from qwixx_env.core.policies import POLICY_NAMES
 from qwixx_env.core.rewards import REWARD_MODES, check_reward
@@ -166,14 +168,41 @@ class TrainConfig:
 
 def load_config(path: str | Path) -> TrainConfig:
     """Read and check a YAML config file (see the module docstring)."""
-    path = Path(path)
+    return config_from_dict(read_yaml(Path(path)))
+
+
+def read_yaml(path: Path, seen: tuple[Path, ...] = ()) -> Any:
+    """A config file's data with its ``extends:`` resolved: ``extends: base.yaml`` (a path
+    relative to the file) starts from the base's data; each key the file sets replaces the
+    base's, and inside a section (a mapping such as ``ppo`` or ``opponents``) each key it sets
+    replaces that key's value whole (``opponents.scripted`` replaces the base's weights, and
+    ``opponents.self_play`` stays the base's unless it is set too). A base may extend another."""
     try:
         data = yaml.safe_load(path.read_text())
     except FileNotFoundError:
-        raise ValueError(f"config: no file {str(path)!r}") from None
+        where = f" (extended by {str(seen[-1])!r})" if seen else ""
+        raise ValueError(f"config: no file {str(path)!r}{where}") from None
     except yaml.YAMLError as err:
         raise ValueError(f"config {str(path)!r}: not valid YAML: {err}") from None
-    return config_from_dict(data)
+    if not isinstance(data, dict) or "extends" not in data:
+        return data
+    base_name = data.pop("extends")
+    if not isinstance(base_name, str) or not base_name:
+        raise ValueError(f"extends: got {base_name!r} in {str(path)!r}; expected the path of a config file")
+    base_path = (path.parent / base_name).resolve()
+    if base_path in seen or base_path == path.resolve():
+        chain = " -> ".join(str(p) for p in (*seen, path, base_path))
+        raise ValueError(f"extends: a config may not extend itself; got the cycle {chain}")
+    base = read_yaml(base_path, (*seen, path.resolve()))
+    if not isinstance(base, dict):
+        raise ValueError(f"extends: {str(base_path)!r} is not a mapping of keys; got {base!r}")
+    merged = dict(base)
+    for key, value in data.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            merged[key] = {**base[key], **value}
+        else:
+            merged[key] = value
+    return merged
 
 
 def config_from_dict(data: Any) -> TrainConfig:
@@ -269,9 +298,10 @@ def _check_together(cfg: TrainConfig) -> None:
         check_reward(cfg.reward, cfg.num_players)
     except ValueError as err:
         raise ValueError(f"reward: {err}") from None
-    if "afterstate" in cfg.inputs and (cfg.variant, cfg.num_players) != ("classic", 2):
+    if "afterstate" in cfg.inputs and (cfg.variant, cfg.num_players) not in AFTERSTATE_TABLES:
         raise ValueError(
-            f"inputs: 'afterstate' needs variant classic with 2 players; got {cfg.variant} with {cfg.num_players}"
+            f"inputs: 'afterstate' needs a table with a win-chance network ({afterstate_tables()}); got "
+            f"{cfg.variant} with {cfg.num_players}"
         )
     if len(set(cfg.inputs)) != len(cfg.inputs):
         raise ValueError(f"inputs: got {list(cfg.inputs)}; expected each name once")
@@ -297,8 +327,8 @@ def _check_together(cfg: TrainConfig) -> None:
             if name not in POLICY_NAMES + ("afterstate",):
                 raise ValueError(f"opponents.scripted.{name}: unknown opponent; expected names from "
                                  f"{list(POLICY_NAMES) + ['afterstate']}")
-            if name == "afterstate" and (cfg.variant, cfg.num_players) != ("classic", 2):
-                raise ValueError(f"opponents.scripted.afterstate: plays classic with 2 players only; got "
+            if name == "afterstate" and (cfg.variant, cfg.num_players) not in AFTERSTATE_TABLES:
+                raise ValueError(f"opponents.scripted.afterstate: plays {afterstate_tables()} only; got "
                                  f"{cfg.variant} with {cfg.num_players}")
     if cfg.evaluation is not None:
         for i, name in enumerate(cfg.evaluation.opponents):

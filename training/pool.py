@@ -8,6 +8,7 @@ for the seats it plays. `opponents()` is the weighted pool in the form
 
 from __future__ import annotations
 
+import functools
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,8 +40,10 @@ class OpponentPool:
     snapshots the scripted bots do.
     """
 
-    def __init__(self, scripted: dict[str, float], self_play: SelfPlayConfig | None, folder: Path):
+    def __init__(self, scripted: dict[str, float], self_play: SelfPlayConfig | None, folder: Path,
+                 variant: str = "classic", num_players: int = 2):
         self.scripted = dict(scripted)
+        self.table = (variant, num_players)  # what a batched scripted bot (afterstate) plays
         self.self_play = self_play
         self.folder = Path(folder)
         self.snapshots: list[Snapshot] = []
@@ -70,7 +73,7 @@ class OpponentPool:
         else:
             share = self.self_play.share
         total = sum(self.scripted.values())
-        pool: dict[Any, float] = {scripted_opponent(name): (1 - share) * w / total
+        pool: dict[Any, float] = {scripted_opponent(name, *self.table): (1 - share) * w / total
                                   for name, w in self.scripted.items() if share < 1}
         for s in self.snapshots:
             pool[s.policy] = share / len(self.snapshots)
@@ -78,7 +81,7 @@ class OpponentPool:
 
     def describe(self) -> str:
         """One line: every opponent and its weight."""
-        names = {**{scripted_opponent(n): n for n in self.scripted}, **{s.policy: s.name for s in self.snapshots}}
+        names = {**{scripted_opponent(n, *self.table): n for n in self.scripted}, **{s.policy: s.name for s in self.snapshots}}
         return ", ".join(f"{names[o]} {w:.2f}" for o, w in self.opponents().items())
 
     # --- checkpoints -----------------------------------------------------------------------------
@@ -106,11 +109,12 @@ class OpponentPool:
             self.snapshots.append(Snapshot(e["name"], int(e["steps"]), policy))
 
 
-def scripted_opponent(name: str) -> Any:
+@functools.lru_cache(maxsize=None)
+def scripted_opponent(name: str, variant: str = "classic", num_players: int = 2) -> Any:
     """A scripted pool bot for `QwixxVectorEnv`: its name where the engine plays it compiled,
-    else its batched policy (`afterstate`)."""
+    else its batched policy (`afterstate`, for the table's size; the same object each call)."""
     if name == "afterstate":
         from qwixx_env.bots.afterstate import afterstate_policy
 
-        return afterstate_policy
+        return functools.partial(afterstate_policy, variant=variant, num_players=num_players)
     return name

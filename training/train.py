@@ -104,7 +104,8 @@ class Trainer:
             venv = scaled_rewards(venv, cfg.reward_scale)
         opponents = cfg.opponents
         self.pool = OpponentPool(
-            opponents.scripted if opponents else {}, opponents.self_play if opponents else None, out / "snapshots"
+            opponents.scripted if opponents else {}, opponents.self_play if opponents else None, out / "snapshots",
+            cfg.variant, cfg.num_players,
         )
         self.tb = SummaryWriter(str(out / "tb" / "eval"))
         if self.resume:
@@ -226,7 +227,8 @@ class Trainer:
 
             from qwixx_env.bots.afterstate import afterstate_inputs
 
-            demos.observations = np.hstack([demos.observations, afterstate_inputs(demos.observations)])
+            demos.observations = np.hstack([demos.observations,
+                                            afterstate_inputs(demos.observations, cfg.variant, cfg.num_players)])
         self.say(f"  {stats['samples']:,} samples from {stats['games']:,} games in {stats['seconds']:.1f} s "
                  f"({stats['samples_per_second']:,.0f}/s); teacher's mean return {stats['teacher_return']:.3f}")
 

@@ -1,4 +1,5 @@
-"""Train the `rollout` bot's learned leaf: a 2-player win-chance network (`core.value`).
+"""Train a win-chance network (`core.value`) on heuristic games: the `rollout` bot's learned leaf
+(2 players) and the start of the `afterstate` bot's value iteration (`training/afterstate.py`).
 
 Plays heuristic-against-heuristic games with `BatchedQwixx` (a small share of decisions is
 random, so positions a search might reach are covered too), records every position at the
@@ -31,7 +32,7 @@ from qwixx_env.core.compile import kernel
 from qwixx_env.core.heuristic import heuristic_action, weights_array
 from qwixx_env.core.policies import random_legal
 from qwixx_env.core.state import OVER
-from qwixx_env.core.value import NUM_FEATURES, value_features
+from qwixx_env.core.value import NUM_FEATURES, num_features, value_features
 from qwixx_env.envs.batched import BatchedQwixx
 
 HIDDEN = (64, 32)
@@ -47,14 +48,15 @@ def play_recorded(st, tb, hw, net, uses_net, records, explore, rng, feats, rows_
     (feats, rows_game, rows_seat; until feats is full)."""
     mask = np.zeros(4 * tb.cells + 1, np.int8)
     values = np.zeros(4 * tb.cells + 1)
-    x = np.zeros(NUM_FEATURES)
+    P = st.marks.shape[1]
+    x = np.zeros(feats.shape[1])
     n = 0
     for b in range(st.phase.shape[0]):
         last_roll = -1
         while st.phase[b] != OVER:
             if st.roll[b] != last_roll:
                 last_roll = st.roll[b]
-                for s in range(2):
+                for s in range(P):
                     if records[b, s] and n < feats.shape[0]:
                         value_features(st, tb, b, s, hw, x)
                         feats[n, :] = x
@@ -73,9 +75,9 @@ def play_recorded(st, tb, hw, net, uses_net, records, explore, rng, feats, rows_
     return n
 
 
-def no_network() -> tuple[np.ndarray, ...]:
+def no_network(num_players: int = 2) -> tuple[np.ndarray, ...]:
     """A placeholder network for `play_recorded` when no seat uses one."""
-    return (np.zeros((NUM_FEATURES, 1)), np.zeros(1), np.zeros((1, 1)), np.zeros(1), np.zeros((1, 1)), np.zeros(1))
+    return (np.zeros((num_features(num_players), 1)), np.zeros(1), np.zeros((1, 1)), np.zeros(1), np.zeros((1, 1)), np.zeros(1))
 
 
 @njit
@@ -84,33 +86,34 @@ def _seed_numba(seed):
     np.random.seed(seed)
 
 
-def record_games(games: int, seed: int, explore: float, net=None, uses_net=None, records=None):
-    """Play `games` 2-player classic games with `play_recorded` (dice, exploration draws and
-    random moves all seeded from `seed`); every seat plays the heuristic and is recorded
-    unless `uses_net` / `records` ((games, 2) bool) say otherwise. Returns (features, win share
-    of the seat, game index, seat) of every recorded roll start."""
-    engine = BatchedQwixx(games, num_players=2, autoreset=False)
+def record_games(games: int, seed: int, explore: float, net=None, uses_net=None, records=None,
+                 num_players: int = 2):
+    """Play `games` classic games of `num_players` with `play_recorded` (dice, exploration
+    draws and random moves all seeded from `seed`); every seat plays the heuristic and is
+    recorded unless `uses_net` / `records` ((games, num_players) bool) say otherwise. Returns
+    (features, win share of the seat, game index, seat) of every recorded roll start."""
+    engine = BatchedQwixx(games, num_players=num_players, autoreset=False)
     engine.reset(seed=seed)
     st, tb = engine.state, engine.variant.tables
-    everyone = np.ones((games, 2), np.bool_)
+    everyone = np.ones((games, num_players), np.bool_)
     uses_net = ~everyone if uses_net is None else uses_net
     records = everyone if records is None else records
-    cap = games * 80
-    feats = np.zeros((cap, NUM_FEATURES), np.float32)
+    cap = games * 50 * num_players  # roll starts: far above any game's
+    feats = np.zeros((cap, num_features(num_players)), np.float32)
     rows_game = np.zeros(cap, np.int64)
     rows_seat = np.zeros(cap, np.int64)
     _seed_numba(seed)  # the exploration draws
     rng = np.full(games, seed * 2 + 1, np.uint64)
-    n = play_recorded(st, tb, weights_array(), no_network() if net is None else net, uses_net, records, explore, rng,
-                      feats, rows_game, rows_seat)
+    n = play_recorded(st, tb, weights_array(), no_network(num_players) if net is None else net, uses_net, records,
+                      explore, rng, feats, rows_game, rows_seat)
     share = win_shares(rules.scores(engine.variant, st))
     return feats[:n], share[rows_game[:n], rows_seat[:n]].astype(np.float32), rows_game[:n], rows_seat[:n]
 
 
-def collect(games: int, seed: int, explore: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def collect(games: int, seed: int, explore: float, num_players: int = 2) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(features, win share of the seat, game index) of every roll start of `games`
-    heuristic-against-heuristic games."""
-    return record_games(games, seed, explore)[:3]
+    games of `num_players` heuristics."""
+    return record_games(games, seed, explore, num_players=num_players)[:3]
 
 
 def fit(x: np.ndarray, y: np.ndarray, game: np.ndarray, *, epochs: int, seed: int,
@@ -123,7 +126,7 @@ def fit(x: np.ndarray, y: np.ndarray, game: np.ndarray, *, epochs: int, seed: in
     xt, yt = torch.from_numpy(x[~held]), torch.from_numpy(y[~held])
     xv, yv = torch.from_numpy(x[held]), torch.from_numpy(y[held])
     net = torch.nn.Sequential(
-        torch.nn.Linear(NUM_FEATURES, hidden[0]), torch.nn.ReLU(),
+        torch.nn.Linear(x.shape[1], hidden[0]), torch.nn.ReLU(),
         torch.nn.Linear(hidden[0], hidden[1]), torch.nn.ReLU(),
         torch.nn.Linear(hidden[1], 1),
     )
@@ -146,7 +149,7 @@ def fit(x: np.ndarray, y: np.ndarray, game: np.ndarray, *, epochs: int, seed: in
     # the baseline: a logistic fit on the heuristic's evaluation (feature -3) alone
     pv = torch.nn.Linear(1, 1)
     opt2 = torch.optim.LBFGS(pv.parameters(), max_iter=100)
-    col = NUM_FEATURES - 3
+    col = x.shape[1] - 3
 
     def closure():
         opt2.zero_grad()
@@ -174,20 +177,28 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--explore", type=float, default=0.03, help="share of random decisions")
     ap.add_argument("--epochs", type=int, default=6)
-    ap.add_argument("--out", type=Path, default=Path("qwixx_env/bots/data/value-classic-2p.npz"))
+    ap.add_argument("--hidden", default="x".join(map(str, HIDDEN)), help="the two hidden layers, e.g. 128x64")
+    ap.add_argument("--players", type=int, default=2, help="table size, 2 or more (classic)")
+    ap.add_argument("--out", type=Path, default=None, help="default: qwixx_env/bots/data/value-classic-<P>p.npz")
     a = ap.parse_args(argv)
+    if not 2 <= a.players <= 5:
+        raise SystemExit(f"--players: got {a.players}; expected 2 to 5")
+    hidden = tuple(int(h) for h in a.hidden.split("x"))
+    if len(hidden) != 2 or min(hidden) < 1:
+        raise SystemExit(f"--hidden: got {a.hidden!r}; expected two layer sizes such as 64x32")
+    out = a.out or Path(f"qwixx_env/bots/data/value-classic-{a.players}p.npz")
     t0 = time.time()
-    x, y, game = collect(a.games, a.seed, a.explore)
+    x, y, game = collect(a.games, a.seed, a.explore, a.players)
     print(f"{len(x):,} positions from {a.games:,} games in {time.time() - t0:.0f} s", flush=True)
-    arrays, report = fit(x, y, game, epochs=a.epochs, seed=a.seed)
-    report.update(games=a.games, seed=a.seed, explore=a.explore, epochs=a.epochs, hidden=list(HIDDEN),
-                  num_features=NUM_FEATURES, seconds=round(time.time() - t0, 1))
+    arrays, report = fit(x, y, game, epochs=a.epochs, seed=a.seed, hidden=hidden)
+    report.update(games=a.games, seed=a.seed, explore=a.explore, epochs=a.epochs, hidden=list(hidden),
+                  num_players=a.players, num_features=int(x.shape[1]), seconds=round(time.time() - t0, 1))
     print(json.dumps(report, indent=1))
-    a.out.parent.mkdir(parents=True, exist_ok=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
     buf = io.BytesIO()
     np.savez(buf, **arrays, meta=np.array(json.dumps(report)))
-    write_atomically(a.out, buf.getvalue())
-    print(f"wrote {a.out}")
+    write_atomically(out, buf.getvalue())
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":

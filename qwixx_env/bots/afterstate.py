@@ -1,6 +1,6 @@
 """`afterstate`: plays the action whose resulting position a learned win chance rates best.
 
-2-player classic only. It rebuilds the game from the observation, crosses each legal action
+Classic, at the table sizes a network ships for (`NETWORKS`: 2 players). It rebuilds the game from the observation, crosses each legal action
 on a scratch sheet with the heuristic's look-ahead (a white action of the active player
 together with its best colour follow-up) and rates the position with a win-chance network
 (`qwixx_env.core.afterstate`). The network ships as
@@ -28,14 +28,23 @@ from qwixx_env.core.observation import ObservationLayout
 from qwixx_env.core.state import new_state
 from qwixx_env.core.variant import get_variant
 
-NETWORK_FILE = "afterstate-classic-2p.npz"
+NETWORKS = {("classic", 2): "afterstate-classic-2p.npz", ("classic", 3): "afterstate-classic-3p.npz"}
+"""(variant, players) -> the win-chance network's file in qwixx_env/bots/data/: the tables the
+bot and the afterstate inputs play."""
+NETWORK_FILE = NETWORKS[("classic", 2)]
+
+
+def tables() -> str:
+    """The tables a network ships for, in words (for error messages)."""
+    return ", ".join(f"{v} with {p} players" for v, p in sorted(NETWORKS))
 
 
 def check_table(variant: str, num_players: int) -> None:
-    if variant != "classic" or num_players != 2:
+    """Refuse a table no win-chance network is trained for."""
+    if (variant, num_players) not in NETWORKS:
         raise ValueError(
-            f"afterstate: got variant={variant!r}, num_players={num_players!r}; its win-chance network is "
-            f"trained for variant='classic', num_players=2 only"
+            f"afterstate: got variant={variant!r}, num_players={num_players!r}; a win-chance network is "
+            f"trained for {tables()} only"
         )
 
 
@@ -48,7 +57,7 @@ class AfterstateBot:
         check_table(variant, num_players)
         self.variant = get_variant(variant)
         self.num_players = num_players
-        self._net = read_network(NETWORK_FILE)
+        self._net = read_network(NETWORKS[(variant, num_players)])
         self._weights = weights_array()
         self._values = np.zeros(self.variant.num_actions)
         self._base = new_state(num_players)
@@ -76,7 +85,7 @@ def afterstate_chances(observations: np.ndarray, variant: str = "classic", num_p
         raise ValueError(f"observations: got shape {obs.shape}; expected (n, {layout.size})")
     out = np.zeros((obs.shape[0], v.num_actions), np.float64)
     core.afterstate_inputs(obs, v.tables, layout.offsets, new_state(num_players), weights_array(),
-                           read_network(NETWORK_FILE), out)
+                           read_network(NETWORKS[(variant, num_players)]), out)
     return out
 
 
@@ -98,10 +107,11 @@ def afterstate_gaps(chances: np.ndarray) -> np.ndarray:
     return gaps.astype(np.float32)
 
 
-def afterstate_policy(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-    """The `afterstate` bot as a batched frozen policy for a 2-player classic
-    `QwixxVectorEnv` pool: (observations (n, D), masks (n, A)) -> actions (n,)."""
-    values = afterstate_chances(observations)
+def afterstate_policy(observations: np.ndarray, masks: np.ndarray, variant: str = "classic",
+                      num_players: int = 2) -> np.ndarray:
+    """The `afterstate` bot as a batched frozen policy for a `QwixxVectorEnv` pool:
+    (observations (n, D), masks (n, A)) -> actions (n,)."""
+    values = afterstate_chances(observations, variant, num_players)
     legal = np.asarray(masks).astype(bool)
     return np.where(legal, values, -np.inf).argmax(axis=1).astype(np.int64)
 

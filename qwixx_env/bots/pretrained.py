@@ -68,8 +68,8 @@ _OPTIONAL_FIELDS = ("inputs",)
 
 INPUTS = ("afterstate",)
 """Extra inputs a policy may read after the observation (the optional ``inputs`` field):
-``"afterstate"``, each action's afterstate win chance (`qwixx_env.bots.afterstate`; 2-player
-classic), one number per action."""
+``"afterstate"``, each action's afterstate win chance (`qwixx_env.bots.afterstate`; the tables
+with a network, `NETWORKS` there), one number per action."""
 
 
 def input_width(spec: dict[str, Any]) -> int:
@@ -390,8 +390,12 @@ def _check_spec(spec: Any, source: str) -> None:
     inputs = spec.get("inputs", [])
     if not isinstance(inputs, list) or len(set(map(str, inputs))) != len(inputs) or not set(inputs) <= set(INPUTS):
         raise bad(f"inputs: got {inputs!r}; expected a list of distinct names from {list(INPUTS)}")
-    if "afterstate" in inputs and (variant.name, num_players) != ("classic", 2):
-        raise bad(f"inputs: 'afterstate' is for classic with 2 players; got {variant.name} with {num_players}")
+    if "afterstate" in inputs:
+        from qwixx_env.bots.afterstate import NETWORKS as AFTERSTATE_TABLES
+        from qwixx_env.bots.afterstate import tables
+
+        if (variant.name, num_players) not in AFTERSTATE_TABLES:
+            raise bad(f"inputs: 'afterstate' is for {tables()}; got {variant.name} with {num_players}")
     networks = spec["networks"]
     if not isinstance(networks, dict) or set(networks) != set(NETWORKS):
         raise bad(f"networks: got {networks!r}; expected an object with layer lists {list(NETWORKS)}")

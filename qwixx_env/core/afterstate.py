@@ -1,11 +1,11 @@
 """Afterstate values: how the learned win chance rates the position each legal action leads to.
 
-2-player classic. For the seat to decide, every legal action is crossed on a scratch copy of
+Classic, 2 or more players (one network per table size). For the seat to decide, every legal action is crossed on a scratch copy of
 its sheet (as the `heuristic` does) and the position is rated by a win-chance network over
 `core.value.value_features`, read at the moment the roll is over: a white action of the
 active player is rated with the best colour action that may follow on the same dice (or the
-penalty when both pass); a position that ends the game is rated exactly (1 win, 0.5 tie,
-0 loss). Where the heuristic adds up hand-set points, this asks a network trained on who
+penalty when both pass); a position that ends the game is rated exactly (1 win, 0 loss, a tie's
+share of the win). Where the heuristic adds up hand-set points, this asks a network trained on who
 went on to win.
 
 Two uses: the `afterstate` bot plays the best-rated action (`afterstate_action`), and
@@ -28,9 +28,9 @@ from qwixx_env.core.heuristic import (
     _undo_scratch,
 )
 from qwixx_env.core.observation import decode_one
-from qwixx_env.core.rules import count, may_cross, rightmost, row_locked
+from qwixx_env.core.rules import may_cross, row_locked
 from qwixx_env.core.state import COLOR, WHITE
-from qwixx_env.core.value import NUM_FEATURES, win_chance
+from qwixx_env.core.value import num_features, sheet_features, table_features, win_chance
 
 _jit = kernel()
 
@@ -38,51 +38,46 @@ _jit = kernel()
 @_jit
 def scratch_features(st, tb, b, s, mk, lk, pen, closed, next_active, open_w, hw, out):
     """`value_features` of the position where seat s's sheet is the scratch (mk, lk, pen),
-    the other's as committed, `closed` the locked rows and `next_active` who rolls next."""
-    K = tb.cells
-    o = 1 - s
+    the others' as committed, `closed` the locked rows and `next_active` who rolls next."""
+    P = st.marks.shape[1]
     own = _exact_score(tb, mk, lk, pen)
-    other = _exact_score(tb, st.marks[b, o], st.locks[b, o], np.int64(st.penalties[b, o]))
-    i = 0
-    for r in range(4):
-        m = mk[r]
-        out[i] = count(m) / K
-        out[i + 1] = (rightmost(m) + 1) / K
-        out[i + 2] = 1.0 if lk[r] else 0.0
-        i += 3
-    out[i] = pen / tb.max_penalties
-    out[i + 1] = own / 100.0
-    i += 2
-    for r in range(4):
-        m = st.marks[b, o, r]
-        out[i] = count(m) / K
-        out[i + 1] = (rightmost(m) + 1) / K
-        out[i + 2] = 1.0 if st.locks[b, o, r] else 0.0
-        i += 3
-    out[i] = st.penalties[b, o] / tb.max_penalties
-    out[i + 1] = other / 100.0
-    i += 2
-    for r in range(4):
-        out[i] = 1.0 if closed[r] else 0.0
-        i += 1
-    out[i] = 1.0 if next_active == s else 0.0
-    out[i + 1] = _evaluate(st, tb, b, s, mk, lk, pen, closed, open_w, hw) / 100.0
-    out[i + 2] = (own - other) / 50.0
-    out[i + 3] = 1.0
+    best_other = -(1 << 30)
+    sheet_features(tb, mk, lk, pen, own, out, 0)
+    for k in range(1, P):
+        o = (s + k) % P
+        other = _exact_score(tb, st.marks[b, o], st.locks[b, o], np.int64(st.penalties[b, o]))
+        if other > best_other:
+            best_other = other
+        sheet_features(tb, st.marks[b, o], st.locks[b, o], st.penalties[b, o], other, out, 14 * k)
+    evaluation = _evaluate(st, tb, b, s, mk, lk, pen, closed, open_w, hw)
+    table_features(st, b, s, closed, next_active, evaluation, own, best_other, out)
 
 
 @_jit
 def _value(st, tb, b, s, mk, lk, pen, closed, next_active, open_w, hw, net, x, h1, h2):
-    """Win chance of seat s at the scratch position (exact when the game has ended)."""
-    o = 1 - s
+    """Win chance of seat s at the scratch position (exact when the game has ended: the
+    share of the win, ties split)."""
+    P = st.marks.shape[1]
     n_closed = 0
     for r in range(4):
         if closed[r]:
             n_closed += 1
-    if n_closed >= tb.rows_to_end or pen >= tb.max_penalties or st.penalties[b, o] >= tb.max_penalties:
+    ended = n_closed >= tb.rows_to_end or pen >= tb.max_penalties
+    for o in range(P):
+        if o != s and st.penalties[b, o] >= tb.max_penalties:
+            ended = True
+    if ended:
         own = _exact_score(tb, mk, lk, pen)
-        other = _exact_score(tb, st.marks[b, o], st.locks[b, o], np.int64(st.penalties[b, o]))
-        return 1.0 if own > other else (0.5 if own == other else 0.0)
+        best_other = -(1 << 30)
+        ties = 1
+        for o in range(P):
+            if o != s:
+                other = _exact_score(tb, st.marks[b, o], st.locks[b, o], np.int64(st.penalties[b, o]))
+                if other > best_other:
+                    best_other, ties = other, 2
+                elif other == best_other:
+                    ties += 1
+        return 1.0 if own > best_other else (1.0 / ties if own == best_other else 0.0)
     scratch_features(st, tb, b, s, mk, lk, pen, closed, next_active, open_w, hw, x)
     return win_chance(x, net[0], net[1], net[2], net[3], net[4], net[5], h1, h2)
 
@@ -116,7 +111,7 @@ def action_values(st, tb, b, mask, hw, net, values):
     s = st.turn[b]
     phase = st.phase[b]
     active = st.active[b] == s
-    nxt = 1 - st.active[b]
+    nxt = (st.active[b] + 1) % st.marks.shape[1]
     mk = np.empty(4, np.int64)
     lk = np.empty(4, np.bool_)
     closed = np.empty(4, np.bool_)
@@ -126,7 +121,7 @@ def action_values(st, tb, b, mask, hw, net, values):
         closed[r] = row_locked(st, b, r)
     open_w = np.empty((4, K + 1), np.float64)
     _open_weights(tb, hw[FREQUENCY], open_w)
-    x = np.empty(NUM_FEATURES)
+    x = np.empty(num_features(st.marks.shape[1]))
     h1 = np.empty(net[0].shape[1])
     h2 = np.empty(net[2].shape[1])
     pen = np.int64(st.penalties[b, s])
@@ -167,7 +162,7 @@ def afterstate_action(st, tb, b, mask, hw, net, values):
 @_jit
 def afterstate_inputs(obs, tb, off, st, hw, net, out):
     """out[i, a]: the afterstate value of action a for the seat observing obs[i] (-1 where a
-    is illegal or nobody is to decide). `st` is a one-game 2-player scratch state."""
+    is illegal or nobody is to decide). `st` is a one-game scratch state of the table's size."""
     mask = np.zeros(out.shape[1], np.int8)
     values = np.zeros(out.shape[1])
     for i in range(obs.shape[0]):

@@ -1,11 +1,13 @@
-"""A learned win-chance evaluation of 2-player positions: the `rollout` bot's leaf.
+"""A learned win-chance evaluation of positions: the `rollout` bot's leaf, the `afterstate` bot's
+rating.
 
 `value_features` describes a position between rolls from one seat's side as a fixed vector
 (each sheet row by row, penalties, scores, locked rows, who rolls next, and the heuristic's
 own evaluation); `win_chance` runs a small multi-layer perceptron (ReLU hidden layers, a
 sigmoid output) on it. The network is trained by `training/value_leaf.py` on positions of
 heuristic-against-heuristic games labelled with who went on to win, and shipped as a numpy
-file beside the `rollout` bot (`qwixx_env/bots/data/`).
+file beside the `rollout` bot (`qwixx_env/bots/data/`). The features are defined for any table of
+2 or more players (`num_features`); the 2-player layout is the one the 2-player networks read.
 """
 
 from __future__ import annotations
@@ -16,37 +18,75 @@ from qwixx_env.core.compile import kernel
 from qwixx_env.core.heuristic import position_value
 from qwixx_env.core.rules import count, rightmost, row_locked, score
 
-NUM_FEATURES = 36
+
+@kernel()
+def num_features(num_players):
+    """Length of `value_features` at a table of `num_players` (2 or more): 14 for each
+    sheet, 4 locked rows, who rolls next (1 bit at 2 players, one per seat beyond), the
+    heuristic's evaluation, the margin and a constant."""
+    return 14 * num_players + 4 + (1 if num_players == 2 else num_players) + 3
+
+
+NUM_FEATURES = 36  # num_features(2): the 2-player layout the shipped networks read
+
+
+@kernel()
+def sheet_features(tb, marks, locks, penalties, points, out, i):
+    """Write one sheet's 14 features into out[i : i + 14]: per row the share of cells
+    crossed, the rightmost crossed cell and the lock; the penalties; the score / 100."""
+    K = tb.cells
+    for r in range(4):
+        m = marks[r]
+        out[i] = count(m) / K
+        out[i + 1] = (rightmost(m) + 1) / K
+        out[i + 2] = 1.0 if locks[r] else 0.0
+        i += 3
+    out[i] = penalties / tb.max_penalties
+    out[i + 1] = points / 100.0
+
+
+@kernel()
+def table_features(st, b, s, closed, next_active, evaluation, own, best_other, out):
+    """Write the features after the sheets (from index 14 * P): the locked rows, who rolls
+    next (at 2 players one bit, s; beyond, one bit per seat in seat order from s), the
+    evaluation / 100, the margin over the best other score / 50 and a constant 1."""
+    P = st.marks.shape[1]
+    i = 14 * P
+    for r in range(4):
+        out[i] = 1.0 if closed[r] else 0.0
+        i += 1
+    if P == 2:
+        out[i] = 1.0 if next_active == s else 0.0
+        i += 1
+    else:
+        for k in range(P):
+            out[i] = 1.0 if next_active == (s + k) % P else 0.0
+            i += 1
+    out[i] = evaluation / 100.0
+    out[i + 1] = (own - best_other) / 50.0
+    out[i + 2] = 1.0
 
 
 @kernel()
 def value_features(st, tb, b, s, weights, out):
-    """Write the features of game b seen by seat s (2 players) into `out` (NUM_FEATURES,).
-
-    `weights` are the heuristic's (for its evaluation, one of the features)."""
-    K = tb.cells
+    """Write the features of game b seen by seat s into `out` (num_features(P),): each
+    sheet, s's own first and then the others in seat order after s (`sheet_features`), then
+    `table_features`. At 2 players this is the layout of NUM_FEATURES the shipped networks
+    read. `weights` are the heuristic's (for its evaluation, one of the features)."""
+    P = st.marks.shape[1]
     s = np.int64(s)
-    o = 1 - s
-    own, other = score(st, tb, b, s), score(st, tb, b, o)
-    i = 0
-    for k in range(2):
-        p = s if k == 0 else o
-        for r in range(4):
-            m = st.marks[b, p, r]
-            out[i] = count(m) / K
-            out[i + 1] = (rightmost(m) + 1) / K
-            out[i + 2] = 1.0 if st.locks[b, p, r] else 0.0
-            i += 3
-        out[i] = st.penalties[b, p] / tb.max_penalties
-        out[i + 1] = (own if k == 0 else other) / 100.0
-        i += 2
+    own = score(st, tb, b, s)
+    best_other = -(1 << 30)
+    closed = np.empty(4, np.bool_)
     for r in range(4):
-        out[i] = 1.0 if row_locked(st, b, r) else 0.0
-        i += 1
-    out[i] = 1.0 if st.active[b] == s else 0.0
-    out[i + 1] = position_value(st, tb, b, s, weights) / 100.0
-    out[i + 2] = (own - other) / 50.0
-    out[i + 3] = 1.0
+        closed[r] = row_locked(st, b, r)
+    for k in range(P):
+        p = (s + k) % P
+        points = own if k == 0 else score(st, tb, b, p)
+        if k > 0 and points > best_other:
+            best_other = points
+        sheet_features(tb, st.marks[b, p], st.locks[b, p], st.penalties[b, p], points, out, 14 * k)
+    table_features(st, b, s, closed, st.active[b], position_value(st, tb, b, s, weights), own, best_other, out)
 
 
 @kernel()

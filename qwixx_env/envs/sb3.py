@@ -117,8 +117,8 @@ def frozen_policy(model, deterministic: bool = True):
 
 
 class AfterstateInputs(VecEnvWrapper):
-    """Appends `qwixx_env.bots.afterstate.afterstate_inputs` to a 2-player classic
-    `Sb3VecEnv`'s observations: one number per action, how far its afterstate win chance falls
+    """Appends `qwixx_env.bots.afterstate.afterstate_inputs` to an `Sb3VecEnv`'s observations
+    (a table with a win-chance network): one number per action, how far its afterstate win chance falls
     below the best action's. `export_policy` records it (``inputs: ["afterstate"]``), and the
     loaded policy computes the same numbers from the plain observation.
 
