@@ -167,7 +167,7 @@ def test_an_action_that_ends_the_game_is_rated_exactly():
     assert bots.make("afterstate").act(observation_of(behind)) != lock_yellow
 
 
-@pytest.mark.parametrize("num_players", [2, 3])
+@pytest.mark.parametrize("num_players", [2, 3, 4])
 def test_bot_policy_and_inputs_agree_and_pick_legal_actions(num_players):
     """Over AEC games the bot's action is legal and is the batched policy's, and the inputs
     mark it with 0 (the best) and illegal actions with -1."""
@@ -199,7 +199,7 @@ def test_gaps_scale_clip_and_handle_rows_without_a_legal_action():
     assert gaps.dtype == np.float32
 
 
-@pytest.mark.parametrize("num_players", [2, 3])
+@pytest.mark.parametrize("num_players", [2, 3, 4])
 def test_chances_of_the_observation_equal_those_of_the_engine_state(num_players):
     """The rebuilt state (observer as seat 0) rates every action as the true state does."""
     net, hw = read_network(f"afterstate-classic-{num_players}p.npz"), weights_array()
@@ -216,7 +216,8 @@ def test_chances_of_the_observation_equal_those_of_the_engine_state(num_players)
 @pytest.mark.parametrize("kwargs", [dict(num_players=5), dict(variant="longo"), dict(num_players=1)])
 def test_other_tables_are_refused_by_name(kwargs):
     with pytest.raises(ValueError, match=r"afterstate: got variant=.*a win-chance network is trained for "
-                                         r"classic with 2 players, classic with 3 players"):
+                                         r"classic with 2 players, classic with 3 players, classic with 4 players "
+                                         r"only"):
         bots.make("afterstate", **kwargs)
 
 
@@ -234,12 +235,15 @@ def test_afterstate_beats_heuristic_head_to_head():
     assert result.bots[0]["win_rate"] > 0.5
 
 
-def test_three_player_afterstate_wins_more_than_its_share_against_two_heuristics():
-    """Its seat in turn, 1,500 games: more than a third of the wins, by two standard errors."""
+@pytest.mark.parametrize("num_players", [3, 4])
+def test_afterstate_wins_more_than_its_share_against_heuristics(num_players):
+    """Its seat in turn, 1,500 games against P - 1 heuristics: more than 1/P of the wins, by
+    two standard errors."""
     from training.afterstate import match
 
-    rate, se = match(read_network("afterstate-classic-3p.npz"), 1500, 5, threads=1, num_players=3)
-    assert rate > 1 / 3 + 2 * se
+    rate, se = match(read_network(f"afterstate-classic-{num_players}p.npz"), 1500, 5, threads=1,
+                     num_players=num_players)
+    assert rate > 1 / num_players + 2 * se
 
 
 # --- policies that read the inputs ------------------------------------------------------------
@@ -286,6 +290,6 @@ def test_afterstate_inputs_need_a_table_with_a_network(tmp_path):
     rng = np.random.default_rng(0)
     D = layout_for("classic", 5).size
     with pytest.raises(ValueError, match=r"inputs: 'afterstate' is for classic with 2 players, classic with 3 "
-                                         r"players; got classic with 5"):
+                                         r"players, classic with 4 players; got classic with 5"):
         write_policy(tmp_path / "p", policy=_layers([D + 45, 8, 45], rng), value=_layers([D + 45, 8, 1], rng),
                      variant="classic", num_players=5, meta={}, inputs=["afterstate"])

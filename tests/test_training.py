@@ -17,6 +17,7 @@ pytest.importorskip("sb3_contrib")
 pytest.importorskip("tensorboard")
 
 from qwixx_env import bots, qwixx_v0
+from qwixx_env.core.value import num_features
 from training import checkpoint
 from training.config import config_from_dict, load_config
 from training.train import Trainer, main
@@ -125,11 +126,11 @@ def test_a_bad_extends_is_refused_by_name(tmp_path, files, message):
         ({"inputs": "afterstate"}, r"inputs: got 'afterstate'; expected a list of one of \['afterstate'\]"),
         ({"inputs": ["afterstate"], "num_players": 5},
          r"inputs: 'afterstate' needs a table with a win-chance network \(classic with 2 players, classic with 3 "
-         r"players\); got classic with 5"),
+         r"players, classic with 4 players\); got classic with 5"),
         ({"inputs": ["afterstate", "afterstate"]}, r"inputs: got \['afterstate', 'afterstate'\]; expected each name once"),
         ({"variant": "longo", "opponents": {"scripted": {"afterstate": 1}}},
-         r"opponents\.scripted\.afterstate: plays classic with 2 players, classic with 3 players only; got longo "
-         r"with 2"),
+         r"opponents\.scripted\.afterstate: plays classic with 2 players, classic with 3 players, classic with 4 "
+         r"players only; got longo with 2"),
     ],
 )
 def test_a_bad_config_names_the_key_the_value_and_what_is_accepted(change, message):
@@ -389,7 +390,7 @@ def test_afterstate_value_iteration_writes_a_network_the_bot_reads(tmp_path):
                      "--hidden", "8x4,32x16", "--epochs", "1,4", "--seed", "3", "--eval-games", "0",
                      "--out", str(out)])
     net = afterstate.read_npz(out)
-    assert net[0].shape == (afterstate.NUM_FEATURES, 32) and net[2].shape == (32, 16)
+    assert net[0].shape == (num_features(2), 32) and net[2].shape == (32, 16)
     with np.load(out, allow_pickle=False) as f:
         rounds = json.loads(str(f["meta"]))["rounds"]
     assert [r["games"] for r in rounds] == [60, 300]
@@ -397,12 +398,25 @@ def test_afterstate_value_iteration_writes_a_network_the_bot_reads(tmp_path):
     assert not list(tmp_path.glob(".*.tmp"))
 
 
+def test_value_iteration_at_three_players_records_the_seats_it_should():
+    """Self-play records every seat with the 3-player features; against heuristics only the
+    policy's seat (game % 3) is recorded, and its labels are win shares."""
+    from training import afterstate
+
+    net = afterstate.read_npz(CONFIGS.parent / "qwixx_env" / "bots" / "data" / "afterstate-classic-3p.npz")
+    x, share, game, seat = afterstate.collect(net, 30, seed=2, explore=0.0, threads=1, num_players=3)
+    assert x.shape[1] == num_features(3) == 52 and set(seat) == {0, 1, 2}
+    x, share, game, seat = afterstate.collect(net, 30, seed=2, explore=0.0, threads=1, opponent="heuristic",
+                                              num_players=3)
+    assert (seat == game % 3).all() and set(np.unique(share)) <= {0.0, 0.5, 1.0, 1 / 3}
+
+
 def _constant_net(p: float) -> tuple[np.ndarray, ...]:
     """A network that rates every position p."""
     from training import afterstate
 
     z = np.log(p / (1 - p))
-    return (np.zeros((afterstate.NUM_FEATURES, 2)), np.zeros(2), np.zeros((2, 2)), np.zeros(2), np.zeros((2, 1)),
+    return (np.zeros((num_features(2), 2)), np.zeros(2), np.zeros((2, 2)), np.zeros(2), np.zeros((2, 1)),
             np.array([z]))
 
 

@@ -63,7 +63,7 @@ TABLE = (*SCRIPTED, "solo_optimal")
 HEAD_TO_HEAD = ("random", "greedy", "heuristic", "afterstate", "rollout", "solo_optimal")
 CLASSIC_ONLY = {  # bot -> why it sits out a Longo evaluation
     "solo_optimal": "classic only: the solver does not cover Qwixx Longo",
-    "afterstate": "classic only: its win-chance network is trained on 2-player classic",
+    "afterstate": "classic only: its win-chance networks are trained on classic",
 }
 
 
@@ -551,6 +551,18 @@ def limitations(record: dict[str, Any]) -> list[str]:
     return out
 
 
+def _inputs(checkpoint: dict[str, Any], config: dict[str, Any]) -> str:
+    """What the networks read, in words (the card's `inputs` row)."""
+    seen = f"the observation ({checkpoint['observation_size']} numbers)"
+    if "afterstate" not in (config.get("inputs") or []):
+        return seen
+    from qwixx_env.bots.afterstate import NETWORKS
+
+    network = NETWORKS.get((checkpoint["variant"], checkpoint["num_players"]), "?")
+    return (f"{seen} and the `afterstate` rating of each of the {checkpoint['num_actions']} actions "
+            f"(network `qwixx_env/bots/data/{network}`)")
+
+
 def model_card(record: dict[str, Any]) -> str:
     """The markdown model card, every number from `record` (the saved evaluation JSON)."""
     import yaml
@@ -575,6 +587,7 @@ def model_card(record: dict[str, Any]) -> str:
             f"`{t['reward']}`"
             + (f" × {config['reward_scale']}" if config.get("reward_scale", 1.0) != 1.0 else ""),
         ],
+        ["inputs", _inputs(c, config)],
         ["networks", nets],
         ["weights", f"`{name}.npz`, {c['bytes']:,} bytes, sha256 `{c['sha256'][:16]}…`"],
         ["training steps", "unknown" if t["steps"] is None else f"{t['steps']:,}"],

@@ -3,11 +3,13 @@
 
 Plays heuristic-against-heuristic games with `BatchedQwixx` (a small share of decisions is
 random, so positions a search might reach are covered too), records every position at the
-start of a roll from both seats' sides (`value_features`) with who went on to win, and fits
+start of a roll from every seat's side (`value_features`) with who went on to win, and fits
 a small multi-layer perceptron with torch (binary cross-entropy). The weights are written
 atomically as a numpy file the bot reads with numpy alone::
 
     python -m training.value_leaf --games 40000 --seed 1 --epochs 6   # the shipped file, ~3 min
+    python -m training.value_leaf --players 3 --games 150000 --hidden 128x64 --epochs 8 \
+        --out qwixx_env/bots/data/afterstate-classic-3p.npz            # the 3-player afterstate network
 
 It prints the held-out log loss of the network next to a logistic fit on the heuristic's
 evaluation alone (what the network must beat to be worth shipping).

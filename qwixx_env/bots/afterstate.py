@@ -28,7 +28,11 @@ from qwixx_env.core.observation import ObservationLayout
 from qwixx_env.core.state import new_state
 from qwixx_env.core.variant import get_variant
 
-NETWORKS = {("classic", 2): "afterstate-classic-2p.npz", ("classic", 3): "afterstate-classic-3p.npz"}
+NETWORKS = {
+    ("classic", 2): "afterstate-classic-2p.npz",
+    ("classic", 3): "afterstate-classic-3p.npz",
+    ("classic", 4): "afterstate-classic-4p.npz",
+}
 """(variant, players) -> the win-chance network's file in qwixx_env/bots/data/: the tables the
 bot and the afterstate inputs play."""
 NETWORK_FILE = NETWORKS[("classic", 2)]

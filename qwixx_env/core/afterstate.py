@@ -1,12 +1,12 @@
 """Afterstate values: how the learned win chance rates the position each legal action leads to.
 
-Classic, 2 or more players (one network per table size). For the seat to decide, every legal action is crossed on a scratch copy of
-its sheet (as the `heuristic` does) and the position is rated by a win-chance network over
-`core.value.value_features`, read at the moment the roll is over: a white action of the
-active player is rated with the best colour action that may follow on the same dice (or the
-penalty when both pass); a position that ends the game is rated exactly (1 win, 0 loss, a tie's
-share of the win). Where the heuristic adds up hand-set points, this asks a network trained on who
-went on to win.
+Classic, any table of 2 or more players (one network per table size). For the seat to decide,
+every legal action is crossed on a scratch copy of its sheet (as the `heuristic` does) and the
+position is rated by a win-chance network over `core.value.value_features`, read at the
+moment the roll is over: a white action of the active player is rated with the best colour
+action that may follow on the same dice (or the penalty when both pass); a position that ends
+the game is rated exactly (1 win, 0 loss, a tie its share of the win). Where the heuristic
+adds up hand-set points, this asks a network trained on who went on to win.
 
 Two uses: the `afterstate` bot plays the best-rated action (`afterstate_action`), and
 learned policies may read the ratings as extra inputs (`afterstate_inputs`, a batch of
