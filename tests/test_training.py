@@ -400,7 +400,7 @@ def test_afterstate_value_iteration_writes_a_network_the_bot_reads(tmp_path):
 
 def test_value_iteration_at_three_players_records_the_seats_it_should():
     """Self-play records every seat with the 3-player features; against heuristics only the
-    policy's seat (game % 3) is recorded, and its labels are win shares."""
+    policy's seat ((game + 1) % 3) is recorded, and its labels are win shares."""
     from training import afterstate
 
     net = afterstate.read_npz(CONFIGS.parent / "qwixx_env" / "bots" / "data" / "afterstate-classic-3p.npz")
@@ -408,7 +408,7 @@ def test_value_iteration_at_three_players_records_the_seats_it_should():
     assert x.shape[1] == num_features(3) == 52 and set(seat) == {0, 1, 2}
     x, share, game, seat = afterstate.collect(net, 30, seed=2, explore=0.0, threads=1, opponent="heuristic",
                                               num_players=3)
-    assert (seat == game % 3).all() and set(np.unique(share)) <= {0.0, 0.5, 1.0, 1 / 3}
+    assert (seat == (game + 1) % 3).all() and set(np.unique(share)) <= {0.0, 0.5, 1.0, 1 / 3}
 
 
 def _constant_net(p: float) -> tuple[np.ndarray, ...]:

@@ -1,4 +1,4 @@
-"""Train the `afterstate` bot's network (2-player classic) by fitted value iteration.
+"""Train the `afterstate` bot's network (classic; `--players`, default 2) by fitted value iteration.
 
 Round k: the afterstate policy with the current network plays (`BatchedQwixx`, a share
 `explore` of its decisions random), every position at the start of a roll is recorded
@@ -54,8 +54,8 @@ def collect(net, games: int, seed: int, explore: float, threads: int = 2, oppone
     """(features, win share, game index, seat) of every roll start of `games` games of the afterstate
     policy with network `net`, on `threads` threads (a share of games each, each thread seeded
     from `seed`: the same data for the same arguments). `opponent` "self": the policy plays
-    every seat and every side is recorded; "heuristic": it plays one seat (in turn) against
-    heuristics and only its side is recorded."""
+    every seat and every side is recorded; "heuristic": it plays seat (i + 1) % P of game i
+    against heuristics and only its side is recorded."""
     if opponent not in OPPONENTS:
         raise ValueError(f"opponent: got {opponent!r}; expected one of {', '.join(OPPONENTS)}")
 
@@ -63,7 +63,7 @@ def collect(net, games: int, seed: int, explore: float, threads: int = 2, oppone
         n_games = _split(games, threads)[k]
         if opponent == "heuristic":
             uses_net = np.zeros((n_games, num_players), np.bool_)
-            uses_net[np.arange(n_games), np.arange(n_games) % num_players] = True
+            uses_net[np.arange(n_games), (np.arange(n_games) + 1) % num_players] = True  # 2 players: as before
         else:
             uses_net = np.ones((n_games, num_players), np.bool_)
         x, share, game, seat = record_games(n_games, seed * 1000 + k, explore, net, uses_net, uses_net, num_players)
