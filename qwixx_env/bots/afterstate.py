@@ -1,12 +1,14 @@
 """`afterstate`: plays the action whose resulting position a learned win chance rates best.
 
-Classic, at the table sizes a network ships for (`NETWORKS`: 2 players). It rebuilds the game from the observation, crosses each legal action
-on a scratch sheet with the heuristic's look-ahead (a white action of the active player
-together with its best colour follow-up) and rates the position with a win-chance network
-(`qwixx_env.core.afterstate`). The network ships as
-`qwixx_env/bots/data/afterstate-classic-2p.npz`; `training/afterstate.py` trains it by fitted
-value iteration: the bot plays itself, and the network is refitted on who won. One decision
-costs a few dozen forward passes of a small network: well under a millisecond.
+Classic, at the table sizes a network ships for (`NETWORKS`: 2, 3 and 4 players). It rebuilds
+the game from the observation, crosses each legal action on a scratch sheet with the
+heuristic's look-ahead (a white action of the active player together with its best colour
+follow-up) and rates the position with the table's win-chance network
+(`qwixx_env.core.afterstate`). The networks ship as `qwixx_env/bots/data/afterstate-classic-<P>p.npz`:
+at 2 players `training/afterstate.py` trains it by fitted value iteration (the bot plays itself,
+and the network is refitted on who won); at 3 and 4 players `training/value_leaf.py` trains it
+on heuristic games. One decision costs a few dozen forward passes of a small network: well
+under a millisecond.
 
 `afterstate_inputs(observations)` gives the same ratings for a batch of observations, one
 per action (-1 where illegal): what a PPO checkpoint trained with ``inputs: afterstate`` reads
@@ -35,7 +37,6 @@ NETWORKS = {
 }
 """(variant, players) -> the win-chance network's file in qwixx_env/bots/data/: the tables the
 bot and the afterstate inputs play."""
-NETWORK_FILE = NETWORKS[("classic", 2)]
 
 
 def tables() -> str:

@@ -49,8 +49,10 @@ def scratch_features(st, tb, b, s, mk, lk, pen, closed, next_active, open_w, hw,
         if other > best_other:
             best_other = other
         sheet_features(tb, st.marks[b, o], st.locks[b, o], st.penalties[b, o], other, out, 14 * k)
+    for r in range(4):
+        out[14 * P + r] = 1.0 if closed[r] else 0.0
     evaluation = _evaluate(st, tb, b, s, mk, lk, pen, closed, open_w, hw)
-    table_features(st, b, s, closed, next_active, evaluation, own, best_other, out)
+    table_features(st, b, s, next_active, evaluation, own, best_other, out)
 
 
 @_jit
@@ -62,22 +64,18 @@ def _value(st, tb, b, s, mk, lk, pen, closed, next_active, open_w, hw, net, x, h
     for r in range(4):
         if closed[r]:
             n_closed += 1
-    ended = n_closed >= tb.rows_to_end or pen >= tb.max_penalties
-    for o in range(P):
-        if o != s and st.penalties[b, o] >= tb.max_penalties:
-            ended = True
-    if ended:
+    if rules.ends_game(st, tb, b, s, pen, n_closed):
         own = _exact_score(tb, mk, lk, pen)
         best_other = -(1 << 30)
-        ties = 1
+        at_best = 0
         for o in range(P):
             if o != s:
                 other = _exact_score(tb, st.marks[b, o], st.locks[b, o], np.int64(st.penalties[b, o]))
                 if other > best_other:
-                    best_other, ties = other, 2
+                    best_other, at_best = other, 1
                 elif other == best_other:
-                    ties += 1
-        return 1.0 if own > best_other else (1.0 / ties if own == best_other else 0.0)
+                    at_best += 1
+        return rules.win_share(own, best_other, at_best)
     scratch_features(st, tb, b, s, mk, lk, pen, closed, next_active, open_w, hw, x)
     return win_chance(x, net[0], net[1], net[2], net[3], net[4], net[5], h1, h2)
 

@@ -18,7 +18,7 @@ import numpy as np
 from qwixx_env.core.compile import kernel
 from qwixx_env.core.heuristic import position_value
 from qwixx_env.core.policies import policy_action
-from qwixx_env.core.rules import apply_one, random_below, score
+from qwixx_env.core.rules import apply_one, random_below, score, win_share
 from qwixx_env.core.state import NO_DECISION, OVER, WHITE
 from qwixx_env.core.value import NUM_FEATURES, value_features, win_chance
 
@@ -51,21 +51,15 @@ def _outcome(st, tb, t, seat, margin_weight):
     if P == 1:
         return float(own)
     best_other = -(1 << 30)
-    ties = 1
+    at_best = 0
     for s in range(P):
         if s != seat:
             x = score(st, tb, t, s)
             if x > best_other:
-                best_other = x
-    for s in range(P):
-        if s != seat and score(st, tb, t, s) == own:
-            ties += 1
-    share = 0.0
-    if own > best_other:
-        share = 1.0
-    elif own == best_other:
-        share = 1.0 / ties
-    return share + margin_weight * (own - best_other)
+                best_other, at_best = x, 1
+            elif x == best_other:
+                at_best += 1
+    return win_share(own, best_other, at_best) + margin_weight * (own - best_other)
 
 
 @kernel()

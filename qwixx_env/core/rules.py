@@ -231,14 +231,32 @@ def active_crossed(st, tb, b):
 
 
 @_inline
-def _game_ends(st, tb, b):
-    """Rule 9: two rows locked (counting all of them), or a fourth penalty."""
-    if locked_row_count(st, b) >= tb.rows_to_end:
+def ends_game(st, tb, b, s, penalties, n_locked):
+    """Rule 9 for game b with seat s's penalties and the count of locked rows replaced by
+    `penalties` and `n_locked` (a scratch position): two rows locked, or a fourth penalty."""
+    if n_locked >= tb.rows_to_end or penalties >= tb.max_penalties:
         return True
-    for s in range(st.penalties.shape[1]):
-        if st.penalties[b, s] >= tb.max_penalties:
+    for o in range(st.penalties.shape[1]):
+        if o != s and st.penalties[b, o] >= tb.max_penalties:
             return True
     return False
+
+
+@_inline
+def _game_ends(st, tb, b):
+    """Rule 9: two rows locked (counting all of them), or a fourth penalty."""
+    return ends_game(st, tb, b, 0, st.penalties[b, 0], locked_row_count(st, b))
+
+
+@_inline
+def win_share(own, best_other, others_at_best):
+    """A seat's share of the win at the end: 1 above every other score, 1/k in a tie for the
+    top between k seats (itself and `others_at_best` others), else 0."""
+    if own > best_other:
+        return 1.0
+    if own == best_other:
+        return 1.0 / (1 + others_at_best)
+    return 0.0
 
 
 @_inline

@@ -46,15 +46,13 @@ def sheet_features(tb, marks, locks, penalties, points, out, i):
 
 
 @kernel()
-def table_features(st, b, s, closed, next_active, evaluation, own, best_other, out):
-    """Write the features after the sheets (from index 14 * P): the locked rows, who rolls
-    next (at 2 players one bit, s; beyond, one bit per seat in seat order from s), the
-    evaluation / 100, the margin over the best other score / 50 and a constant 1."""
+def table_features(st, b, s, next_active, evaluation, own, best_other, out):
+    """Write the features after the sheets and the 4 locked-row bits (from index 14 * P + 4,
+    the callers write those): who rolls next (at 2 players one bit, s; beyond, one bit per seat
+    in seat order from s), the evaluation / 100, the margin over the best other score / 50 and
+    a constant 1."""
     P = st.marks.shape[1]
-    i = 14 * P
-    for r in range(4):
-        out[i] = 1.0 if closed[r] else 0.0
-        i += 1
+    i = 14 * P + 4
     if P == 2:
         out[i] = 1.0 if next_active == s else 0.0
         i += 1
@@ -77,16 +75,15 @@ def value_features(st, tb, b, s, weights, out):
     s = np.int64(s)
     own = score(st, tb, b, s)
     best_other = -(1 << 30)
-    closed = np.empty(4, np.bool_)
-    for r in range(4):
-        closed[r] = row_locked(st, b, r)
     for k in range(P):
         p = (s + k) % P
         points = own if k == 0 else score(st, tb, b, p)
         if k > 0 and points > best_other:
             best_other = points
         sheet_features(tb, st.marks[b, p], st.locks[b, p], st.penalties[b, p], points, out, 14 * k)
-    table_features(st, b, s, closed, st.active[b], position_value(st, tb, b, s, weights), own, best_other, out)
+    for r in range(4):
+        out[14 * P + r] = 1.0 if row_locked(st, b, r) else 0.0
+    table_features(st, b, s, st.active[b], position_value(st, tb, b, s, weights), own, best_other, out)
 
 
 @kernel()
