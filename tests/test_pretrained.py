@@ -493,6 +493,7 @@ def test_each_installed_checkpoint_loads_and_plays_a_legal_game(name):
     assert name in bots.available()
     policy = NumpyPolicy.load(name)
     bot = bots.make(name, variant=policy.variant, num_players=policy.num_players)
+    assert repr(bot) == f"PretrainedBot({name!r}: {policy.variant}, {policy.num_players} player(s))"
     env = qwixx_v0.raw_env(
         num_players=policy.num_players, variant=policy.variant, lucky=policy.lucky or "bonus"
     )

@@ -204,6 +204,9 @@ class PretrainedBot:
         self.name = policy.name
         self.variant, self.num_players = policy.variant, policy.num_players
 
+    def __repr__(self) -> str:
+        return f"PretrainedBot({self.name!r}: {self.variant}, {self.num_players} player(s))"
+
     def act(self, observation: dict[str, Any]) -> int:
         vector = np.asarray(observation["observation"], np.float32)[None]
         mask = np.asarray(observation["action_mask"])[None]
