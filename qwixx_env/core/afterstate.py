@@ -23,7 +23,6 @@ from qwixx_env.core.heuristic import (
     FREQUENCY,
     _cross_scratch,
     _evaluate,
-    _exact_score,
     _open_weights,
     _undo_scratch,
 )
@@ -40,12 +39,12 @@ def scratch_features(st, tb, b, s, mk, lk, pen, closed, next_active, open_w, hw,
     """`value_features` of the position where seat s's sheet is the scratch (mk, lk, pen),
     the others' as committed, `closed` the locked rows and `next_active` who rolls next."""
     P = st.marks.shape[1]
-    own = _exact_score(tb, mk, lk, pen)
+    own = rules.sheet_score(tb, mk, lk, pen)
     best_other = -(1 << 30)
     sheet_features(tb, mk, lk, pen, own, out, 0)
     for k in range(1, P):
         o = (s + k) % P
-        other = _exact_score(tb, st.marks[b, o], st.locks[b, o], np.int64(st.penalties[b, o]))
+        other = rules.score(st, tb, b, o)
         if other > best_other:
             best_other = other
         sheet_features(tb, st.marks[b, o], st.locks[b, o], st.penalties[b, o], other, out, 14 * k)
@@ -59,23 +58,13 @@ def scratch_features(st, tb, b, s, mk, lk, pen, closed, next_active, open_w, hw,
 def _value(st, tb, b, s, mk, lk, pen, closed, next_active, open_w, hw, net, x, h1, h2):
     """Win chance of seat s at the scratch position (exact when the game has ended: the
     share of the win, ties split)."""
-    P = st.marks.shape[1]
     n_closed = 0
     for r in range(4):
         if closed[r]:
             n_closed += 1
     if rules.ends_game(st, tb, b, s, pen, n_closed):
-        own = _exact_score(tb, mk, lk, pen)
-        best_other = -(1 << 30)
-        at_best = 0
-        for o in range(P):
-            if o != s:
-                other = _exact_score(tb, st.marks[b, o], st.locks[b, o], np.int64(st.penalties[b, o]))
-                if other > best_other:
-                    best_other, at_best = other, 1
-                elif other == best_other:
-                    at_best += 1
-        return rules.win_share(own, best_other, at_best)
+        best_other, at_best = rules.best_other_score(st, tb, b, s)
+        return rules.win_share(rules.sheet_score(tb, mk, lk, pen), best_other, at_best)
     scratch_features(st, tb, b, s, mk, lk, pen, closed, next_active, open_w, hw, x)
     return win_chance(x, net[0], net[1], net[2], net[3], net[4], net[5], h1, h2)
 

@@ -35,7 +35,17 @@ from typing import Mapping
 import numpy as np
 
 from qwixx_env.core.compile import kernel
-from qwixx_env.core.rules import BONUS, active_crossed, count, is_lucky, may_cross, rightmost, row_locked
+from qwixx_env.core.rules import (
+    BONUS,
+    active_crossed,
+    best_other_score,
+    count,
+    is_lucky,
+    may_cross,
+    rightmost,
+    row_locked,
+    sheet_score,
+)
 from qwixx_env.core.state import COLOR, LUCKY, WHITE
 
 _jit = kernel()
@@ -164,14 +174,6 @@ def _sheet_value(tb, open_w, mk, lk, pen, closed, phi, hope, risk):
 
 
 @_jit
-def _exact_score(tb, mk, lk, pen):
-    total = 0
-    for r in range(4):
-        total += tb.score_table[count(mk[r]) + (1 if lk[r] else 0)]
-    return total - tb.penalty_points * pen
-
-
-@_jit
 def _evaluate(st, tb, b, s, mk, lk, pen, closed, open_w, w):
     """Value for seat s of the position where s's sheet is (mk, lk, pen), the others' sheets
     are as committed, and `closed` marks the locked rows."""
@@ -185,14 +187,10 @@ def _evaluate(st, tb, b, s, mk, lk, pen, closed, open_w, w):
         if j != s and st.penalties[b, j] > worst_pen:
             worst_pen = st.penalties[b, j]
     if n_closed >= tb.rows_to_end or pen >= tb.max_penalties:
-        mine = _exact_score(tb, mk, lk, pen)
+        mine = sheet_score(tb, mk, lk, pen)
         if P == 1:
             return float(mine)
-        best = -(1 << 30)
-        for j in range(P):
-            if j != s:
-                other = _exact_score(tb, st.marks[b, j], st.locks[b, j], st.penalties[b, j])
-                best = max(best, other)
+        best = best_other_score(st, tb, b, s)[0]
         sign = 1.0 if mine > best else (0.0 if mine == best else -1.0)
         return mine - w[OPPONENT_WEIGHT] * best + w[WIN_BONUS] * sign
     threat = 0.0

@@ -18,7 +18,7 @@ import numpy as np
 from qwixx_env.core.compile import kernel
 from qwixx_env.core.heuristic import position_value
 from qwixx_env.core.policies import policy_action
-from qwixx_env.core.rules import apply_one, random_below, score, win_share
+from qwixx_env.core.rules import apply_one, best_other_score, random_below, score, win_share
 from qwixx_env.core.state import NO_DECISION, OVER, WHITE
 from qwixx_env.core.value import NUM_FEATURES, value_features, win_chance
 
@@ -50,15 +50,7 @@ def _outcome(st, tb, t, seat, margin_weight):
     own = score(st, tb, t, seat)
     if P == 1:
         return float(own)
-    best_other = -(1 << 30)
-    at_best = 0
-    for s in range(P):
-        if s != seat:
-            x = score(st, tb, t, s)
-            if x > best_other:
-                best_other, at_best = x, 1
-            elif x == best_other:
-                at_best += 1
+    best_other, at_best = best_other_score(st, tb, t, seat)
     return win_share(own, best_other, at_best) + margin_weight * (own - best_other)
 
 

@@ -99,12 +99,33 @@ def locked_row_count(st, b):
 
 
 @_inline
-def score(st, tb, b, s):
-    """Rule 10: each row's crosses (lock included) through the score table, minus penalties."""
+def sheet_score(tb, marks, locks, penalties):
+    """Rule 10 for one sheet (its 4 rows' marks and locks, its penalties; committed or a
+    scratch copy): each row's crosses (lock included) through the score table, minus penalties."""
     total = 0
     for r in range(4):
-        total += tb.score_table[count(st.marks[b, s, r]) + np.int64(st.locks[b, s, r])]
-    return total - tb.penalty_points * np.int64(st.penalties[b, s])
+        total += tb.score_table[count(marks[r]) + (1 if locks[r] else 0)]
+    return total - tb.penalty_points * np.int64(penalties)
+
+
+@_inline
+def score(st, tb, b, s):
+    """Rule 10: seat s's score in game b."""
+    return sheet_score(tb, st.marks[b, s], st.locks[b, s], st.penalties[b, s])
+
+
+@_inline
+def best_other_score(st, tb, b, s):
+    """(the top score among the seats other than s in game b, how many of them have it)."""
+    best, at_best = -(1 << 30), 0
+    for o in range(st.marks.shape[1]):
+        if o != s:
+            x = score(st, tb, b, o)
+            if x > best:
+                best, at_best = x, 1
+            elif x == best:
+                at_best += 1
+    return best, at_best
 
 
 @_inline
