@@ -36,7 +36,7 @@ from qwixx_env.core.compile import kernel
 from qwixx_env.core.heuristic import heuristic_action, weights_array
 from qwixx_env.core.policies import random_legal
 from qwixx_env.core.state import OVER
-from qwixx_env.core.value import num_features, value_features
+from qwixx_env.core.value import NUM_FEATURES, num_features, value_features  # noqa: F401 (NUM_FEATURES: the 2-player width, read by callers)
 from qwixx_env.envs.batched import BatchedQwixx
 
 HIDDEN = (64, 32)
