@@ -283,6 +283,21 @@ def test_registered_checkpoints_are_made_by_name_and_read_only_then(tmp_path, mo
         bots.make("ppo-broken")
 
 
+def test_make_defaults_to_the_game_the_checkpoint_plays(tmp_path, monkeypatch):
+    monkeypatch.setattr(bots, "_REGISTRY", dict(bots._REGISTRY))
+    tiny_checkpoint(tmp_path, name="ppo-tiny-3p", num_players=3)
+    pretrained._register_folder(tmp_path)
+    bot = bots.make("ppo-tiny-3p")  # no num_players: the checkpoint's 3, not make's usual 2
+    assert (bot.variant, bot.num_players) == ("classic", 3)
+    with pytest.raises(ValueError, match="got 2; checkpoint 'ppo-tiny-3p'.*plays num_players=3 only"):
+        bots.make("ppo-tiny-3p", num_players=2)
+    with pytest.raises(ValueError, match=r"num_players: got 7; expected an integer from 1 to 5"):
+        bots.make("ppo-tiny-3p", num_players=7)
+    with pytest.raises(ValueError, match=r"variant: got 'longoo'"):
+        bots.make("ppo-tiny-3p", variant="longoo")
+    assert bots.make("heuristic").num_players == 2  # scripted bots keep classic, 2 players
+
+
 # --- safety: bad files are clear errors and nothing in them runs ----------------------------------
 
 

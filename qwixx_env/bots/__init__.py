@@ -59,18 +59,31 @@ def available() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def make(name: str, *, variant: str = "classic", num_players: int = 2, seed: int | None = None, **params: Any) -> Bot:
+def make(
+    name: str,
+    *,
+    variant: str | None = None,
+    num_players: int | None = None,
+    seed: int | None = None,
+    **params: Any,
+) -> Bot:
     """A bot by name for a variant and player count.
 
+    `variant` and `num_players` default to ``"classic"`` and 2, except for a pretrained bot,
+    where they default to what its checkpoint plays (``make("ppo-classic-1p")`` is a solo bot).
     Raises `ValueError` naming the bad value for an unknown bot, variant or player count,
     or a parameter the bot does not take.
     """
     if name not in _REGISTRY:
         raise ValueError(f"bot name: got {name!r}; expected one of {available()}")
-    if variant not in VARIANT_NAMES:
-        raise ValueError(f"variant: got {variant!r}; expected one of {VARIANT_NAMES}")
-    check_num_players(num_players)
     factory = _REGISTRY[name]
+    if not getattr(factory, "plays_its_checkpoint", False):
+        variant = "classic" if variant is None else variant
+        num_players = 2 if num_players is None else num_players
+    if variant is not None and variant not in VARIANT_NAMES:
+        raise ValueError(f"variant: got {variant!r}; expected one of {VARIANT_NAMES}")
+    if num_players is not None:
+        check_num_players(num_players)
     signature = inspect.signature(factory).parameters.values()
     accepted = [
         p.name for p in signature if p.kind == p.KEYWORD_ONLY and p.name not in ("variant", "num_players", "seed")

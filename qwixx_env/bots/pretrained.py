@@ -19,7 +19,8 @@ ever executed. Neither torch nor stable-baselines3 is needed, except to export
 
 Installed checkpoints live in the ``qwixx_env.checkpoints`` package (the repository's
 top-level ``checkpoints/`` folder); each is registered as a bot under its name, so
-``bots.make("ppo-classic-2p", num_players=2)`` and `qwixx arena` know them too.
+``bots.make("ppo-classic-2p")`` (variant and players default to the checkpoint's) and
+`qwixx arena` know them too.
 """
 
 from __future__ import annotations
@@ -614,7 +615,9 @@ def _register_folder(folder: Path) -> list[str]:
     Cheap: only the folder is listed; `bots.make` reads and checks the files."""
     names = _names_in(folder)
     for name in names:
-        bots.register(name, functools.partial(load, folder / f"{name}.json"))
+        factory = functools.partial(load, folder / f"{name}.json")
+        factory.plays_its_checkpoint = True  # `bots.make` leaves variant/num_players to the file
+        bots.register(name, factory)
     return names
 
 
