@@ -216,6 +216,17 @@ def test_the_final_policy_plays_as_a_bot_without_torch_objects(run):
     assert env.unwrapped.snapshot()["roll"] > 0
 
 
+def test_the_same_config_and_seed_train_the_same_weights_and_another_seed_does_not(tmp_path):
+    def weights(out, **changes):
+        quiet_run(tiny(evaluation=None, **changes), out)
+        with np.load(out / "final.npz") as z:
+            return {k: z[k] for k in z.files}
+
+    first, again, other = weights(tmp_path / "a"), weights(tmp_path / "b"), weights(tmp_path / "c", seed=4)
+    assert first.keys() == again.keys() and all(np.array_equal(first[k], again[k]) for k in first)
+    assert not all(np.array_equal(first[k], other[k]) for k in first)
+
+
 def test_resume_refuses_a_changed_game_and_a_run_without_checkpoint(run, tmp_path):
     out, _, _ = run
     with pytest.raises(ValueError, match=r"differs from the checkpoint's in \['network'\]"):
