@@ -17,6 +17,7 @@ the progress is printed as plain lines.
     qwixx arena random greedy --games 1000            # 2-player classic, every ordered pair
     qwixx arena greedy:max_skip=1 greedy:max_skip=3 random --players 3 --variant longo
     qwixx arena greedy heuristic --json out.json --png out.png --workers 2 --seed 7
+    qwixx arena ppo-classic-3p heuristic rollout   # 3 players: the checkpoint's game
 
 It prints a table (rich), and with ``--json`` / ``--png`` writes the full result and a plot.
 """
@@ -99,9 +100,13 @@ def _arena(args: argparse.Namespace) -> int:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
     except ImportError:
         return fail("needs rich (pip install 'qwixx_env[demo]')")
+    try:
+        variant, players = _table_for(args)
+    except ValueError as err:
+        return fail(str(err))
     options = dict(
-        num_players=args.players,
-        variant=args.variant,
+        num_players=players,
+        variant=variant,
         lucky=args.lucky,
         games=args.games,
         seed=args.seed,
@@ -129,12 +134,40 @@ def _arena(args: argparse.Namespace) -> int:
 
     out = Console()
     print_report(result, out if out.is_terminal else Console(width=120))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result.to_dict(), f)
+    if args.json:  # atomically: an interrupted write leaves the old file or none, never a part
+        from pathlib import Path
+
+        from qwixx_env.bots.pretrained import write_atomically
+
+        write_atomically(Path(args.json), json.dumps(result.to_dict()).encode())
     if args.png:
         save_png(result, args.png)
     return 0
+
+
+def _table_for(args: argparse.Namespace) -> tuple[str, int]:
+    """The arena's (variant, players): as given, else what the pretrained bots among
+    `args.bots` play (they must agree), else classic with 2 players."""
+    from qwixx_env.arena.schedule import parse_bot
+    from qwixx_env.bots.pretrained import NumpyPolicy, checkpoint_names
+
+    installed = set(checkpoint_names())
+    plays = {}
+    for text in args.bots:
+        name = parse_bot(text).name
+        if name in installed and name not in plays:
+            policy = NumpyPolicy.load(name)
+            plays[name] = (policy.variant, policy.num_players)
+    chosen = []
+    for option, given, index, default in (("--variant", args.variant, 0, "classic"), ("--players", args.players, 1, 2)):
+        if given is not None:
+            chosen.append(given)
+            continue
+        found = {p[index] for p in plays.values()}
+        if len(found) > 1:
+            raise ValueError(f"{option}: the checkpoints play different games ({plays}); give {option}")
+        chosen.append(found.pop() if found else default)
+    return chosen[0], chosen[1]
 
 
 def _variant(name: str):
@@ -172,8 +205,14 @@ def main(argv: list[str] | None = None) -> int:
         "same dice for every lineup of a deal. Prints a table; --json and --png save the result.",
     )
     arena.add_argument("bots", nargs="+", help="bot names with optional parameters, e.g. random greedy:max_skip=2")
-    arena.add_argument("--players", type=int, default=2, help="seats at the table, 1 to 5 (default 2)")
-    arena.add_argument("--variant", default="classic", choices=VARIANT_NAMES)
+    arena.add_argument(
+        "--players", type=int, default=None,
+        help="seats at the table, 1 to 5 (default: what the pretrained bots named play, else 2)",
+    )
+    arena.add_argument(
+        "--variant", default=None, choices=VARIANT_NAMES,
+        help="default: what the pretrained bots named play, else classic",
+    )
     arena.add_argument("--lucky", default=None, choices=("bonus", "instead"), help="Longo's lucky rule (default bonus)")
     arena.add_argument("--games", type=int, default=100, help="deals; each is played by every lineup (default 100)")
     arena.add_argument("--seed", type=int, default=0, help="deal i uses dice seed SEED + i (default 0)")

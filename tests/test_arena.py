@@ -304,3 +304,32 @@ def test_cli_reports_bad_input_as_an_error():
     done = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert done.stderr.startswith("qwixx arena: bot 'greedy:max_skip=x'")
+
+
+def test_cli_takes_the_table_from_the_pretrained_bots_named(tmp_path):
+    out_json = tmp_path / "arena.json"
+    command = [sys.executable, "-m", "qwixx_env.cli", "arena", "ppo-longo-2p", "greedy", "--games", "2"]
+    done = subprocess.run(command + ["--json", str(out_json), "--quiet"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(out_json.read_text())
+    assert (result["variant"], result["num_players"]) == ("longo", 2)
+    mixed = subprocess.run(command[:4] + ["ppo-longo-2p", "ppo-classic-3p"], capture_output=True, text=True, timeout=120)
+    assert mixed.returncode == 2
+    assert "--variant: the checkpoints play different games" in mixed.stderr
+
+
+def test_cli_json_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    from qwixx_env import cli
+    from qwixx_env.bots import pretrained
+
+    out_json = tmp_path / "arena.json"
+    out_json.write_text("the previous result")
+
+    def killed(fd):
+        raise KeyboardInterrupt("killed while writing")
+
+    monkeypatch.setattr(pretrained.os, "fsync", killed)
+    with pytest.raises(KeyboardInterrupt):
+        cli.main(["arena", "random", "greedy", "--games", "2", "--workers", "1", "--quiet", "--json", str(out_json)])
+    assert out_json.read_text() == "the previous result"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["arena.json"]  # no temporary left behind

@@ -34,6 +34,7 @@ from typing import Any
 
 import yaml
 
+from qwixx_env.bots.pretrained import write_atomically
 from training import checkpoint
 from training.config import TrainConfig, config_from_dict, load_config
 
@@ -93,7 +94,7 @@ class Trainer:
         if not self.resume and found is not None:
             raise ValueError(f"--out: {out} already holds a run with a checkpoint; pass --resume or another --out")
         out.mkdir(parents=True, exist_ok=True)
-        (out / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+        write_atomically(out / "config.yaml", yaml.safe_dump(cfg.to_dict(), sort_keys=False).encode())
         self.env = QwixxVectorEnv(
             cfg.num_envs, cfg.num_players, cfg.variant, lucky=cfg.lucky, reward=cfg.reward_mode, learner_seat="random",
         )
@@ -121,7 +122,7 @@ class Trainer:
         else:
             self.model = MaskablePPO("MlpPolicy", venv, seed=cfg.seed, device="cpu", verbose=0,
                                      tensorboard_log=str(out / "tb"), **ppo_options(cfg))
-            (out / "eval.jsonl").write_text("")
+            self._write_history()
             if cfg.bc is not None:
                 self._behaviour_cloning()
             if self.pool.self_play is not None and not self.pool.scripted:
@@ -242,7 +243,7 @@ class Trainer:
                        vf_coef=cfg.ppo.vf_coef, seed=cfg.seed, on_epoch=on_epoch)
         self.seconds["bc"] = time.perf_counter() - began
         self.bc_stats = {"teacher": b.teacher, **stats, **fit, "total_seconds": self.seconds["bc"]}
-        (self.out / "bc.json").write_text(json.dumps(self.bc_stats, indent=1) + "\n")
+        write_atomically(self.out / "bc.json", (json.dumps(self.bc_stats, indent=1) + "\n").encode())
         self.say(f"  agreement with {b.teacher!r}: {fit['agreement']:.1%} (before {fit['agreement_before']:.1%}, "
                  f"chance {fit['agreement_chance']:.1%}); {self.seconds['bc']:.0f} s in all")
 
@@ -273,8 +274,7 @@ class Trainer:
         self.seconds["eval"] += time.perf_counter() - began
         record["seconds"] = time.perf_counter() - began
         self.history.append(record)
-        with open(self.out / "eval.jsonl", "a") as f:
-            f.write(json.dumps(record) + "\n")
+        self._write_history()
         self._log_eval(record)
         self.last["eval"] = steps
         self.say(f"eval @ {steps:,}: {summary(record)}"
@@ -339,8 +339,12 @@ class Trainer:
         self.last = state["last"]
         self.bc_stats = state["bc"]
         self.wall_before = float(state["wall_time"])
-        # Evaluations after the checkpoint belong to the lost segment: eval.jsonl restarts from it.
-        (self.out / "eval.jsonl").write_text("".join(json.dumps(r) + "\n" for r in self.history))
+        self._write_history()  # evaluations after the checkpoint belong to the lost segment
+
+    def _write_history(self) -> None:
+        """eval.jsonl, a record per line, rewritten whole and atomically: a kill never leaves
+        a half-written line."""
+        write_atomically(self.out / "eval.jsonl", "".join(json.dumps(r) + "\n" for r in self.history).encode())
 
     def _check_resumable(self, state: dict[str, Any]) -> None:
         saved = config_from_dict(state["config"]).to_dict()
