@@ -51,6 +51,7 @@ from rich.console import Console
 from rich.table import Table
 
 from qwixx_env import qwixx_v0
+from qwixx_env.files import write_atomically
 
 TARGET_RATIO = 4.0
 REFERENCE = "connect_four_v3.env()"
@@ -215,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
             },
         }
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
+        write_atomically(args.json, (json.dumps(report, indent=2) + "\n").encode())
         console.print(f"figures written to {args.json}")
     return 1 if args.strict and not passed else 0
 

@@ -62,6 +62,7 @@ from qwixx_env.core.compile import kernel  # noqa: E402
 from qwixx_env.core.policies import random_legal  # noqa: E402
 from qwixx_env.envs.batched import BatchedQwixx  # noqa: E402
 from qwixx_env.envs.vector import QwixxVectorEnv  # noqa: E402
+from qwixx_env.files import save_figure, write_atomically  # noqa: E402
 
 TARGET = 1_000_000
 DEFAULT_BATCH_SIZES = (64, 256, 1024, 4096, 16384)
@@ -319,8 +320,7 @@ def plot(configs: dict[str, dict], path: Path, cpu: int) -> None:
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, fontsize=8.5, frameon=False)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def short(x: float) -> str:
@@ -439,7 +439,7 @@ def main(argv: list[str] | None = None) -> int:
         },
     }
     json_path = args.out / "batched_speed.json"
-    json_path.write_text(json.dumps(report, indent=2) + "\n")
+    write_atomically(json_path, (json.dumps(report, indent=2) + "\n").encode())
     console.print(f"figures written to {json_path} and {png}")
     return 1 if args.strict and not passed else 0
 

@@ -33,6 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
+from qwixx_env.files import write_atomically
+
 CHUNK = 500  # games per work item of the simulation
 
 SOLVE_CHILD = """
@@ -165,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
 
     _print(report)
     if args.json:
-        args.json.write_text(json.dumps(report, indent=2))
+        write_atomically(args.json, json.dumps(report, indent=2).encode())
     optimal = [s for s in report["simulations"] if s["bot"] == "solo_optimal"]
     return 0 if all(abs(s["z"]) < 3 for s in optimal) else 1
 

@@ -137,7 +137,7 @@ def _arena(args: argparse.Namespace) -> int:
     if args.json:  # atomically: an interrupted write leaves the old file or none, never a part
         from pathlib import Path
 
-        from qwixx_env.bots.pretrained import write_atomically
+        from qwixx_env.files import write_atomically
 
         write_atomically(Path(args.json), json.dumps(result.to_dict()).encode())
     if args.png:

@@ -320,7 +320,7 @@ def test_cli_takes_the_table_from_the_pretrained_bots_named(tmp_path):
 
 def test_cli_json_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
     from qwixx_env import cli
-    from qwixx_env.bots import pretrained
+    from qwixx_env import files
 
     out_json = tmp_path / "arena.json"
     out_json.write_text("the previous result")
@@ -328,7 +328,7 @@ def test_cli_json_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
     def killed(fd):
         raise KeyboardInterrupt("killed while writing")
 
-    monkeypatch.setattr(pretrained.os, "fsync", killed)
+    monkeypatch.setattr(files.os, "fsync", killed)
     with pytest.raises(KeyboardInterrupt):
         cli.main(["arena", "random", "greedy", "--games", "2", "--workers", "1", "--quiet", "--json", str(out_json)])
     assert out_json.read_text() == "the previous result"

@@ -135,7 +135,7 @@ def read_npz(path: Path) -> tuple[np.ndarray, ...]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from qwixx_env.bots.pretrained import write_atomically
+    from qwixx_env.files import write_atomically
 
     ap = argparse.ArgumentParser(description="Fitted value iteration for the afterstate bot's network.")
     ap.add_argument("--players", type=int, default=2, help="table size, 2 or more (classic)")

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from qwixx_env.files import save_figure
+
 
 def plot_curves(history: list[dict[str, Any]], path: Path, title: str) -> Path:
     """Write a PNG of `history` (the records of ``eval.jsonl``): win rate with its 95%
@@ -43,6 +45,5 @@ def plot_curves(history: list[dict[str, Any]], path: Path, title: str) -> Path:
                 ax.legend(fontsize="small")
     fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
     return path

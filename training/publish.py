@@ -44,7 +44,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from qwixx_env.bots.pretrained import write_atomically
+from qwixx_env.files import write_atomically
 
 REPO = Path(__file__).resolve().parent.parent
 FORMAT = "training.publish/1"

@@ -34,7 +34,7 @@ from typing import Any
 
 import yaml
 
-from qwixx_env.bots.pretrained import write_atomically
+from qwixx_env.files import write_atomically
 from training import checkpoint
 from training.config import TrainConfig, config_from_dict, load_config
 

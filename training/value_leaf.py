@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit
 
 from qwixx_env.arena.stats import win_shares
-from qwixx_env.bots.pretrained import write_atomically
+from qwixx_env.files import write_atomically
 from qwixx_env.core import rules
 from qwixx_env.core.afterstate import afterstate_action
 from qwixx_env.core.compile import kernel

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from qwixx_env.arena import ArenaResult
+from qwixx_env.files import save_figure
 
 
 def _pct(x: float | None) -> str:
@@ -118,5 +119,4 @@ def save_png(result: ArenaResult, path: str | Path) -> None:
         f"{len(result.games.rolls):,} games, seed {result.seed}"
     )
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path, dpi=100)

@@ -25,13 +25,11 @@ top-level ``checkpoints/`` folder); each is registered as a bot under its name, 
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import io
 import json
 import os
-import tempfile
 import zipfile
 from importlib import resources
 from pathlib import Path
@@ -43,6 +41,7 @@ from qwixx_env import bots
 from qwixx_env.core.observation import layout_for
 from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES, get_variant
 from qwixx_env.envs.qwixx_v0 import check_num_players
+from qwixx_env.files import write_atomically
 
 FORMAT = "qwixx_env.policy/1"
 """The ``format`` field of the JSON: a name and a version, bumped when the layout changes."""
@@ -500,30 +499,6 @@ def write_policy(
     write_atomically(npz_path, data)
     write_atomically(json_path, text.encode("utf-8"))
     return json_path
-
-
-def write_atomically(target: Path, data: bytes) -> None:
-    """Write `data` to a temporary file beside `target`, sync it, make it readable by all
-    (0644, as package data should be) and rename it over `target`; then sync the folder, so
-    a crash leaves the old file or the new one, never a part."""
-    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(temp, 0o644)
-        os.replace(temp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-        raise
-    if os.name == "posix":  # make the rename itself durable before the next file is renamed
-        folder = os.open(target.parent, os.O_RDONLY)
-        try:
-            os.fsync(folder)
-        finally:
-            os.close(folder)
 
 
 def export_policy(
