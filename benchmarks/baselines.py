@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from rich.console import Console
 
 from qwixx_env.arena import run_arena
 from qwixx_env.arena.report import print_report
+from qwixx_env.files import save_figure, write_atomically
 
 OUT = Path(__file__).parent / "results" / "baselines"
 LADDER = ["random", "greedy", "heuristic", "rollout"]
@@ -41,9 +41,7 @@ def arena(tag: str, bots, *, deals: int, players: int, variant: str, seed: int, 
     summary.pop("games", None)
     OUT.mkdir(parents=True, exist_ok=True)
     path = OUT / f"{tag}.json"
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(summary, indent=1))
-    os.replace(tmp, path)
+    write_atomically(path, json.dumps(summary, indent=1).encode())
     return result
 
 
@@ -88,9 +86,7 @@ def edge(bot: str, *, deals: int, seed: int, workers: int | None) -> dict:
     path = OUT / f"edge_{bot}_vs_heuristic.json"
     summary = json.loads(path.read_text())
     summary["edge"] = out
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(summary, indent=1))
-    os.replace(tmp, path)
+    write_atomically(path, json.dumps(summary, indent=1).encode())
     print(f"{bot} vs heuristic: {len(margin):,} games, margin {out['margin_mean']:+.2f} (sd {out['margin_sd']:.1f})")
     print("extra points a game -> win rate: " + ", ".join(f"+{e}: {_pct(w)}" for e, w in zip(EDGES, curve)))
     plot_edge(out)
@@ -117,9 +113,7 @@ def plot_edge(out: dict) -> None:
     ax.legend(loc="lower right")
     fig.tight_layout()
     IMAGES.mkdir(parents=True, exist_ok=True)
-    tmp = IMAGES / "edge_vs_heuristic.tmp.png"
-    fig.savefig(tmp)
-    os.replace(tmp, IMAGES / "edge_vs_heuristic.png")
+    save_figure(fig, IMAGES / "edge_vs_heuristic.png")
 
 
 def _pct(x: float) -> str:
