@@ -555,3 +555,29 @@ def test_heuristic_opponents_run_in_the_engine_and_play_as_the_heuristic_bot():
         live = twin.phase != OVER
         np.testing.assert_array_equal(twin.marks[live], env.engine.state.marks[live])
     assert checked > 100
+
+
+def test_an_installed_checkpoint_named_as_opponent_plays_as_its_numpy_policy():
+    from qwixx_env.bots.pretrained import NumpyPolicy
+
+    def play(opponents):
+        env = QwixxVectorEnv(8, num_players=2, variant="longo", learner_seat=0, opponents=opponents)
+        obs, _ = env.reset(seed=11)
+        rng, seen = np.random.default_rng(11), []
+        for _ in range(30):
+            actions = np.array([rng.choice(np.flatnonzero(m)) for m in obs["action_mask"]])
+            obs, *_ = env.step(actions)
+            seen.append(obs["observation"].copy())
+        return env, np.array(seen)
+
+    named, by_name = play("ppo-longo-2p")
+    _, by_policy = play(NumpyPolicy.load("ppo-longo-2p"))
+    np.testing.assert_array_equal(by_name, by_policy)
+    assert named.opponent_decisions > 0
+    loaded = named._pool[0]
+    named.set_opponents({"ppo-longo-2p": 1, "random": 1})  # loaded once: the seats keep it
+    assert named._pool[0] is loaded
+    with pytest.raises(ValueError, match=r"checkpoint 'ppo-longo-2p' plays longo with 2 player\(s\); this env is classic"):
+        QwixxVectorEnv(2, num_players=2, opponents="ppo-longo-2p")
+    with pytest.raises(ValueError, match=r"got 'ppo-nothing'; expected .*an installed checkpoint's name"):
+        QwixxVectorEnv(2, num_players=2, opponents=["greedy", "ppo-nothing"])

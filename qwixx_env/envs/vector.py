@@ -92,8 +92,9 @@ class QwixxVectorEnv(VectorEnv):
     Options as `qwixx_v0.raw_env` (reward modes, variant, lucky rule, ...) plus:
     `learner_seat` a seat or ``"random"`` (drawn per game); `opponents` an opponent, a list
     (equal weights) or a mapping opponent -> weight, where an opponent is ``"random"``,
-    ``"greedy"``, ``"heuristic"`` (the tuned `heuristic` bot's policy) or a frozen policy
-    callable; `greedy_max_skip` for the greedy opponents (default: the `greedy` bot's, best
+    ``"greedy"``, ``"heuristic"`` (the tuned `heuristic` bot's policy), the name of an
+    installed checkpoint (``"ppo-classic-2p"``: its numpy policy, which must play this
+    variant and player count) or a frozen policy callable; `greedy_max_skip` for the greedy opponents (default: the `greedy` bot's, best
     for the player count: `core.policies.greedy_defaults`).
     """
 
@@ -122,7 +123,8 @@ class QwixxVectorEnv(VectorEnv):
         self.num_envs, self.num_players = e.num_games, e.num_players
         self.variant, self.layout, self.reward_mode = e.variant, e.layout, e.reward_mode
         self._learner_random = _check_learner_seat(learner_seat, self.num_players)
-        self._pool, self._pool_kinds, self._pool_weights = _check_pool(opponents)
+        self._checkpoints: dict[str, Any] = {}  # installed checkpoints named as opponents, loaded once
+        self._pool, self._pool_kinds, self._pool_weights = _check_pool(opponents, self._checkpoint_policy)
         default_skip, self._penalty_worry = greedy_defaults(self.num_players)
         if greedy_max_skip is None:
             greedy_max_skip = default_skip
@@ -200,12 +202,30 @@ class QwixxVectorEnv(VectorEnv):
         """(N, A) bool: the learner's legal actions in every game (what MaskablePPO asks for)."""
         return self._masks.astype(bool)
 
+    def _checkpoint_policy(self, name: str) -> Any:
+        """The `NumpyPolicy` of an installed checkpoint named as an opponent, or None when no
+        checkpoint has that name. Loaded once per env, so naming it again (`set_opponents`)
+        keeps the seats that play it. A `ValueError` when it plays another game."""
+        if name not in self._checkpoints:
+            from qwixx_env.bots.pretrained import NumpyPolicy, checkpoint_names
+
+            if name not in checkpoint_names():
+                return None
+            policy = NumpyPolicy.load(name)
+            if (policy.variant, policy.num_players) != (self.variant.name, self.num_players):
+                raise ValueError(
+                    f"opponents: checkpoint {name!r} plays {policy.variant} with {policy.num_players} player(s); "
+                    f"this env is {self.variant.name} with {self.num_players}"
+                )
+            self._checkpoints[name] = policy
+        return self._checkpoints[name]
+
     def set_opponents(self, opponents: "Opponent | Sequence[Opponent] | Mapping[Opponent, float]") -> None:
         """Replace the opponent pool (same forms as the `opponents` option), e.g. when
         self-play adds a snapshot between rollouts. New games draw from the new pool; in a game
         under way a seat keeps its opponent if it is still in the pool and draws a new one
         from the pool otherwise."""
-        pool, kinds, weights = _check_pool(opponents)
+        pool, kinds, weights = _check_pool(opponents, self._checkpoint_policy)
         if len(self._pool) and self._has_reset:
             # old pool index -> new index (-1: gone); strings match by value, policies by identity
             moved = np.array(
@@ -280,9 +300,13 @@ def _check_learner_seat(learner_seat: Any, num_players: int) -> bool:
     return False
 
 
-def _check_pool(opponents: Any) -> tuple[list, np.ndarray, np.ndarray]:
-    """(pool, kinds, weights) from an opponent, a list of them or a mapping to weights."""
-    accepted = f"one of {POLICY_NAMES}, a policy callable(obs, masks) -> actions, a list of them or a dict of weights"
+def _check_pool(opponents: Any, checkpoint: Callable[[str], Any]) -> tuple[list, np.ndarray, np.ndarray]:
+    """(pool, kinds, weights) from an opponent, a list of them or a mapping to weights;
+    `checkpoint(name)` is the policy of an installed checkpoint of that name, or None."""
+    accepted = (
+        f"one of {POLICY_NAMES}, an installed checkpoint's name (e.g. 'ppo-classic-2p'), a policy "
+        "callable(obs, masks) -> actions, a list of them or a dict of weights"
+    )
     if isinstance(opponents, str) or callable(opponents):
         items = [(opponents, 1.0)]
     elif isinstance(opponents, Mapping):
@@ -295,17 +319,20 @@ def _check_pool(opponents: Any) -> tuple[list, np.ndarray, np.ndarray]:
     if not items:
         raise ValueError(f"opponents: got an empty pool; expected {accepted}")
     pool, kinds, weights = [], [], []
-    for opponent, weight in items:
+    for given, weight in items:
+        if not isinstance(weight, (int, float)) or isinstance(weight, bool) or not weight > 0:
+            raise ValueError(f"opponents: weight {weight!r} for {given!r}; expected a positive number")
+        opponent = given
+        if isinstance(given, str) and given not in POLICY_NAMES:
+            opponent = checkpoint(given)
+            if opponent is None:
+                raise ValueError(f"opponents: got {given!r}; expected {accepted}")
         if isinstance(opponent, str):
-            if opponent not in POLICY_NAMES:
-                raise ValueError(f"opponents: got {opponent!r}; expected {accepted}")
             kinds.append(POLICY_NAMES.index(opponent))
         elif callable(opponent):
             kinds.append(FROZEN)
         else:
             raise ValueError(f"opponents: got {opponent!r}; expected {accepted}")
-        if not isinstance(weight, (int, float)) or isinstance(weight, bool) or not weight > 0:
-            raise ValueError(f"opponents: weight {weight!r} for {opponent!r}; expected a positive number")
         pool.append(opponent)
         weights.append(float(weight))
     w = np.array(weights)
