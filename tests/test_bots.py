@@ -286,6 +286,8 @@ def test_value_network_sees_a_won_position():
     (dict(leaf="minimax"), "leaf"),
     (dict(leaf="network", variant="longo"), "network"),
     (dict(leaf="network", num_players=3), "network"),
+    (dict(leaf="afterstate", variant="longo"), "afterstate network ships for classic with 2 players"),
+    (dict(leaf="afterstate", num_players=5), "'afterstate' for classic with 5 player"),
 ])
 def test_rollout_leaf_choices(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -296,3 +298,30 @@ def test_rollout_default_leaf_is_the_network_where_one_ships():
     assert bots.make("rollout", num_players=2).leaf == "network"
     assert bots.make("rollout", num_players=1).leaf == "heuristic"
     assert bots.make("rollout", num_players=2, variant="longo").leaf == "heuristic"
+
+
+@pytest.mark.parametrize("num_players", [2, 3])
+def test_rollout_with_the_afterstate_leaf_reads_its_tables_network_and_plays_legal_games(num_players):
+    from qwixx_env.bots import afterstate
+    from qwixx_env.bots.rollout import read_network
+    from qwixx_env.core.value import num_features
+
+    bot = bots.make("rollout", num_players=num_players, leaf="afterstate", continuations=4, threads=1, seed=1)
+    assert bot._net is read_network(afterstate.NETWORKS[("classic", num_players)])
+    assert bot._net[0].shape[0] == num_features(num_players)  # the leaf's features are the table's
+    env = qwixx_v0.raw_env(num_players=num_players)
+    env.reset(seed=3)
+    decisions = 0
+    for agent in env.agent_iter():
+        obs, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        if agent == "player_0":
+            action = bot.act(obs)
+            decisions += 1
+        else:
+            action = int(np.flatnonzero(obs["action_mask"])[0])
+        assert obs["action_mask"][action]
+        env.step(action)
+    assert decisions > 5

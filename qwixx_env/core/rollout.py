@@ -20,11 +20,11 @@ from qwixx_env.core.heuristic import position_value
 from qwixx_env.core.policies import policy_action
 from qwixx_env.core.rules import apply_one, best_other_score, random_below, score, win_share
 from qwixx_env.core.state import NO_DECISION, OVER, WHITE
-from qwixx_env.core.value import NUM_FEATURES, value_features, win_chance
+from qwixx_env.core.value import value_features, win_chance
 
 # How a truncated playout's last position is scored (`rollout_outcomes`' `leaf`).
 LEAF_HEURISTIC = 0  # the heuristic's evaluation, `position_value`
-LEAF_NETWORK = 1  # the learned 2-player win chance, `core.value.win_chance`
+LEAF_NETWORK = 1  # a learned win chance over `core.value.value_features`, `core.value.win_chance`
 
 
 
@@ -73,7 +73,7 @@ def rollout_outcomes(base, work, tb, legal, kind, max_skip, penalty_worry, weigh
     `mask[t]`; calls for t = 0 .. threads-1 may run at once (the kernel releases the GIL).
     An outcome depends on its seed alone, so the split changes no result."""
     items = legal.shape[0] * seeds.shape[0]
-    scratch = (np.empty(NUM_FEATURES), np.empty(net[0].shape[1]), np.empty(net[2].shape[1]))  # the network's
+    scratch = (np.empty(net[0].shape[0]), np.empty(net[0].shape[1]), np.empty(net[2].shape[1]))  # the network's
     for j in range(t, items, threads):
         i = j // seeds.shape[0]
         k = j % seeds.shape[0]
