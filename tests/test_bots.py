@@ -309,19 +309,10 @@ def test_rollout_with_the_afterstate_leaf_reads_its_tables_network_and_plays_leg
     bot = bots.make("rollout", num_players=num_players, leaf="afterstate", continuations=4, threads=1, seed=1)
     assert bot._net is read_network(afterstate.NETWORKS[("classic", num_players)])
     assert bot._net[0].shape[0] == num_features(num_players)  # the leaf's features are the table's
-    env = qwixx_v0.raw_env(num_players=num_players)
+    players = [bot] + [bots.make("random", num_players=num_players, seed=s) for s in range(1, num_players)]
+    env = qwixx_v0.raw_env(num_players=num_players)  # raw: an illegal action would raise
     env.reset(seed=3)
-    decisions = 0
     for agent in env.agent_iter():
         obs, _, terminated, truncated, _ = env.last()
-        if terminated or truncated:
-            env.step(None)
-            continue
-        if agent == "player_0":
-            action = bot.act(obs)
-            decisions += 1
-        else:
-            action = int(np.flatnonzero(obs["action_mask"])[0])
-        assert obs["action_mask"][action]
-        env.step(action)
-    assert decisions > 5
+        env.step(None if terminated or truncated else players[env.agent_name_mapping[agent]].act(obs))
+    assert env.unwrapped.snapshot()["roll"] > 5
