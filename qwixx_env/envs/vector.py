@@ -94,8 +94,9 @@ class QwixxVectorEnv(VectorEnv):
     (equal weights) or a mapping opponent -> weight, where an opponent is ``"random"``,
     ``"greedy"``, ``"heuristic"`` (the tuned `heuristic` bot's policy), the name of an
     installed checkpoint (``"ppo-classic-2p"``: its numpy policy, which must play this
-    variant and player count) or a frozen policy callable; `greedy_max_skip` for the greedy opponents (default: the `greedy` bot's, best
-    for the player count: `core.policies.greedy_defaults`).
+    variant and player count) or a frozen policy callable; `greedy_max_skip` for the greedy
+    opponents (default: the `greedy` bot's, best for the player count:
+    `core.policies.greedy_defaults`).
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
