@@ -18,9 +18,9 @@ from qwixx_env.bots.afterstate import (
 from qwixx_env.bots.pretrained import CheckpointError, NumpyPolicy, write_policy
 from qwixx_env.bots.rollout import read_network
 from qwixx_env.core import CLASSIC, encode_action, layout_for, rules, state_from_snapshot
-from qwixx_env.core.afterstate import action_values, scratch_features
+from qwixx_env.core.afterstate import action_values
 from qwixx_env.core.heuristic import FREQUENCY, _open_weights, weights_array
-from qwixx_env.core.value import NUM_FEATURES, num_features, value_features
+from qwixx_env.core.value import NUM_FEATURES, num_features, scratch_features, value_features
 from qwixx_env.core.state import WHITE
 
 COLORS = ("red", "yellow", "green", "blue")

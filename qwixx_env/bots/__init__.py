@@ -48,7 +48,9 @@ def decision_state(observation: dict[str, Any], variant: Variant, num_players: i
 
 
 def register(name: str, factory: Callable[..., Bot]) -> None:
-    """Add a bot factory ``factory(*, variant, num_players, seed, **params) -> Bot``."""
+    """Add a bot factory ``factory(*, variant, num_players, seed, **params) -> Bot``. `make`
+    passes `variant` and `num_players` only when its caller gives them, so the factory's own
+    defaults apply otherwise (the scripted bots: classic with 2 players; a checkpoint: its game)."""
     if name in _REGISTRY:
         raise ValueError(f"bot name: {name!r} is already registered")
     _REGISTRY[name] = factory
@@ -69,20 +71,19 @@ def make(
 ) -> Bot:
     """A bot by name for a variant and player count.
 
-    `variant` and `num_players` default to ``"classic"`` and 2, except for a pretrained bot,
-    where they default to what its checkpoint plays (``make("ppo-classic-1p")`` is a solo bot).
+    `variant` and `num_players` default to the bot's own defaults: ``"classic"`` and 2 for the
+    scripted bots, what its checkpoint plays for a pretrained bot (``make("ppo-classic-1p")``
+    is a solo bot).
     Raises `ValueError` naming the bad value for an unknown bot, variant or player count,
     or a parameter the bot does not take.
     """
     if name not in _REGISTRY:
         raise ValueError(f"bot name: got {name!r}; expected one of {available()}")
     factory = _REGISTRY[name]
-    if not getattr(factory, "plays_its_checkpoint", False):
-        variant = "classic" if variant is None else variant
-        num_players = 2 if num_players is None else num_players
-    if variant is not None and variant not in VARIANT_NAMES:
+    table = {k: v for k, v in (("variant", variant), ("num_players", num_players)) if v is not None}
+    if "variant" in table and variant not in VARIANT_NAMES:
         raise ValueError(f"variant: got {variant!r}; expected one of {VARIANT_NAMES}")
-    if num_players is not None:
+    if "num_players" in table:
         check_num_players(num_players)
     signature = inspect.signature(factory).parameters.values()
     accepted = [
@@ -91,7 +92,7 @@ def make(
     unknown = sorted(set(params) - set(accepted))
     if unknown and not any(p.kind == p.VAR_KEYWORD for p in signature):
         raise ValueError(f"bot {name!r}: got parameter(s) {unknown}; it accepts {accepted or 'none'}")
-    return factory(variant=variant, num_players=num_players, seed=seed, **params)
+    return factory(seed=seed, **table, **params)
 
 
 # Each bot module registers itself on import.

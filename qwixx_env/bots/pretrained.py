@@ -590,9 +590,7 @@ def _register_folder(folder: Path) -> list[str]:
     Cheap: only the folder is listed; `bots.make` reads and checks the files."""
     names = _names_in(folder)
     for name in names:
-        factory = functools.partial(load, folder / f"{name}.json")
-        factory.plays_its_checkpoint = True  # `bots.make` leaves variant/num_players to the file
-        bots.register(name, factory)
+        bots.register(name, functools.partial(load, folder / f"{name}.json"))
     return names
 
 

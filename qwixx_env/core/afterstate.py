@@ -22,36 +22,15 @@ from qwixx_env.core.compile import kernel
 from qwixx_env.core.heuristic import (
     FREQUENCY,
     _cross_scratch,
-    _evaluate,
     _open_weights,
     _undo_scratch,
 )
 from qwixx_env.core.observation import decode_one
 from qwixx_env.core.rules import may_cross, row_locked
 from qwixx_env.core.state import COLOR, WHITE
-from qwixx_env.core.value import num_features, sheet_features, table_features, win_chance
+from qwixx_env.core.value import num_features, scratch_features, win_chance
 
 _jit = kernel()
-
-
-@_jit
-def scratch_features(st, tb, b, s, mk, lk, pen, closed, next_active, open_w, hw, out):
-    """`value_features` of the position where seat s's sheet is the scratch (mk, lk, pen),
-    the others' as committed, `closed` the locked rows and `next_active` who rolls next."""
-    P = st.marks.shape[1]
-    own = rules.sheet_score(tb, mk, lk, pen)
-    best_other = -(1 << 30)
-    sheet_features(tb, mk, lk, pen, own, out, 0)
-    for k in range(1, P):
-        o = (s + k) % P
-        other = rules.score(st, tb, b, o)
-        if other > best_other:
-            best_other = other
-        sheet_features(tb, st.marks[b, o], st.locks[b, o], st.penalties[b, o], other, out, 14 * k)
-    for r in range(4):
-        out[14 * P + r] = 1.0 if closed[r] else 0.0
-    evaluation = _evaluate(st, tb, b, s, mk, lk, pen, closed, open_w, hw)
-    table_features(st, b, s, next_active, evaluation, own, best_other, out)
 
 
 @_jit

@@ -40,6 +40,7 @@ from qwixx_env.core.rules import (
     active_crossed,
     best_other_score,
     count,
+    ends_game,
     is_lucky,
     may_cross,
     rightmost,
@@ -186,7 +187,7 @@ def _evaluate(st, tb, b, s, mk, lk, pen, closed, open_w, w):
     for j in range(P):
         if j != s and st.penalties[b, j] > worst_pen:
             worst_pen = st.penalties[b, j]
-    if n_closed >= tb.rows_to_end or pen >= tb.max_penalties:
+    if ends_game(st, tb, b, s, pen, n_closed):
         mine = sheet_score(tb, mk, lk, pen)
         if P == 1:
             return float(mine)

@@ -15,8 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from qwixx_env.core.compile import kernel
-from qwixx_env.core.heuristic import position_value
-from qwixx_env.core.rules import count, rightmost, row_locked, score
+from qwixx_env.core import rules
+from qwixx_env.core.heuristic import _evaluate, _scratch_sheet
+from qwixx_env.core.rules import count, rightmost
 
 
 @kernel()
@@ -66,24 +67,34 @@ def table_features(st, b, s, next_active, evaluation, own, best_other, out):
 
 
 @kernel()
+def scratch_features(st, tb, b, s, mk, lk, pen, closed, next_active, open_w, hw, out):
+    """`value_features` of the position where seat s's sheet is the scratch (mk, lk, pen),
+    the others' as committed, `closed` the locked rows and `next_active` who rolls next."""
+    P = st.marks.shape[1]
+    own = rules.sheet_score(tb, mk, lk, pen)
+    best_other = -(1 << 30)
+    sheet_features(tb, mk, lk, pen, own, out, 0)
+    for k in range(1, P):
+        o = (s + k) % P
+        other = rules.score(st, tb, b, o)
+        if other > best_other:
+            best_other = other
+        sheet_features(tb, st.marks[b, o], st.locks[b, o], st.penalties[b, o], other, out, 14 * k)
+    for r in range(4):
+        out[14 * P + r] = 1.0 if closed[r] else 0.0
+    evaluation = _evaluate(st, tb, b, s, mk, lk, pen, closed, open_w, hw)
+    table_features(st, b, s, next_active, evaluation, own, best_other, out)
+
+
+@kernel()
 def value_features(st, tb, b, s, weights, out):
     """Write the features of game b seen by seat s into `out` (num_features(P),): each
     sheet, s's own first and then the others in seat order after s (`sheet_features`), then
     `table_features`. At 2 players this is the layout of NUM_FEATURES the shipped networks
-    read. `weights` are the heuristic's (for its evaluation, one of the features)."""
-    P = st.marks.shape[1]
-    s = np.int64(s)
-    own = score(st, tb, b, s)
-    best_other = -(1 << 30)
-    for k in range(P):
-        p = (s + k) % P
-        points = own if k == 0 else score(st, tb, b, p)
-        if k > 0 and points > best_other:
-            best_other = points
-        sheet_features(tb, st.marks[b, p], st.locks[b, p], st.penalties[b, p], points, out, 14 * k)
-    for r in range(4):
-        out[14 * P + r] = 1.0 if row_locked(st, b, r) else 0.0
-    table_features(st, b, s, st.active[b], position_value(st, tb, b, s, weights), own, best_other, out)
+    read. `weights` are the heuristic's (for its evaluation, one of the features). The
+    committed position is `scratch_features` of an untouched scratch copy of s's sheet."""
+    mk, lk, closed, open_w = _scratch_sheet(st, tb, b, s, weights)
+    scratch_features(st, tb, b, s, mk, lk, np.int64(st.penalties[b, s]), closed, st.active[b], open_w, weights, out)
 
 
 @kernel()
