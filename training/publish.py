@@ -54,7 +54,7 @@ PUBLISH_SEED = 5_000_000
 TARGET_GAMES = 10_000
 """The default number of deals gives the published bot at least this many games."""
 SEARCH_DEALS_2P = 500
-"""Default deals against `rollout` (2 players): about 13 ms a decision, so fewer games."""
+"""Default deals against `rollout` (2 players): about 14 ms a decision on one thread, so fewer games."""
 SEARCH_DEALS_TABLE = 100
 """Default deals of the 3+ player `rollout` table: about a second a game there."""
 SCRIPTED = ("random", "greedy", "heuristic")
@@ -454,7 +454,7 @@ def evaluation_section(record: dict[str, Any]) -> list[str]:
         ]
         if any(o["opponent"] == "rollout" for o in ev["opponents"]):
             lines.append(
-                f"`rollout` (Monte Carlo search, ~13 ms a decision) is played on "
+                f"`rollout` (Monte Carlo search, ~14 ms a decision on one thread) is played on "
                 f"{plural(ev['search_games'], 'deal')} (`--search-games`), the others on "
                 f"{plural(ev['games'], 'deal')} (`--games`)."
             )
