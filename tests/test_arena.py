@@ -196,6 +196,27 @@ def test_results_do_not_depend_on_the_number_of_workers(three_bots):
     assert without_timing(a) == without_timing(b)
 
 
+def test_a_longo_arena_tells_the_bots_that_model_it_the_lucky_rule():
+    # the observation does not show the lucky rule, so a bot that models it must be told
+    entry = parse_bot("heuristic")
+    assert entry.make(variant="longo", num_players=2, seed=0, lucky="instead").variant.lucky_rule == "instead"
+    assert entry.make(variant="longo", num_players=2, seed=0, lucky="bonus").variant.lucky_rule == "bonus"
+    assert parse_bot("heuristic:lucky=bonus").make(
+        variant="longo", num_players=2, seed=0, lucky="instead"
+    ).variant.lucky_rule == "bonus"  # the bot's own parameter wins
+    seen = []
+
+    def recording(*, variant, num_players, seed, lucky="bonus"):
+        seen.append(lucky)
+        return bots.make("greedy", variant=variant, num_players=num_players, seed=seed)
+
+    run_arena([recording, "random"], variant="longo", lucky="instead", games=2, workers=1)
+    assert seen and set(seen) == {"instead"}
+    seen.clear()
+    run_arena([recording, "random"], games=2, workers=1)  # classic: nothing to tell
+    assert seen and set(seen) == {"bonus"}
+
+
 def test_every_table_game_hands_out_exactly_one_win(three_bots):
     assert sum(row["wins"] for row in three_bots.bots) == pytest.approx(len(three_bots.games.rolls))
     assert all(row["games"] == 8 * 4 for row in three_bots.bots)  # 8 deals, 2 opponents, 2 seats

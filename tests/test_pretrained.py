@@ -351,11 +351,52 @@ def test_pickled_arrays_are_refused_and_never_unpickled(tmp_path):
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
     replace_weights(path, buffer.getvalue())
-    with pytest.raises(
-        CheckpointError, match=r"tiny.npz: not a plain numpy .npz \(Object arrays cannot be loaded"
-    ):
+    # refused from the member's header, before numpy is asked for the data
+    with pytest.raises(CheckpointError, match=r"tiny.npz: array 'policy.0.bias' is object \(16,\); expected float32"):
         bots.load(path)
     assert not marker.exists()
+
+
+def test_a_header_declaring_a_huge_array_is_refused_before_anything_is_allocated(tmp_path):
+    path = tiny_checkpoint(tmp_path)
+    with zipfile.ZipFile(path.with_suffix(".npz")) as archive:
+        members = {info.filename: archive.read(info) for info in archive.infolist()}
+    header = io.BytesIO()  # 2**33 float32 (32 GiB) declared, no data behind it
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f4", "fortran_order": False, "shape": (2**33,)})
+    members["policy.0.bias.npy"] = header.getvalue()  # the magic and the header, nothing more
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    replace_weights(path, buffer.getvalue())
+    with pytest.raises(CheckpointError, match=r"array 'policy.0.bias' is float32 \(8589934592,\); expected float32 \(16,\)"):
+        bots.load(path)
+
+
+def test_an_encrypted_member_is_refused(tmp_path):
+    path = tiny_checkpoint(tmp_path)
+    data = bytearray(path.with_suffix(".npz").read_bytes())
+    for signature, flag_at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):  # local and central headers
+        at = data.find(signature)
+        while at >= 0:
+            data[at + flag_at] |= 0x1  # general purpose bit 0: encrypted
+            at = data.find(signature, at + 4)
+    replace_weights(path, bytes(data))
+    with pytest.raises(CheckpointError, match=r"tiny.npz: compressed or encrypted members"):
+        bots.load(path)
+
+
+def test_a_longo_checkpoint_plays_only_its_lucky_rule(tmp_path):
+    assert bots.make("ppo-longo-2p", lucky="bonus").policy.lucky == "bonus"
+    with pytest.raises(ValueError, match=r"lucky: got 'instead'; checkpoint 'ppo-longo-2p' .* plays lucky='bonus' only"):
+        bots.make("ppo-longo-2p", lucky="instead")
+    with pytest.raises(ValueError, match=r"bot 'ppo-longo-2p': lucky: got 'instead'"):
+        run_arena(["ppo-longo-2p", "heuristic"], variant="longo", lucky="instead", games=1, workers=1)
+    with pytest.raises(ValueError, match=r"checkpoint 'ppo-longo-2p' plays longo \(lucky='bonus'\) .* longo \(lucky='instead'\)"):
+        QwixxVectorEnv(2, variant="longo", lucky="instead", opponents="ppo-longo-2p")
+    assert bots.make("ppo-classic-2p", lucky="bonus").policy.lucky is None  # classic: the default rule is harmless
+    with pytest.raises(ValueError, match=r"lucky: got 'instead'; the 'classic' variant has no lucky numbers"):
+        bots.make("ppo-classic-2p", lucky="instead")
 
 
 @pytest.mark.parametrize(
@@ -364,7 +405,11 @@ def test_pickled_arrays_are_refused_and_never_unpickled(tmp_path):
         ({"format": "pickle/1"}, r"format: got 'pickle/1'; expected 'qwixx_env.policy/1'"),
         ({"variant": "chess"}, r"variant: got 'chess'; expected one of \('classic', 'longo'\)"),
         ({"num_players": 9}, r"num_players: got 9; expected an integer from 1 to 5"),
-        ({"lucky": "instead"}, r"lucky: got 'instead'; .* 'classic' variant has no lucky numbers"),
+        ({"lucky": "instead"}, r"lucky: got 'instead'; expected null \(classic has no lucky numbers\) for classic"),
+        ({"lucky": "bonus"}, r"lucky: got 'bonus'; expected null"),
+        ({"inputs": [["afterstate"]]}, r"inputs: got \[\['afterstate'\]\]; expected a list of distinct names"),
+        ({"observation_size": 198.0}, r"observation_size: got 198\.0; the classic game for 2 player\(s\) has 198"),
+        ({"num_actions": 45.0}, r"num_actions: got 45\.0; the classic game"),
         ({"observation_size": 200}, r"observation_size: got 200; the classic game for 2 player\(s\) has 198"),
         ({"num_actions": 61}, r"num_actions: got 61; the classic game for 2 player\(s\) has 45"),
         ({"meta": []}, r"meta: got \[\]; expected an object"),
@@ -443,7 +488,7 @@ def test_weights_that_do_not_fit_the_layers_are_refused(tmp_path):
             with archive.open(name + ".npy", "w") as f:
                 np.lib.format.write_array(f, a)
     replace_weights(path, path.with_suffix(".npz").read_bytes())
-    with pytest.raises(CheckpointError, match=r"tiny.npz: compressed members"):
+    with pytest.raises(CheckpointError, match=r"tiny.npz: compressed or encrypted members"):
         bots.load(path)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 pytest.importorskip("sb3_contrib")
 pytest.importorskip("tensorboard")
@@ -19,8 +20,8 @@ pytest.importorskip("tensorboard")
 from qwixx_env import bots, qwixx_v0
 from qwixx_env.core.value import num_features
 from training import checkpoint
-from training.config import config_from_dict, load_config
-from training.train import Trainer, main
+from training.config import config_from_dict, load_config, make_bot
+from training.train import Trainer, main, segment_seed
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
@@ -68,7 +69,6 @@ def test_the_shipped_configs_load(name):
 def test_a_config_that_extends_another_replaces_only_the_keys_it_sets(tmp_path):
     """Top-level keys replace the base's; inside a section each key set replaces that key
     whole (the scripted weights are not merged), and the section's other keys stay."""
-    import yaml
 
     (tmp_path / "base.yaml").write_text(yaml.safe_dump(tiny()))
     (tmp_path / "child.yaml").write_text(yaml.safe_dump({
@@ -96,7 +96,6 @@ def test_the_shipped_extending_configs_differ_from_their_base_only_where_they_sa
     ({"a.yaml": {"extends": "b.yaml", "ppo": {"lr": 1}}, "b.yaml": None}, r"ppo\.lr: unknown key"),
 ])
 def test_a_bad_extends_is_refused_by_name(tmp_path, files, message):
-    import yaml
 
     for name, data in files.items():
         (tmp_path / name).write_text(yaml.safe_dump(tiny() if data is None else data))
@@ -131,11 +130,53 @@ def test_a_bad_extends_is_refused_by_name(tmp_path, files, message):
         ({"variant": "longo", "opponents": {"scripted": {"afterstate": 1}}},
          r"opponents\.scripted\.afterstate: plays classic with 2 players, classic with 3 players, classic with 4 "
          r"players only; got longo with 2"),
+        # bots that exist but cannot play the run's table are refused when the config is read
+        ({"evaluation": {"opponents": ["greedy", "ppo-classic-4p"]}},
+         r"evaluation\.opponents\[1\]: got 'ppo-classic-4p', which cannot play classic with 2 player\(s\): "
+         r"num_players: got 2"),
+        ({"variant": "longo", "evaluation": {"opponents": ["solo_optimal"]}},
+         r"evaluation\.opponents\[0\]: got 'solo_optimal', which cannot play longo with 2 player\(s\)"),
+        ({"bc": {"teacher": "ppo-longo-2p"}}, r"bc\.teacher: got 'ppo-longo-2p', which cannot play classic"),
+        ({"num_players": 5, "bc": {"teacher": "afterstate"}},
+         r"bc\.teacher: got 'afterstate', which cannot play classic with 5 player\(s\)"),
+        ({"seed": 2**32}, r"seed: got 4294967296; expected an integer >= 0 and <= 2147483647"),
+        ({"name": ""}, r"name: got ''; expected letters, digits"),
+        ({"name": "../elsewhere"}, r"name: got '\.\./elsewhere'"),
+        ({"ppo": {"learning_rate": "0.0003"}}, r"ppo\.learning_rate: got '0\.0003'.*\(it is quoted"),
     ],
 )
 def test_a_bad_config_names_the_key_the_value_and_what_is_accepted(change, message):
     with pytest.raises(ValueError, match=message):
         config_from_dict(tiny(**change))
+
+
+def test_a_wrong_reward_is_named_once_and_the_longo_teacher_is_told_the_lucky_rule():
+    with pytest.raises(ValueError) as err:
+        config_from_dict(tiny(num_players=1, reward="win"))
+    assert str(err.value).startswith("reward: got 'win'") and "reward: reward" not in str(err.value)
+    cfg = config_from_dict(tiny(variant="longo", lucky="instead"))
+    assert make_bot(cfg, "heuristic").variant.lucky_rule == "instead"
+    assert make_bot(cfg, "greedy").variant.name == "longo"  # greedy does not take the rule, and is made all the same
+
+
+def test_a_resumed_segment_seed_stays_within_32_bits():
+    top = 2**31 - 1
+    config_from_dict(tiny(seed=top))  # the largest seed accepted ...
+    assert all(0 <= segment_seed(top, k) < 2**32 for k in range(10_000))  # ... resumes any number of times
+    assert segment_seed(5, 0) == 5 and segment_seed(5, 2) == 5 + 2 * 1_000_003
+
+
+def test_the_command_line_reports_a_folder_as_config_and_a_file_as_out_and_exits_2(tmp_path, capsys):
+    good = tmp_path / "good.yaml"
+    good.write_text(yaml.safe_dump(tiny()))
+    assert main([str(tmp_path), "--out", str(tmp_path / "run")]) == 2
+    assert "is a folder; expected a YAML file" in capsys.readouterr().err
+    (tmp_path / "a_file").write_text("not a run")
+    assert main([str(good), "--out", str(tmp_path / "a_file"), "--no-progress"]) == 2
+    assert "is a file; expected a run folder" in capsys.readouterr().err
+    (tmp_path / "latin1.yaml").write_bytes("name: caf\xe9\n".encode("latin-1"))
+    assert main([str(tmp_path / "latin1.yaml")]) == 2
+    assert "latin1.yaml': not UTF-8 text" in capsys.readouterr().err
 
 
 def test_a_missing_required_key_and_a_solo_config_with_opponents_are_refused():
@@ -231,6 +272,10 @@ def test_resume_refuses_a_changed_game_and_a_run_without_checkpoint(run, tmp_pat
     out, _, _ = run
     with pytest.raises(ValueError, match=r"differs from the checkpoint's in \['network'\]"):
         quiet_run(tiny(total_steps=4096, network={"pi": [16], "vf": [32]}), out, resume=True)
+    with pytest.raises(ValueError, match=r"differs from the checkpoint's in \['name'\]"):
+        before = (out / "config.yaml").read_bytes()
+        quiet_run(tiny(name="another", total_steps=4096), out, resume=True)
+    assert (out / "config.yaml").read_bytes() == before  # a refused resume writes nothing
     with pytest.raises(ValueError, match="no checkpoint"):
         quiet_run(tiny(), tmp_path / "empty", resume=True)
     with pytest.raises(ValueError, match="already holds a run"):

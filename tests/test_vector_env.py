@@ -577,7 +577,7 @@ def test_an_installed_checkpoint_named_as_opponent_plays_as_its_numpy_policy():
     loaded = named._pool[0]
     named.set_opponents({"ppo-longo-2p": 1, "random": 1})  # loaded once: the seats keep it
     assert named._pool[0] is loaded
-    with pytest.raises(ValueError, match=r"checkpoint 'ppo-longo-2p' plays longo with 2 player\(s\); this env is classic"):
+    with pytest.raises(ValueError, match=r"checkpoint 'ppo-longo-2p' plays longo \(lucky='bonus'\) with 2 player\(s\); this env is classic"):
         QwixxVectorEnv(2, num_players=2, opponents="ppo-longo-2p")
     with pytest.raises(ValueError, match=r"got 'ppo-nothing'; expected .*an installed checkpoint's name"):
         QwixxVectorEnv(2, num_players=2, opponents=["greedy", "ppo-nothing"])

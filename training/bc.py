@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from qwixx_env import QwixxVectorEnv, bots
-from training.config import TrainConfig
+from qwixx_env import QwixxVectorEnv
+from training.config import TrainConfig, make_bot
 
 HELD_OUT = 0.1  # share of the samples kept aside to measure agreement
 
@@ -42,14 +42,7 @@ class Demonstrations:
 
 def make_teacher(cfg: TrainConfig, name: str, seed: int) -> Any:
     """The teacher bot for the run's game (Longo's lucky rule passed on where it is taken)."""
-    options = dict(variant=cfg.variant, num_players=cfg.num_players, seed=seed)
-    if cfg.variant == "longo":
-        try:
-            return bots.make(name, lucky=cfg.lucky, **options)
-        except ValueError as err:
-            if "parameter" not in str(err):
-                raise
-    return bots.make(name, **options)
+    return make_bot(cfg, name, seed)
 
 
 def collect(cfg: TrainConfig, teacher: Any, samples: int, *, seed: int, num_envs: int = 64) -> tuple[Demonstrations, dict[str, float]]:

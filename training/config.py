@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from qwixx_env.core.rewards import REWARD_MODES, check_reward
 from qwixx_env.core.variant import VARIANT_NAMES
 
 LUCKY_RULES = ("bonus", "instead")
+NAME = re.compile(r"[A-Za-z0-9_\-][A-Za-z0-9_.\-]*")  # a run name: one folder under runs/
 LADDER = ("random", "greedy", "heuristic")  # the scripted bots a learner is measured against
 ACTIVATIONS = ("tanh", "relu")
 
@@ -127,7 +129,7 @@ class TrainConfig:
 
     name: str  # the run's name; its default folder is runs/<name>
     total_steps: int = field(metadata=_check(low=1))  # learner decisions (PPO rounds up to whole rollouts)
-    seed: int = field(default=0, metadata=_check(low=0))  # PPO, the games and the evaluation deals
+    seed: int = field(default=0, metadata=_check(low=0, high=2**31 - 1))  # PPO, the games and the evaluation deals
     variant: str = field(default="classic", metadata=_check(choices=VARIANT_NAMES))
     lucky: str = field(default="bonus", metadata=_check(choices=LUCKY_RULES))  # Longo's lucky-number rule
     num_players: int = field(default=2, metadata=_check(low=1, high=5))
@@ -177,11 +179,15 @@ def read_yaml(path: Path, seen: tuple[Path, ...] = ()) -> Any:
     base's, and inside a section (a mapping such as ``ppo`` or ``opponents``) each key it sets
     replaces that key's value whole (``opponents.scripted`` replaces the base's weights, and
     ``opponents.self_play`` stays the base's unless it is set too). A base may extend another."""
+    where = f" (extended by {str(seen[-1])!r})" if seen else ""
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        where = f" (extended by {str(seen[-1])!r})" if seen else ""
         raise ValueError(f"config: no file {str(path)!r}{where}") from None
+    except IsADirectoryError:
+        raise ValueError(f"config: {str(path)!r}{where} is a folder; expected a YAML file") from None
+    except UnicodeDecodeError as err:
+        raise ValueError(f"config {str(path)!r}{where}: not UTF-8 text ({err})") from None
     except yaml.YAMLError as err:
         raise ValueError(f"config {str(path)!r}: not valid YAML: {err}") from None
     if not isinstance(data, dict) or "extends" not in data:
@@ -269,10 +275,21 @@ def _value(hint: Any, value: Any, key: str, rules: dict[str, Any]) -> Any:
         ok = value <= high
     if not ok:
         hint_text = ""
-        if hint is float and isinstance(value, str):
-            hint_text = " (YAML reads 3e-4 as text: write 3.0e-4)"
+        if hint is float and isinstance(value, str) and _is_number(value):
+            hint_text = (
+                f" (YAML reads {value} as text: write 3.0e-4, not 3e-4)" if "e" in value.lower()
+                else " (it is quoted: write the number without quotes)"
+            )
         raise ValueError(f"{key}: got {value!r}; expected {_describe(hint, rules)}{hint_text}")
     return float(value) if hint is float else value
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _describe(hint: Any, rules: dict[str, Any]) -> str:
@@ -294,10 +311,16 @@ def _names(cls: type) -> list[str]:
 
 def _check_together(cfg: TrainConfig) -> None:
     """Rules that involve several keys."""
+    if not NAME.fullmatch(cfg.name):
+        raise ValueError(
+            f"name: got {cfg.name!r}; expected letters, digits, '.', '-' and '_' (not starting with '.'): "
+            "it names the run folder runs/<name>"
+        )
     try:
         check_reward(cfg.reward, cfg.num_players)
     except ValueError as err:
-        raise ValueError(f"reward: {err}") from None
+        message = str(err)
+        raise ValueError(message if message.startswith("reward:") else f"reward: {message}") from None
     if "afterstate" in cfg.inputs and (cfg.variant, cfg.num_players) not in AFTERSTATE_TABLES:
         raise ValueError(
             f"inputs: 'afterstate' needs a table with a win-chance network ({afterstate_tables()}); got "
@@ -332,13 +355,29 @@ def _check_together(cfg: TrainConfig) -> None:
                                  f"{cfg.variant} with {cfg.num_players}")
     if cfg.evaluation is not None:
         for i, name in enumerate(cfg.evaluation.opponents):
-            if name not in bots.available():
-                raise ValueError(f"evaluation.opponents[{i}]: got {name!r}; expected one of {bots.available()}")
+            _check_plays(cfg, name, f"evaluation.opponents[{i}]")
     if cfg.bc is not None:
-        if cfg.bc.teacher not in bots.available():
-            raise ValueError(f"bc.teacher: got {cfg.bc.teacher!r}; expected one of {bots.available()}")
-        if cfg.bc.teacher == "solo_optimal" and cfg.variant != "classic":
-            raise ValueError("bc.teacher: 'solo_optimal' plays classic only; expected another teacher for Longo")
+        _check_plays(cfg, cfg.bc.teacher, "bc.teacher")
+
+
+def make_bot(cfg: TrainConfig, name: str, seed: int | None = 0) -> bots.Bot:
+    """Bot `name` for the run's game (Longo's lucky rule passed on to a bot that takes it)."""
+    options: dict[str, Any] = dict(variant=cfg.variant, num_players=cfg.num_players, seed=seed)
+    if cfg.variant == "longo" and bots.takes(name, "lucky"):
+        options["lucky"] = cfg.lucky
+    return bots.make(name, **options)
+
+
+def _check_plays(cfg: TrainConfig, name: str, key: str) -> None:
+    """`name` is a bot that can play the run's game (made once, as the run will make it)."""
+    if name not in bots.available():
+        raise ValueError(f"{key}: got {name!r}; expected one of {bots.available()}")
+    try:
+        make_bot(cfg, name)
+    except ValueError as err:
+        raise ValueError(
+            f"{key}: got {name!r}, which cannot play {cfg.variant} with {cfg.num_players} player(s): {err}"
+        ) from None
 
 
 def _plain(value: Any) -> Any:

@@ -54,7 +54,7 @@ PUBLISH_SEED = 5_000_000
 TARGET_GAMES = 10_000
 """The default number of deals gives the published bot at least this many games."""
 SEARCH_DEALS_2P = 500
-"""Default deals against `rollout` (2 players): about 14 ms a decision on one thread, so fewer games."""
+"""Default deals against `rollout` (2 players): ~14 ms a decision on one thread, so fewer games."""
 SEARCH_DEALS_TABLE = 100
 """Default deals of the 3+ player `rollout` table: about a second a game there."""
 SCRIPTED = ("random", "greedy", "heuristic")

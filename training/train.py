@@ -93,6 +93,12 @@ class Trainer:
             raise ValueError(f"--resume: no checkpoint in {out}; start the run without --resume")
         if not self.resume and found is not None:
             raise ValueError(f"--out: {out} already holds a run with a checkpoint; pass --resume or another --out")
+        if out.exists() and not out.is_dir():
+            raise ValueError(f"--out: {out} is a file; expected a run folder (new or holding a run)")
+        state = None
+        if self.resume:
+            state = checkpoint.read_state(found)
+            self._check_resumable(state)  # before anything in the folder is written
         out.mkdir(parents=True, exist_ok=True)
         write_atomically(out / "config.yaml", yaml.safe_dump(cfg.to_dict(), sort_keys=False).encode())
         self.env = QwixxVectorEnv(
@@ -109,14 +115,12 @@ class Trainer:
             cfg.variant, cfg.num_players,
         )
         self.tb = SummaryWriter(str(out / "tb" / "eval"))
-        if self.resume:
-            state = checkpoint.read_state(found)
-            self._check_resumable(state)
+        if state is not None:
             self.segment = state["segment"] + 1
             self.model = MaskablePPO.load(found / checkpoint.MODEL, env=venv, device="cpu",
                                           tensorboard_log=str(out / "tb"))
             self.model._last_obs = None  # start the env afresh (it is not in the checkpoint)
-            self.model.set_random_seed(cfg.seed + 1_000_003 * self.segment)
+            self.model.set_random_seed(segment_seed(cfg.seed, self.segment))
             self._restore(state, found)
             self.say(f"resumed {out} at {self.steps:,} steps ({found.name})")
         else:
@@ -321,7 +325,7 @@ class Trainer:
             "steps": steps,
             "wall_time": self.wall_time,
             "segment": self.segment,
-            "seeds": {"config": self.cfg.seed, "segment_seed": self.cfg.seed + 1_000_003 * self.segment},
+            "seeds": {"config": self.cfg.seed, "segment_seed": segment_seed(self.cfg.seed, self.segment)},
             "config": self.cfg.to_dict(),
             "pool": self.pool.entries(),
             "last": dict(self.last),
@@ -435,6 +439,12 @@ def scaled_rewards(venv: Any, scale: float) -> Any:
             return obs, rewards * scale, dones, infos
 
     return ScaledRewards(venv)
+
+
+def segment_seed(seed: int, segment: int) -> int:
+    """The seed of a run's `segment`-th part (0: the start; each `--resume` the next one),
+    within the 32 bits that numpy's global seeding accepts."""
+    return (seed + 1_000_003 * segment) % 2**32
 
 
 def ppo_options(cfg: TrainConfig) -> dict[str, Any]:

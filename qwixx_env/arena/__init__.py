@@ -117,7 +117,7 @@ def run_arena(
     raw_env(num_players=num_players, variant=variant, lucky=lucky)  # checks the game options
     for e in entries:
         try:
-            bot = e.make(variant=variant, num_players=num_players, seed=0)
+            bot = e.make(variant=variant, num_players=num_players, seed=0, lucky=lucky)
         except (TypeError, ValueError) as err:
             raise ValueError(f"bot {e.label!r}: {err}") from err
         if not callable(getattr(bot, "act", None)):

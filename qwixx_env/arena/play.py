@@ -55,7 +55,9 @@ class Table:
         c = self.config
         deal, j = divmod(game, len(c.lineups))
         players = [
-            c.entries[b].make(variant=c.variant, num_players=c.num_players, seed=bot_seed(c.seed, deal, j, s))
+            c.entries[b].make(
+                variant=c.variant, num_players=c.num_players, seed=bot_seed(c.seed, deal, j, s), lucky=c.lucky
+            )
             for s, b in enumerate(c.lineups[j])
         ]
         env, seat_of = self.env, self._seat_of

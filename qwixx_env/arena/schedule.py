@@ -31,11 +31,17 @@ class BotEntry:
     params: dict[str, Any] = field(default_factory=dict)
     factory: Callable[..., bots.Bot] | None = None
 
-    def make(self, *, variant: str, num_players: int, seed: int | None) -> bots.Bot:
-        """A fresh bot for one game."""
+    def make(self, *, variant: str, num_players: int, seed: int | None, lucky: str | None = None) -> bots.Bot:
+        """A fresh bot for one game. In Longo, a bot that takes `lucky` (it models the lucky
+        rule, which the observation does not show) is told the game's, unless its parameters
+        set it."""
+        params = self.params
+        bot = self.name if self.factory is None else self.factory
+        if variant == "longo" and lucky is not None and "lucky" not in params and bots.takes(bot, "lucky"):
+            params = {**params, "lucky": lucky}
         if self.factory is None:
-            return bots.make(self.name, variant=variant, num_players=num_players, seed=seed, **self.params)
-        return self.factory(variant=variant, num_players=num_players, seed=seed, **self.params)
+            return bots.make(self.name, variant=variant, num_players=num_players, seed=seed, **params)
+        return self.factory(variant=variant, num_players=num_players, seed=seed, **params)
 
 
 def parse_bot(text: str) -> BotEntry:

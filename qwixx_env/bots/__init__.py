@@ -56,6 +56,20 @@ def register(name: str, factory: Callable[..., Bot]) -> None:
     _REGISTRY[name] = factory
 
 
+def takes(bot: "str | Callable[..., Bot]", option: str) -> bool:
+    """Whether a bot (a registered name, or a factory) takes the keyword `option` by name, e.g.
+    ``takes("heuristic", "lucky")``: the scripted bots that model Longo's lucky rule take it."""
+    if isinstance(bot, str):
+        if bot not in _REGISTRY:
+            raise ValueError(f"bot name: got {bot!r}; expected one of {available()}")
+        bot = _REGISTRY[bot]
+    parameters = inspect.signature(bot).parameters
+    return option in parameters and parameters[option].kind in (
+        inspect.Parameter.KEYWORD_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    )
+
+
 def available() -> list[str]:
     """The names `make` accepts, sorted."""
     return sorted(_REGISTRY)
@@ -99,4 +113,4 @@ def make(
 from qwixx_env.bots import afterstate, greedy, heuristic, pretrained, random_bot, rollout, solo_optimal  # noqa: E402, F401
 from qwixx_env.bots.pretrained import load  # noqa: E402
 
-__all__ = ["Bot", "available", "load", "make", "register"]
+__all__ = ["Bot", "available", "load", "make", "register", "takes"]

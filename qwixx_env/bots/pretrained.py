@@ -178,9 +178,10 @@ def _forward(layers: list[Layer], x: np.ndarray) -> np.ndarray:
 class PretrainedBot:
     """The common bot interface over a `NumpyPolicy`: ``act(observation dict) -> action``.
 
-    `variant` and `num_players` default to the checkpoint's; given, they must match it (a
-    policy only reads the observation it was trained on). The bot is deterministic, so
-    `seed` is accepted for the interface and unused.
+    `variant`, `num_players` and (Longo) `lucky` default to the checkpoint's; given, they must
+    match it (a policy only reads the observation it was trained on, and plays the lucky rule it
+    was trained under; classic has no lucky numbers, so there only ``"bonus"``, the default, is
+    accepted). The bot is deterministic, so `seed` is accepted for the interface and unused.
     """
 
     def __init__(
@@ -189,16 +190,22 @@ class PretrainedBot:
         *,
         variant: str | None = None,
         num_players: int | None = None,
+        lucky: str | None = None,
         seed: int | None = None,
     ):
-        for option, wanted, plays in (
-            ("variant", variant, policy.variant),
-            ("num_players", num_players, policy.num_players),
+        if lucky is not None and policy.lucky is None:
+            get_variant(policy.variant, lucky)  # classic: "bonus" is harmless, anything else an error
+            lucky = None
+        reads = "a policy reads the observation it was trained on"
+        for option, wanted, plays, why in (
+            ("variant", variant, policy.variant, reads),
+            ("num_players", num_players, policy.num_players, reads),
+            ("lucky", lucky, policy.lucky, "a policy plays the lucky rule it was trained under"),
         ):
             if wanted is not None and (wanted != plays or isinstance(wanted, bool)):
                 raise ValueError(
                     f"{option}: got {wanted!r}; checkpoint {policy.name!r} ({policy.source}) plays "
-                    f"{option}={plays!r} only (a policy reads the observation it was trained on)"
+                    f"{option}={plays!r} only ({why})"
                 )
         self.policy = policy
         self.name = policy.name
@@ -218,14 +225,17 @@ def load(
     *,
     variant: str | None = None,
     num_players: int | None = None,
+    lucky: str | None = None,
     seed: int | None = None,
 ) -> PretrainedBot:
     """A `PretrainedBot` from an installed checkpoint's name or a checkpoint file's path.
 
-    See `NumpyPolicy.load` for how the argument is read and the errors; `variant` and
-    `num_players`, when given, must be the checkpoint's (a `ValueError` says what it plays).
+    See `NumpyPolicy.load` for how the argument is read and the errors; `variant`,
+    `num_players` and `lucky`, when given, must be the checkpoint's (a `ValueError` says what
+    it plays).
     """
-    return PretrainedBot(NumpyPolicy.load(name_or_path), variant=variant, num_players=num_players, seed=seed)
+    policy = NumpyPolicy.load(name_or_path)
+    return PretrainedBot(policy, variant=variant, num_players=num_players, lucky=lucky, seed=seed)
 
 
 # --- finding checkpoints --------------------------------------------------------------------
@@ -258,7 +268,9 @@ def _resolve(name_or_path: "str | os.PathLike[str]") -> tuple[Path, Path]:
             f"checkpoint: got {name_or_path!r}; expected a checkpoint name or a path (str or Path)"
         )
     text = os.fspath(name_or_path)
-    is_name = isinstance(name_or_path, str) and not any(s in text for s in ("/", os.sep, ".json", ".npz"))
+    is_name = isinstance(name_or_path, str) and not (
+        any(s in text for s in ("/", os.sep)) or text.endswith((".json", ".npz"))
+    )
     if is_name:
         if text not in checkpoint_names():
             raise CheckpointError(
@@ -307,31 +319,45 @@ def _read(json_path: Path, npz_path: Path) -> tuple[dict[str, Any], dict[str, np
 
 
 def _load_arrays(data: bytes, spec: dict[str, Any], source: str) -> dict[str, np.ndarray]:
-    """The npz's arrays, each checked against the layer list; pickles and compressed members
-    (which could inflate far beyond the checked size) are refused."""
+    """The npz's arrays, each checked against the layer list. Compressed or encrypted members
+    (which could inflate far beyond the checked size) are refused, and every member's header
+    is checked (float32 of the layer's shape, so no pickle and no oversized allocation) before
+    its data is read."""
     shapes = _expected_shapes(spec)
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            members = {info.filename: info.compress_type for info in archive.infolist()}
-        names = {m[: -len(".npy")] for m in members if m.endswith(".npy")}
-        if set(members) != {n + ".npy" for n in names} or names != set(shapes):
-            raise CheckpointError(
-                f"checkpoint {source}: holds {sorted(members)}; expected exactly "
-                f"{sorted(n + '.npy' for n in shapes)} (the layers of its JSON)"
-            )
-        if any(c != zipfile.ZIP_STORED for c in members.values()):
-            raise CheckpointError(
-                f"checkpoint {source}: compressed members; expected numpy.savez's stored arrays"
-            )
+            infos = archive.infolist()
+            members = [info.filename for info in infos]
+            names = {m[: -len(".npy")] for m in members if m.endswith(".npy")}
+            if sorted(members) != sorted(n + ".npy" for n in names) or names != set(shapes):
+                raise CheckpointError(
+                    f"checkpoint {source}: holds {sorted(members)}; expected exactly "
+                    f"{sorted(n + '.npy' for n in shapes)} (the layers of its JSON)"
+                )
+            if any(info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 0x1 for info in infos):
+                raise CheckpointError(
+                    f"checkpoint {source}: compressed or encrypted members; expected numpy.savez's stored arrays"
+                )
+            for info in infos:
+                name = info.filename[: -len(".npy")]
+                with archive.open(info) as member:
+                    header = _npy_header(member)
+                if header != (shapes[name], False, np.dtype("<f4")):
+                    shape, fortran, dtype = header
+                    raise CheckpointError(
+                        f"checkpoint {source}: array {name!r} is {dtype} {shape}"
+                        f"{' (Fortran order)' if fortran else ''}; expected float32 {shapes[name]}"
+                    )
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:
             arrays = {name: npz[name] for name in shapes}
     except CheckpointError:
         raise
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as err:  # e.g. object arrays: a pickle
+    # e.g. a bad header or object arrays (a pickle): ValueError; a broken archive: the others
+    except (ValueError, OSError, EOFError, RuntimeError, NotImplementedError, zipfile.BadZipFile) as err:
         raise CheckpointError(f"checkpoint {source}: not a plain numpy .npz ({err})") from None
     for name, shape in shapes.items():
         a = arrays[name]
-        if a.dtype != np.float32 or a.shape != shape:
+        if a.dtype != np.float32 or a.shape != shape:  # checked in the header; kept as a guard
             raise CheckpointError(
                 f"checkpoint {source}: array {name!r} is {a.dtype} {a.shape}; expected float32 {shape}"
             )
@@ -339,6 +365,16 @@ def _load_arrays(data: bytes, spec: dict[str, Any], source: str) -> dict[str, np
             raise CheckpointError(f"checkpoint {source}: array {name!r} holds NaN or infinite values")
         a.flags.writeable = False
     return arrays
+
+
+def _npy_header(member: Any) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """(shape, Fortran order, dtype) from a ``.npy`` member's header, read without its data."""
+    version = np.lib.format.read_magic(member)
+    if version == (1, 0):
+        return np.lib.format.read_array_header_1_0(member)
+    if version == (2, 0):
+        return np.lib.format.read_array_header_2_0(member)
+    raise ValueError(f"unsupported .npy format version {version}")
 
 
 def _expected_shapes(spec: dict[str, Any]) -> dict[str, tuple[int, ...]]:
@@ -376,22 +412,28 @@ def _check_spec(spec: Any, source: str) -> None:
                   f"(and optionally {list(_OPTIONAL_FIELDS)})")
     if spec["variant"] not in VARIANT_NAMES:
         raise bad(f"variant: got {spec['variant']!r}; expected one of {VARIANT_NAMES}")
+    variant = get_variant(spec["variant"])
+    if variant.lucky_count and spec["lucky"] not in LUCKY_RULES or not variant.lucky_count and spec["lucky"] is not None:
+        accepted = f"one of {list(LUCKY_RULES)}" if variant.lucky_count else "null (classic has no lucky numbers)"
+        raise bad(f"lucky: got {spec['lucky']!r}; expected {accepted} for {variant.name}")
+    variant = get_variant(spec["variant"], spec["lucky"])
     try:
-        variant = get_variant(spec["variant"], spec["lucky"])
         num_players = check_num_players(spec["num_players"])
     except ValueError as err:
         raise bad(str(err)) from None
-    if spec["lucky"] != variant.lucky_rule:
-        accepted = f"one of {list(LUCKY_RULES)}" if variant.lucky_count else "null (no lucky numbers)"
-        raise bad(f"lucky: got {spec['lucky']!r}; expected {accepted} for {variant.name}")
     sizes = {"observation_size": layout_for(variant, num_players).size, "num_actions": variant.num_actions}
     for field, size in sizes.items():
-        if spec[field] != size or isinstance(spec[field], bool):
+        if type(spec[field]) is not int or spec[field] != size:
             raise bad(
                 f"{field}: got {spec[field]!r}; the {variant.name} game for {num_players} player(s) has {size}"
             )
     inputs = spec.get("inputs", [])
-    if not isinstance(inputs, list) or len(set(map(str, inputs))) != len(inputs) or not set(inputs) <= set(INPUTS):
+    if (
+        not isinstance(inputs, list)
+        or not all(isinstance(name, str) for name in inputs)
+        or len(set(inputs)) != len(inputs)
+        or not set(inputs) <= set(INPUTS)
+    ):
         raise bad(f"inputs: got {inputs!r}; expected a list of distinct names from {list(INPUTS)}")
     if "afterstate" in inputs:
         from qwixx_env.bots.afterstate import NETWORKS as AFTERSTATE_TABLES

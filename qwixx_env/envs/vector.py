@@ -213,10 +213,13 @@ class QwixxVectorEnv(VectorEnv):
             if name not in checkpoint_names():
                 return None
             policy = NumpyPolicy.load(name)
-            if (policy.variant, policy.num_players) != (self.variant.name, self.num_players):
+            game = (self.variant.name, self.num_players, self.variant.lucky_rule if self.variant.lucky_count else None)
+            if (policy.variant, policy.num_players, policy.lucky) != game:
+                rule = f" (lucky={policy.lucky!r})" if policy.lucky else ""
+                env_rule = f" (lucky={game[2]!r})" if game[2] else ""
                 raise ValueError(
-                    f"opponents: checkpoint {name!r} plays {policy.variant} with {policy.num_players} player(s); "
-                    f"this env is {self.variant.name} with {self.num_players}"
+                    f"opponents: checkpoint {name!r} plays {policy.variant}{rule} with {policy.num_players} "
+                    f"player(s); this env is {self.variant.name}{env_rule} with {self.num_players}"
                 )
             self._checkpoints[name] = policy
         return self._checkpoints[name]
