@@ -276,20 +276,24 @@ def _value(hint: Any, value: Any, key: str, rules: dict[str, Any]) -> Any:
     if not ok:
         hint_text = ""
         if hint is float and isinstance(value, str) and _is_number(value):
-            hint_text = (
-                f" (YAML reads {value} as text: write 3.0e-4, not 3e-4)" if "e" in value.lower()
-                else " (it is quoted: write the number without quotes)"
-            )
+            hint_text = " (it is quoted: write the number without quotes)"
+            mantissa, e, exponent = value.strip().lower().partition("e")
+            if e:  # YAML 1.1 reads a number with an exponent only with a '.' and a signed exponent
+                fixed = (mantissa if "." in mantissa else mantissa + ".0") + "e" + (
+                    exponent if exponent[:1] in ("+", "-") else "+" + exponent
+                )
+                if fixed != value.strip().lower():
+                    hint_text = f" (YAML reads {value} as text: write {fixed})"
         raise ValueError(f"{key}: got {value!r}; expected {_describe(hint, rules)}{hint_text}")
     return float(value) if hint is float else value
 
 
 def _is_number(text: str) -> bool:
+    """Whether `text` spells a finite number (as a quoted or YAML 1.1 number would)."""
     try:
-        float(text)
+        return math.isfinite(float(text))
     except ValueError:
         return False
-    return True
 
 
 def _describe(hint: Any, rules: dict[str, Any]) -> str:
