@@ -747,6 +747,60 @@ def test_longo_rule5_no_qualifying_row_means_no_lucky_cross():
     assert list(st.penalties[0]) == [1, 0]  # it crossed nothing at all
 
 
+def test_longo_rule5_a_row_the_player_locks_with_its_own_white_cross_takes_no_lucky_cross():
+    # Seat 0, lucky 3 and 15, white sum 15 (8 + 7). Red has the fewest crosses:
+    #   red    [2]..[7] 8 ... 15 16    6 crosses: red 15 (a lock cell) may be crossed
+    #   yellow [2]..[10] 11 ...        9        green, blue: 10 each
+    sheet = {"red": first(LONGO, "red", 6), "yellow": first(LONGO, "yellow", 9),
+             "green": first(LONGO, "green", 10), "blue": first(LONGO, "blue", 10), "lucky": [3, 15]}
+    st = position(LONGO, [sheet, {"lucky": [5, 6]}], dice=(8, 7, 1, 1, 1, 1))
+
+    passed = st.clone()  # without a white cross red, the fewest row, takes the lucky cross: red 8
+    play(LONGO, passed, PASS, PASS)
+    assert crosses(LONGO, passed, 0)["red"] == first(LONGO, "red", 7)
+
+    # Crossing red 15 locks red: it no longer takes part, so the lucky cross is yellow's next, 11.
+    play(LONGO, st, ("red", 15), PASS)
+    snap = snapshot(LONGO, st)
+    assert snap["players"][0]["marks"]["red"] == first(LONGO, "red", 6) + [15]
+    assert snap["players"][0]["locks"] == ["red"] and snap["locked_rows"] == ["red"]
+    assert snap["players"][0]["marks"]["yellow"] == first(LONGO, "yellow", 9) + [11]
+
+
+def test_longo_rule5_a_lucky_cross_into_a_row_another_player_locks_in_the_same_white_action_stands():
+    # White sum 15. Seat 0 (lucky 3 and 15) passes its white cross; red is its fewest row
+    # (red [2][3], next 4). Seat 1 locks red with red 15 in the same white action. The lucky
+    # cross is judged against the sheets at the roll, so seat 0's red 4 stands.
+    sheets = [
+        {"red": [2, 3], "yellow": first(LONGO, "yellow", 4), "green": first(LONGO, "green", 4),
+         "blue": first(LONGO, "blue", 4), "lucky": [3, 15]},
+        {"red": first(LONGO, "red", 6), "lucky": [5, 6]},
+    ]
+    st = position(LONGO, sheets, dice=(8, 7, 1, 1, 1, 1))
+    play(LONGO, st, PASS, ("red", 15))
+    snap = snapshot(LONGO, st)
+    assert snap["players"][0]["marks"]["red"] == [2, 3, 4]
+    assert snap["players"][1]["marks"]["red"] == first(LONGO, "red", 6) + [15]
+    assert snap["players"][1]["locks"] == ["red"] and snap["locked_rows"] == ["red"]
+    assert snap["phase"] == "color" and snap["dice"]["red"] is None
+
+
+def test_a_hand_set_position_must_agree_with_itself():
+    sheets = [{"red": first(CLASSIC, "red", 5) + [12], "locks": ["red"]}, {}]
+    st = position(CLASSIC, sheets, dice=(3, 4, 6, 1, 1, 1))  # a locked row's die is out of play
+    assert st.dice[0, 2] == 0 and snapshot(CLASSIC, st)["dice"]["red"] is None
+    snap = snapshot(CLASSIC, position(CLASSIC, [{}, {}], dice=(3, 4, 1, 1, 1, 1)))
+    with pytest.raises(ValueError, match=r"locked_rows: got \['red'\]; the players' locks lock \[\]"):
+        state_from_snapshot(CLASSIC, {**snap, "locked_rows": ["red"]})  # no sheet holds the lock
+    with pytest.raises(ValueError, match=r"dice.red: got None; expected 1 to 6 \(classic\), as the red row is open"):
+        state_from_snapshot(CLASSIC, {**snap, "dice": {**snap["dice"], "red": None}})
+    with pytest.raises(ValueError, match=r"dice.white: got 7; expected 1 to 6"):
+        state_from_snapshot(CLASSIC, {**snap, "dice": {**snap["dice"], "white": [7, 1]}})
+    with pytest.raises(ValueError, match=r"players: got 2 sheets; num_players is 3"):
+        state_from_snapshot(CLASSIC, {**snap, "num_players": 3})
+    assert snapshot(CLASSIC, state_from_snapshot(CLASSIC, snap)) == snap  # a snapshot round-trips
+
+
 def test_longo_rule5_the_lucky_cross_counts_for_the_active_players_penalty():
     # Active seat 0, lucky 3 and 11, white sum 11, passes both actions; red (empty) is the
     # one fewest row, so the lucky cross is red 2, and there is no penalty.

@@ -48,11 +48,35 @@ def state_from_snapshot(variant: Variant, snap: dict[str, Any]) -> State:
     """Rebuild a one-game `State` from a snapshot (its committed state; nothing pending).
 
     Useful for hand-set positions in tests and for search. The generator state is zero;
-    set `state.rng` before rolling on.
+    set `state.rng` before rolling on. A row is locked when a player's ``locks`` lists it (the
+    lock cross is on that sheet), so ``locked_rows``, where given, must agree with the sheets,
+    and the white dice and the die of every open row must be from 1 to the variant's faces; the
+    die of a locked row is out of play whatever it says (None in a snapshot). Anything else is a
+    `ValueError` naming it.
     """
     from qwixx_env.core.state import new_state  # local: keeps this module's imports flat
 
     P = int(snap["num_players"])
+    if len(snap["players"]) != P:
+        raise ValueError(f"players: got {len(snap['players'])} sheets; num_players is {P}")
+    locked = [c for c in COLORS if any(c in player.get("locks", []) for player in snap["players"])]
+    if "locked_rows" in snap and sorted(snap["locked_rows"], key=str) != sorted(locked):
+        raise ValueError(
+            f"locked_rows: got {snap['locked_rows']!r}; the players' locks lock {locked} (a row is locked "
+            "by the lock cross on the sheet of whoever locked it: list it in that player's 'locks')"
+        )
+    dice = snap["dice"]
+    for name, value in [("white", d) for d in dice["white"]] + [(c, dice[c]) for c in COLORS]:
+        if name in locked:
+            continue  # out of play, as the engine holds it after the lock
+        is_die = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+        if not (is_die and 1 <= value <= variant.faces):
+            raise ValueError(
+                f"dice.{name}: got {value!r}; expected 1 to {variant.faces} ({variant.name})"
+                + ("" if name == "white" else f", as the {name} row is open")
+            )
+    if len(dice["white"]) != 2:
+        raise ValueError(f"dice.white: got {dice['white']!r}; expected two dice")
     st = new_state(P)
     for s, player in enumerate(snap["players"]):
         for r, color in enumerate(COLORS):
@@ -62,8 +86,7 @@ def state_from_snapshot(variant: Variant, snap: dict[str, Any]) -> State:
         st.penalties[0, s] = int(player.get("penalties", 0))
         for i, x in enumerate(player.get("lucky_numbers", [])):
             st.lucky[0, s, i] = int(x)
-    dice = snap["dice"]
-    values = list(dice["white"]) + [dice[c] for c in COLORS]
+    values = list(dice["white"]) + [None if c in locked else dice[c] for c in COLORS]
     st.dice[0] = [0 if d is None else int(d) for d in values]
     st.roll[0] = int(snap.get("roll", 0))
     st.active[0] = int(snap.get("active_player", 0))
