@@ -146,6 +146,22 @@ def test_reset_without_a_seed_continues_reproducibly():
     assert not np.array_equal(starts[0], starts[1]) and not np.array_equal(starts[1], starts[2])
 
 
+def test_reset_without_a_seed_in_the_middle_of_a_game_starts_a_new_game():
+    from qwixx_env import ObservationView
+
+    env = gymnasium.make("qwixx_env/Qwixx-v0", num_players=2, opponents="greedy").unwrapped
+    obs, _ = env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    while ObservationView(obs).scores.sum() == 0:  # play on until some crosses are on the sheets
+        obs, _, terminated, _, _ = env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        assert not terminated
+    mid_game = obs
+    obs, _ = env.reset()
+    view = ObservationView(obs)
+    assert view.scores.sum() == 0 and view.penalties.sum() == 0 and not view.locked_rows.any()
+    assert not np.array_equal(obs["observation"], mid_game["observation"])
+
+
 def test_solo_games_continue_as_the_aec_env_does_after_reset_without_a_seed():
     # Solo, the gymnasium.Env is the AEC game of seat 0; an abandoned game leaves the game's
     # generator where the AEC game would have left it.

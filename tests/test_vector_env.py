@@ -281,8 +281,22 @@ def test_a_frozen_policy_that_plays_illegally_is_refused():
 
     env = QwixxVectorEnv(4, num_players=2, learner_seat=0, start_player=0, opponents=first_illegal)
     obs, _ = env.reset(seed=0)  # the learner, active, decides first: the opponent waits
-    with pytest.raises(ValueError, match="illegal"):
+    with pytest.raises(ValueError, match=r"returned an illegal action, \d+ for row \d+ \(masked there\)"):
         env.step(random_legal(obs["action_mask"], np.random.default_rng(0)))
+
+
+@pytest.mark.parametrize(
+    "returns, message",
+    [
+        (lambda masks: np.full(len(masks), -1), r"returned an illegal action, -1 for row 0 \(outside 0\.\.44\)"),  # not wrapped round
+        (lambda masks: np.full(len(masks), 999), r"returned an illegal action, 999 for row 0 \(outside 0\.\.44\)"),
+        (lambda masks: np.full(len(masks), 44.0), r"returned float64 of shape \(\d+,\); expected \d+ integer actions"),
+    ],
+)
+def test_a_frozen_policy_returning_actions_out_of_range_is_refused_by_value(returns, message):
+    env = QwixxVectorEnv(4, num_players=2, learner_seat=1, start_player=0, opponents=lambda obs, masks: returns(masks))
+    with pytest.raises(ValueError, match=message):
+        env.reset(seed=0)  # seat 0, the opponent, decides first
 
 
 def test_a_frozen_policy_that_returns_the_wrong_number_of_actions_is_refused():
@@ -461,10 +475,17 @@ def test_bad_options_are_refused_by_name(option, bad, shown):
     assert option in message and shown in message, message
 
 
-@pytest.mark.parametrize("bad", [{}, [], {"random": 0}, {"greedy": -1.0}, {"random": "1"}])
+@pytest.mark.parametrize(
+    "bad", [{}, [], {"random": 0}, {"greedy": -1.0}, {"random": "1"}, {"random": float("inf")}, {"random": True}]
+)
 def test_an_empty_pool_or_a_bad_weight_is_refused(bad):
     with pytest.raises(ValueError, match="opponents"):
         QwixxVectorEnv(2, opponents=bad)
+
+
+def test_numpy_numbers_are_weights_too():
+    env = QwixxVectorEnv(2, opponents={"random": np.int64(2), "greedy": np.float32(1.0)})
+    np.testing.assert_allclose(env._pool_weights, [2 / 3, 1 / 3])
 
 
 def test_step_before_reset_is_refused():

@@ -40,16 +40,16 @@ class QwixxGymEnv(gymnasium.Env):
         self._over = True
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        """Start a game. With a seed it is reproducible; without one the game's generator
-        continues from the previous game."""
+        """Start a new game, always (also in the middle of one). With a seed it is
+        reproducible; without one the game's generator continues from the previous game."""
         super().reset(seed=seed)
         if seed is not None or not self.vector._has_reset:
             obs, _ = self.vector.reset(seed=seed)
-        elif self._obs is None:  # a game abandoned on an illegal action: start the next one
+        elif self._over and self._obs is not None:
+            obs = self._obs  # the next game already started when the last one ended
+        else:  # in the middle of a game, or one abandoned on an illegal action: start the next
             self.vector._start_games(np.zeros(1, np.int64))
             obs = self.vector._observations()
-        else:
-            obs = self._obs  # the next game already started when the last one ended
         self._over = False
         self._obs = obs
         return _one(obs), {}

@@ -18,6 +18,7 @@ observation in ``infos["final_obs"]`` (valid where ``infos["_final_obs"]``).
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Mapping, Sequence, Union
 
 import numpy as np
@@ -279,9 +280,7 @@ class QwixxVectorEnv(VectorEnv):
                 obs = np.zeros((games.size, self.layout.size), np.float32)
                 masks = np.zeros((games.size, e.num_actions), np.int8)
                 observe_some(e.state, tb, self.layout.offsets, games, seats, masks, obs)
-                acts = np.asarray(self._pool[code](obs, masks), np.int64).reshape(-1)
-                if acts.shape != (games.size,) or not masks[np.arange(games.size), acts].all():
-                    raise ValueError(f"opponent {self._pool[code]!r} returned illegal actions {acts.tolist()[:8]}...")
+                acts = _check_policy_actions(self._pool[code], self._pool[code](obs, masks), masks)
                 apply_some(e.state, tb, games, acts)
                 self.opponent_decisions += games.size
 
@@ -290,6 +289,30 @@ class QwixxVectorEnv(VectorEnv):
         games = np.arange(self.num_envs)
         observe_some(e.state, self.variant.tables, self.layout.offsets, games, self.learner, self._masks, self._obs)
         return {"observation": self._obs.copy(), "action_mask": self._masks.copy()}
+
+
+def _check_policy_actions(policy: Any, returned: Any, masks: np.ndarray) -> np.ndarray:
+    """A frozen policy's actions as (n,) int64, each a legal action of its row, or a
+    `ValueError` naming the first bad one (out of range, or masked)."""
+    n, num_actions = masks.shape
+    acts = np.asarray(returned)
+    if acts.shape not in ((n,), (n, 1)) or not np.issubdtype(acts.dtype, np.integer):
+        raise ValueError(
+            f"opponent {policy!r} returned {acts.dtype} of shape {acts.shape}; expected {n} integer actions, "
+            f"one per observation"
+        )
+    acts = acts.astype(np.int64).reshape(-1)
+    in_range = (acts >= 0) & (acts < num_actions)
+    legal = in_range.copy()
+    legal[in_range] = masks[np.flatnonzero(in_range), acts[in_range]] == 1
+    if not legal.all():
+        i = int(np.flatnonzero(~legal)[0])
+        why = "masked there" if in_range[i] else f"outside 0..{num_actions - 1}"
+        raise ValueError(
+            f"opponent {policy!r} returned an illegal action, {int(acts[i])} for row {i} ({why}); legal there: "
+            f"{np.flatnonzero(masks[i]).tolist()}"
+        )
+    return acts
 
 
 def _check_learner_seat(learner_seat: Any, num_players: int) -> bool:
@@ -324,8 +347,10 @@ def _check_pool(opponents: Any, checkpoint: Callable[[str], Any]) -> tuple[list,
         raise ValueError(f"opponents: got an empty pool; expected {accepted}")
     pool, kinds, weights = [], [], []
     for given, weight in items:
-        if not isinstance(weight, (int, float)) or isinstance(weight, bool) or not weight > 0:
-            raise ValueError(f"opponents: weight {weight!r} for {given!r}; expected a positive number")
+        if not isinstance(weight, (int, float, np.integer, np.floating)) or isinstance(weight, (bool, np.bool_)) or not (
+            0 < weight < math.inf
+        ):
+            raise ValueError(f"opponents: weight {weight!r} for {given!r}; expected a positive finite number")
         opponent = given
         if isinstance(given, str) and given not in POLICY_NAMES:
             opponent = checkpoint(given)
