@@ -104,6 +104,10 @@ def _arena(args: argparse.Namespace) -> int:
         variant, players = _table_for(args)
     except ValueError as err:
         return fail(str(err))
+    for flag, path in (("--json", args.json), ("--png", args.png)):
+        problem = _output_problem(path)
+        if problem:
+            return fail(f"{flag}: {path!r} {problem}; expected a file path in an existing folder")
     options = dict(
         num_players=players,
         variant=variant,
@@ -143,6 +147,22 @@ def _arena(args: argparse.Namespace) -> int:
     if args.png:
         save_png(result, args.png)
     return 0
+
+
+def _output_problem(path: str | None) -> str | None:
+    """Why an output file cannot be written there (checked before any game is played), or None."""
+    if path is None:
+        return None
+    import os
+
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        return "is a folder"
+    if not os.path.isdir(folder):
+        return f"is in {folder!r}, which is not a folder" if os.path.exists(folder) else f"is in {folder!r}, which does not exist"
+    if not os.access(folder, os.W_OK):
+        return f"is in {folder!r}, which is not writable"
+    return None
 
 
 def _table_for(args: argparse.Namespace) -> tuple[str, int]:

@@ -354,3 +354,18 @@ def test_cli_json_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
         cli.main(["arena", "random", "greedy", "--games", "2", "--workers", "1", "--quiet", "--json", str(out_json)])
     assert out_json.read_text() == "the previous result"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["arena.json"]  # no temporary left behind
+
+
+def test_cli_refuses_an_output_it_cannot_write_before_playing(tmp_path, capsys, monkeypatch):
+    from qwixx_env import cli
+
+    played = []
+    monkeypatch.setattr(arena, "run_arena", lambda *a, **k: played.append(a))
+    for flag, path, problem in (
+        ("--json", tmp_path / "missing" / "out.json", "which does not exist"),
+        ("--png", tmp_path, "is a folder"),
+    ):
+        assert cli.main(["arena", "random", "greedy", "--games", "2", "--quiet", flag, str(path)]) == 2
+        err = capsys.readouterr().err
+        assert f"{flag}: {str(path)!r}" in err and problem in err, err
+    assert not played and not (tmp_path / "missing").exists()

@@ -201,6 +201,10 @@ def test_publishing_a_solo_run_reports_the_regret_against_the_solver(tmp_path):
         assert abs(float(regret) - (ev["optimum"] - b["score_mean"])) <= 0.005 + 1e-9
     assert f"**{ev['regret']:.2f} ± {ev['regret_se']:.2f}**" in card
     assert "The run left no `curves.png`." in card and not (tmp_path / "img").exists()
+    # One deal has no standard error: the card says the regret without one.
+    assert run_main(tmp_path, run, "ppo-solo", "--games", "1") == 0
+    ev = json.loads((tmp_path / "res" / "ppo-solo.json").read_text())["evaluation"]
+    assert ev["regret_se"] is None and f"**{ev['regret']:.2f}** points" in (tmp_path / "ck" / "ppo-solo.md").read_text()
 
 
 def test_publishing_a_three_player_run_plays_a_mixed_table_and_a_rollout_table(tmp_path):
@@ -230,6 +234,61 @@ def test_publishing_a_three_player_run_plays_a_mixed_table_and_a_rollout_table(t
         f"win more often than every scripted opponent? **{'Yes' if ev['beats_every_scripted'] else 'No'}**"
         in card
     )
+    # the sentence's intervals agree with the closest rival's (the widest lead of any other bot)
+    rival, mine = max(
+        ((b, t[0]) for t in (ev["bots"], search["bots"]) for b in t[1:]), key=lambda p: p[0]["win_rate"] - p[1]["win_rate"]
+    )
+    if mine["win_interval"][0] > rival["win_interval"][1]:
+        assert "(the 95% intervals do not overlap)." in card
+    elif mine["win_interval"][1] < rival["win_interval"][0]:
+        assert f"(the 95% intervals do not overlap: `{rival['label']}` wins more often)." in card
+    else:
+        assert "(the 95% intervals overlap)." in card
+
+
+def test_the_intervals_sentence_says_which_side_is_ahead():
+    def row(label, rate, lo, hi):
+        return {"label": label, "games": 90, "win_rate": rate, "win_interval": [lo, hi], "score_mean": 50.0,
+                "score_se": 1.0, "rating": {"mu": 25.0, "sigma": 1.0}}
+
+    def sentence(me, rival):
+        ev = {"kind": "table", "seed": 5_000_000, "table_games": 90, "seconds": 1.0, "workers": 1, "deals": 30,
+              "equal_share": 0.5, "skipped": {}, "beats_every_scripted": me[1] > rival[1],
+              "bots": [row("me", *me), row("heuristic", *rival)]}
+        record = {"name": "me", "command": "c", "checkpoint": {"num_players": 2}, "evaluation": ev}
+        return [line for line in publish.evaluation_section(record) if line.startswith("Does")][0]
+
+    assert sentence((0.7, 0.6, 0.8), (0.3, 0.2, 0.4)).endswith("(the 95% intervals do not overlap).")
+    assert sentence((0.0, 0.0, 0.39), (0.83, 0.44, 0.97)).endswith(
+        "(the 95% intervals do not overlap: `heuristic` wins more often)."
+    )
+    assert sentence((0.5, 0.4, 0.6), (0.45, 0.35, 0.55)).endswith("(the 95% intervals overlap).")
+
+
+def test_an_output_folder_that_is_a_file_is_refused_before_the_evaluation(tmp_path, capsys):
+    run = tiny_run(tmp_path / "run")
+    (tmp_path / "res").write_text("a file where the results folder goes")
+    assert run_main(tmp_path, run, "ppo-x", "--games", "1", "--search-games", "0") == 2
+    assert f"--results: {tmp_path / 'res'} is not a folder" in capsys.readouterr().err
+    assert not (tmp_path / "ck").exists() and not (tmp_path / "img").exists()
+
+
+def test_an_interrupted_evaluation_leaves_the_published_files_as_they_were(tmp_path, monkeypatch):
+    run = tiny_run(tmp_path / "run")
+    folder = tmp_path / "ck"
+    folder.mkdir()
+    old = json.dumps({"weights": {"sha256": "0" * 64}})
+    (folder / "ppo-x.json").write_text(old)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(publish, "evaluate_policy", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        publish.publish(run, "ppo-x", games=1, search_games=0, workers=1, force=True, checkpoints=folder,
+                        results=tmp_path / "res", images=tmp_path / "img", progress=False)
+    assert sorted(p.name for p in folder.iterdir()) == ["ppo-x.json"] and (folder / "ppo-x.json").read_text() == old
+    assert not (tmp_path / "res").exists() and not (tmp_path / "img").exists()
 
 
 def test_a_table_without_search_games_skips_rollout_and_longo_skips_solo_optimal(tmp_path):

@@ -1,28 +1,31 @@
 """Publish a finished training run as a pretrained bot:
 ``python -m training.publish RUN_DIR --name NAME [--games N] [--search-games N] [--workers W] [--seed S]``.
 
-1. ``RUN_DIR/final.{npz,json}`` is checked (loaded as a `NumpyPolicy`) and copied to
-   ``checkpoints/NAME.{npz,json}`` atomically (each file written to a temporary file in the
-   target folder, synced and renamed over the target; the npz first, the JSON last), then
-   loaded back by name (`qwixx_env.bots.load`). ``RUN_DIR/curves.png``, if there, is copied
-   to ``docs/images/NAME-curves.png``.
-2. The checkpoint plays in the arena (`qwixx_env.arena.run_arena`, seats rotated, every
+1. ``RUN_DIR/final.{npz,json}`` is checked (loaded as a `NumpyPolicy`), and so are the
+   options, the output folders and the name (replacing another policy needs ``--force``):
+   nothing is written before all of that holds.
+2. The run's policy plays in the arena (`qwixx_env.arena.run_arena`, seats rotated, every
    lineup dealt the same dice) on deals that training never evaluated on (``--seed``):
 
    - solo: alone, beside `heuristic` and `solo_optimal` on the same deals; the mean score
      and its regret against the solver's optimum (classic only);
-   - 2 players: head to head against `random`, `greedy`, `heuristic`, `rollout` (on
-     ``--search-games`` deals, it is slow) and `solo_optimal` (classic only);
+   - 2 players: head to head against `random`, `greedy`, `heuristic`, `afterstate` (classic
+     only), `rollout` (on ``--search-games`` deals, it is slow) and `solo_optimal` (classic
+     only);
    - 3+ players: a mixed table with `random`, `greedy`, `heuristic` and `solo_optimal`
      (classic only), the arena's pool scheme; and, when ``--search-games`` > 0, a second
      table on that many deals where `rollout` sits with the bot and the strongest of the
      others (`heuristic`, then `greedy`, ...) to fill the seats, every bot in every game.
 
-   The tables are printed (`qwixx_env.arena.report.print_report`) and the evaluation is saved
-   as JSON to ``benchmarks/results/pretrained/NAME.json``.
-3. The model card ``checkpoints/NAME.md`` is generated from that JSON: the game, how to load
-   the bot, the training config, steps, wall time and machine, the warm start, the evaluation
-   tables with the command that produced them, the learning curves and its limitations.
+   The tables are printed (`qwixx_env.arena.report.print_report`).
+3. Only then is the policy copied to ``checkpoints/NAME.{npz,json}`` atomically (each file
+   written to a temporary file in the target folder, synced and renamed over the target; the
+   npz first, the JSON last) and loaded back by name (`qwixx_env.bots.load`);
+   ``RUN_DIR/curves.png``, if there, is copied to ``docs/images/NAME-curves.png``; the
+   evaluation is saved as JSON to ``benchmarks/results/pretrained/NAME.json``, and the model
+   card ``checkpoints/NAME.md`` is generated from that JSON: the game, how to load the bot,
+   the training config, steps, wall time and machine, the warm start, the evaluation tables
+   with the command that produced them, the learning curves and its limitations.
 
 ``--checkpoints``, ``--results`` and ``--images`` change the three target folders (tests
 and trial runs publish into temporary ones).
@@ -79,7 +82,8 @@ def check_name(name: str) -> None:
     ok = bool(name) and name[0].isalnum() and all(c.isalnum() or c in "-_" for c in name) and name.isascii()
     if not ok:
         raise ValueError(
-            f"--name: got {name!r}; expected letters, digits, '-' and '_' (e.g. 'ppo-classic-2p')"
+            f"--name: got {name!r}; expected ASCII letters, digits, '-' and '_', starting with a letter or "
+            "digit (e.g. 'ppo-classic-2p')"
         )
     builtin = sorted(set(bots.available()) - set(pretrained.checkpoint_names()))
     if name in builtin:
@@ -102,17 +106,9 @@ def read_run(run_dir: Path) -> tuple[Any, dict[str, Any]]:
     return policy, json.loads((run_dir / "final.json").read_text())
 
 
-def install(
-    run_dir: Path, spec: dict[str, Any], name: str, checkpoints: Path, images: Path, *, force: bool
-) -> dict[str, Any]:
-    """Copy the run's final policy (`spec`: its JSON, checked by `read_run`) to
-    ``checkpoints/NAME.*`` (npz first, JSON last) and its curves to ``images/NAME-curves.png``;
-    load it back. Returns the paths and the loaded policy."""
-    from qwixx_env import bots
-    from qwixx_env.bots import pretrained
-
-    checkpoints.mkdir(parents=True, exist_ok=True)
-    json_path, npz_path = checkpoints / f"{name}.json", checkpoints / f"{name}.npz"
+def check_replace(spec: dict[str, Any], name: str, checkpoints: Path, *, force: bool) -> None:
+    """Refuse to replace another policy already published as `name` unless `force`."""
+    json_path = checkpoints / f"{name}.json"
     if json_path.exists() and not force:
         try:
             old = json.loads(json_path.read_text())["weights"]["sha256"]
@@ -122,6 +118,31 @@ def install(
             raise ValueError(
                 f"--name: {json_path} already holds another policy; pass --force to replace it, or another --name"
             )
+
+
+def check_folders(**folders: Path) -> None:
+    """Each output folder exists as a folder or can be made (no file in its place or above it)."""
+    for option, folder in folders.items():
+        for path in (folder, *folder.parents):
+            if path.exists():
+                if not path.is_dir():
+                    where = "" if path == folder else f" (its parent {path} is a file)"
+                    raise ValueError(f"--{option}: {folder} is not a folder{where}; expected a folder to write into")
+                break
+
+
+def install(
+    run_dir: Path, spec: dict[str, Any], name: str, checkpoints: Path, images: Path, *, force: bool
+) -> dict[str, Any]:
+    """Copy the run's final policy (`spec`: its JSON, checked by `read_run`) to
+    ``checkpoints/NAME.*`` (npz first, JSON last) and its curves to ``images/NAME-curves.png``;
+    load it back. Returns the paths and the loaded policy."""
+    from qwixx_env import bots
+    from qwixx_env.bots import pretrained
+
+    check_replace(spec, name, checkpoints, force=force)
+    checkpoints.mkdir(parents=True, exist_ok=True)
+    json_path, npz_path = checkpoints / f"{name}.json", checkpoints / f"{name}.npz"
     npz_data, json_data = (run_dir / "final.npz").read_bytes(), (run_dir / "final.json").read_bytes()
     if hashlib.sha256(npz_data).hexdigest() != spec["weights"]["sha256"]:
         raise ValueError(f"{run_dir / 'final.npz'}: changed while being read; publish again")
@@ -410,7 +431,9 @@ def evaluation_section(record: dict[str, Any]) -> list[str]:
         ]
         if ev["optimum"] is not None:
             lines.append(
-                f"Regret of `{name}`: **{ev['regret']:.2f} ± {ev['regret_se']:.2f}** points "
+                f"Regret of `{name}`: **{ev['regret']:.2f}"
+                + ("" if ev["regret_se"] is None else f" ± {ev['regret_se']:.2f}")
+                + "** points "
                 f"({pct(ev['regret'] / ev['optimum'])} of the optimum {ev['optimum']:.2f})."
             )
         if ev.get("paired_gap"):
@@ -473,11 +496,16 @@ def evaluation_section(record: dict[str, Any]) -> list[str]:
             ]
         others = [(b, bots_[0]) for (bots_, _), _ in tables for b in bots_[1:]]
         best, me = max(others, key=lambda pair: pair[0]["win_rate"] - pair[1]["win_rate"])
-        apart = me["win_interval"][0] > best["win_interval"][1]
+        if me["win_interval"][0] > best["win_interval"][1]:
+            intervals = "the 95% intervals do not overlap"
+        elif me["win_interval"][1] < best["win_interval"][0]:
+            intervals = f"the 95% intervals do not overlap: `{best['label']}` wins more often"
+        else:
+            intervals = "the 95% intervals overlap"
         lines.append(
             f"Does `{name}` win more often than every scripted opponent? **{'Yes' if ev['beats_every_scripted'] else 'No'}**"
             f": {pct(me['win_rate'])} against {pct(best['win_rate'])} for its closest rival, `{best['label']}`, "
-            f"at the same table (the 95% intervals {'do not overlap' if apart else 'overlap'})."
+            f"at the same table ({intervals})."
         )
     for bot, why in ev["skipped"].items():
         lines.append(f"Not played: `{bot}` ({why}).")
@@ -705,7 +733,7 @@ def publish(
     ):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
             raise ValueError(f"{option}: got {value!r}; expected an integer >= {low}")
-    _, spec = read_run(run_dir)  # checked before anything is written
+    policy, spec = read_run(run_dir)  # checked before anything is written
     meta = spec["meta"]
     config = meta.get("config") or {}
     players = spec["num_players"]
@@ -715,15 +743,13 @@ def publish(
     if search_games is None:
         search_games = SEARCH_DEALS_2P if players == 2 else SEARCH_DEALS_TABLE if players > 2 else 0
     _check_seed(seed, games, search_games, config)
+    check_folders(checkpoints=checkpoints, results=results, images=images)
+    check_replace(spec, name, checkpoints, force=force)
 
-    paths = install(run_dir, spec, name, checkpoints, images, force=force)
-    say(
-        f"installed {paths['json']} + {paths['npz'].name}"
-        + (f"; curves {paths['curves']}" if paths["curves"] else "")
-        + f"; loads {'by name' if paths['by_name'] else 'from its path'}"
-    )
+    # The run's own policy is evaluated; the checkpoint, its results and its card are written
+    # together afterwards, so an interrupted evaluation leaves the published files as they were.
     evaluation = evaluate_policy(
-        paths["policy"],
+        policy,
         name,
         games=games,
         search_games=search_games,
@@ -731,6 +757,14 @@ def publish(
         workers=workers,
         console=console,
         progress=progress,
+    )
+    paths = install(run_dir, spec, name, checkpoints, images, force=force)
+    if paths["policy"].spec["weights"] != spec["weights"]:
+        raise ValueError(f"{run_dir / 'final.json'}: changed during the evaluation; publish again")
+    say(
+        f"installed {paths['json']} + {paths['npz'].name}"
+        + (f"; curves {paths['curves']}" if paths["curves"] else "")
+        + f"; loads {'by name' if paths['by_name'] else 'from its path'}"
     )
     reward = config.get("reward")
     try:

@@ -193,15 +193,15 @@ class PretrainedBot:
         lucky: str | None = None,
         seed: int | None = None,
     ):
-        if lucky is not None and policy.lucky is None:
-            get_variant(policy.variant, lucky)  # classic: "bonus" is harmless, anything else an error
-            lucky = None
         reads = "a policy reads the observation it was trained on"
         for option, wanted, plays, why in (
             ("variant", variant, policy.variant, reads),
             ("num_players", num_players, policy.num_players, reads),
             ("lucky", lucky, policy.lucky, "a policy plays the lucky rule it was trained under"),
         ):
+            if option == "lucky" and wanted is not None and policy.lucky is None:
+                get_variant(policy.variant, wanted)  # classic: "bonus" is harmless, anything else an error
+                continue
             if wanted is not None and (wanted != plays or isinstance(wanted, bool)):
                 raise ValueError(
                     f"{option}: got {wanted!r}; checkpoint {policy.name!r} ({policy.source}) plays "
