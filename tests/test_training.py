@@ -139,8 +139,9 @@ def test_a_bad_extends_is_refused_by_name(tmp_path, files, message):
         ({"bc": {"teacher": "ppo-longo-2p"}}, r"bc\.teacher: got 'ppo-longo-2p', which cannot play classic"),
         ({"num_players": 5, "bc": {"teacher": "afterstate"}},
          r"bc\.teacher: got 'afterstate', which cannot play classic with 5 player\(s\)"),
-        ({"seed": 2**32}, r"seed: got 4294967296; expected an integer >= 0 and <= 2147483647"),
-        ({"name": ""}, r"name: got ''; expected letters, digits"),
+        ({"seed": 2**32}, r"seed: got 4294967296; expected an integer >= 0 and <= 4294967295"),
+        ({"name": ""}, r"name: got ''; expected a non-empty relative name without '\.\.'"),
+        ({"name": "/tmp/run"}, r"name: got '/tmp/run'"),
         ({"name": "../elsewhere"}, r"name: got '\.\./elsewhere'"),
         ({"ppo": {"learning_rate": "0.0003"}}, r"ppo\.learning_rate: got '0\.0003'.*\(it is quoted"),
     ],
@@ -159,9 +160,14 @@ def test_a_wrong_reward_is_named_once_and_the_longo_teacher_is_told_the_lucky_ru
     assert make_bot(cfg, "greedy").variant.name == "longo"  # greedy does not take the rule, and is made all the same
 
 
+def test_names_of_nested_run_folders_are_accepted():
+    for name in ("sweep/lr-3e-4", "my run", "café"):
+        assert config_from_dict(tiny(name=name)).name == name
+
+
 def test_a_resumed_segment_seed_stays_within_32_bits():
-    top = 2**31 - 1
-    config_from_dict(tiny(seed=top))  # the largest seed accepted ...
+    top = 2**32 - 1
+    config_from_dict(tiny(seed=top))  # the largest seed accepted (numpy's global seeding takes 32 bits) ...
     assert all(0 <= segment_seed(top, k) < 2**32 for k in range(10_000))  # ... resumes any number of times
     assert segment_seed(5, 0) == 5 and segment_seed(5, 2) == 5 + 2 * 1_000_003
 

@@ -290,13 +290,28 @@ def test_a_frozen_policy_that_plays_illegally_is_refused():
     [
         (lambda masks: np.full(len(masks), -1), r"returned an illegal action, -1 for row 0 \(outside 0\.\.44\)"),  # not wrapped round
         (lambda masks: np.full(len(masks), 999), r"returned an illegal action, 999 for row 0 \(outside 0\.\.44\)"),
-        (lambda masks: np.full(len(masks), 44.0), r"returned float64 of shape \(\d+,\); expected \d+ integer actions"),
+        (lambda masks: np.full(len(masks), 43.5), r"returned float64 of shape \(\d+,\); expected \d+ whole-number actions"),
     ],
 )
 def test_a_frozen_policy_returning_actions_out_of_range_is_refused_by_value(returns, message):
     env = QwixxVectorEnv(4, num_players=2, learner_seat=1, start_player=0, opponents=lambda obs, masks: returns(masks))
     with pytest.raises(ValueError, match=message):
         env.reset(seed=0)  # seat 0, the opponent, decides first
+
+
+def test_a_frozen_policy_may_return_any_shape_of_whole_numbers_one_per_row():
+    def as_row_of_floats(obs, masks):  # (1, n) float64 of whole numbers, as an older policy might
+        return np.argmax(masks, axis=1).astype(np.float64)[None, :]
+
+    def as_ints(obs, masks):
+        return np.argmax(masks, axis=1)
+
+    runs = []
+    for policy in (as_row_of_floats, as_ints):
+        env = QwixxVectorEnv(4, num_players=2, learner_seat=1, start_player=0, opponents=policy)
+        obs, _ = env.reset(seed=0)
+        runs.append(obs["observation"])
+    np.testing.assert_array_equal(runs[0], runs[1])
 
 
 def test_a_frozen_policy_that_returns_the_wrong_number_of_actions_is_refused():

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -32,7 +31,6 @@ from qwixx_env.core.rewards import REWARD_MODES, check_reward
 from qwixx_env.core.variant import VARIANT_NAMES
 
 LUCKY_RULES = ("bonus", "instead")
-NAME = re.compile(r"[A-Za-z0-9_\-][A-Za-z0-9_.\-]*")  # a run name: one folder under runs/
 LADDER = ("random", "greedy", "heuristic")  # the scripted bots a learner is measured against
 ACTIVATIONS = ("tanh", "relu")
 
@@ -129,7 +127,7 @@ class TrainConfig:
 
     name: str  # the run's name; its default folder is runs/<name>
     total_steps: int = field(metadata=_check(low=1))  # learner decisions (PPO rounds up to whole rollouts)
-    seed: int = field(default=0, metadata=_check(low=0, high=2**31 - 1))  # PPO, the games and the evaluation deals
+    seed: int = field(default=0, metadata=_check(low=0, high=2**32 - 1))  # PPO, the games and the evaluation deals
     variant: str = field(default="classic", metadata=_check(choices=VARIANT_NAMES))
     lucky: str = field(default="bonus", metadata=_check(choices=LUCKY_RULES))  # Longo's lucky-number rule
     num_players: int = field(default=2, metadata=_check(low=1, high=5))
@@ -276,16 +274,23 @@ def _value(hint: Any, value: Any, key: str, rules: dict[str, Any]) -> Any:
     if not ok:
         hint_text = ""
         if hint is float and isinstance(value, str) and _is_number(value):
-            hint_text = " (it is quoted: write the number without quotes)"
-            mantissa, e, exponent = value.strip().lower().partition("e")
-            if e:  # YAML 1.1 reads a number with an exponent only with a '.' and a signed exponent
-                fixed = (mantissa if "." in mantissa else mantissa + ".0") + "e" + (
-                    exponent if exponent[:1] in ("+", "-") else "+" + exponent
-                )
-                if fixed != value.strip().lower():
-                    hint_text = f" (YAML reads {value} as text: write {fixed})"
+            hint_text = _number_hint(value)
         raise ValueError(f"{key}: got {value!r}; expected {_describe(hint, rules)}{hint_text}")
     return float(value) if hint is float else value
+
+
+def _number_hint(text: str) -> str:
+    """Why a number came as text, and how to write it (YAML 1.1 reads 3e-4 as a string)."""
+    if isinstance(yaml.safe_load(text), float | int):
+        return " (it is quoted: write the number without quotes)"
+    mantissa, e, exponent = text.strip().lower().partition("e")
+    if e:  # YAML 1.1 reads a number with an exponent only with a '.' and a signed exponent
+        fixed = (mantissa if "." in mantissa else mantissa + ".0") + "e" + (
+            exponent if exponent[:1] in ("+", "-") else "+" + exponent
+        )
+        if isinstance(yaml.safe_load(fixed), float):
+            return f" (YAML reads {text} as text: write {fixed})"
+    return f" (YAML reads {text} as text: write it as a decimal, {float(text)!r})"
 
 
 def _is_number(text: str) -> bool:
@@ -315,10 +320,11 @@ def _names(cls: type) -> list[str]:
 
 def _check_together(cfg: TrainConfig) -> None:
     """Rules that involve several keys."""
-    if not NAME.fullmatch(cfg.name):
+    parts = Path(cfg.name).parts
+    if not cfg.name.strip() or Path(cfg.name).is_absolute() or ".." in parts or "\0" in cfg.name:
         raise ValueError(
-            f"name: got {cfg.name!r}; expected letters, digits, '.', '-' and '_' (not starting with '.'): "
-            "it names the run folder runs/<name>"
+            f"name: got {cfg.name!r}; expected a non-empty relative name without '..' (it names the run "
+            "folder runs/<name>)"
         )
     try:
         check_reward(cfg.reward, cfg.num_players)

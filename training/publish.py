@@ -128,6 +128,8 @@ def check_folders(**folders: Path) -> None:
                 if not path.is_dir():
                     where = "" if path == folder else f" (its parent {path} is a file)"
                     raise ValueError(f"--{option}: {folder} is not a folder{where}; expected a folder to write into")
+                if not os.access(path, os.W_OK | os.X_OK):
+                    raise ValueError(f"--{option}: {path} is not writable; expected a folder to write into")
                 break
 
 
@@ -144,8 +146,12 @@ def install(
     checkpoints.mkdir(parents=True, exist_ok=True)
     json_path, npz_path = checkpoints / f"{name}.json", checkpoints / f"{name}.npz"
     npz_data, json_data = (run_dir / "final.npz").read_bytes(), (run_dir / "final.json").read_bytes()
-    if hashlib.sha256(npz_data).hexdigest() != spec["weights"]["sha256"]:
-        raise ValueError(f"{run_dir / 'final.npz'}: changed while being read; publish again")
+    try:
+        same_json = json.loads(json_data) == spec
+    except ValueError:
+        same_json = False
+    if hashlib.sha256(npz_data).hexdigest() != spec["weights"]["sha256"] or not same_json:
+        raise ValueError(f"{run_dir}: final.npz or final.json changed since it was read; publish again")
     write_atomically(npz_path, npz_data)
     write_atomically(json_path, json_data)
     installed = checkpoints.resolve() == pretrained.checkpoints_dir().resolve()
@@ -758,9 +764,7 @@ def publish(
         console=console,
         progress=progress,
     )
-    paths = install(run_dir, spec, name, checkpoints, images, force=force)
-    if paths["policy"].spec["weights"] != spec["weights"]:
-        raise ValueError(f"{run_dir / 'final.json'}: changed during the evaluation; publish again")
+    paths = install(run_dir, spec, name, checkpoints, images, force=force)  # checks the run is unchanged first
     say(
         f"installed {paths['json']} + {paths['npz'].name}"
         + (f"; curves {paths['curves']}" if paths["curves"] else "")

@@ -351,7 +351,10 @@ class Trainer:
         write_atomically(self.out / "eval.jsonl", "".join(json.dumps(r) + "\n" for r in self.history).encode())
 
     def _check_resumable(self, state: dict[str, Any]) -> None:
-        saved = config_from_dict(state["config"]).to_dict()
+        try:
+            saved = config_from_dict(state["config"]).to_dict()
+        except ValueError as err:
+            raise ValueError(f"--resume: the checkpoint's saved config is not valid here: {err}") from None
         now = self.cfg.to_dict()
         changed = sorted(k for k in now if k not in RESUMABLE_CHANGES and now[k] != saved.get(k))
         if changed:

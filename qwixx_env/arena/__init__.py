@@ -99,7 +99,7 @@ def run_arena(
     """Run a tournament and summarise it.
 
     `bots`: names (``"greedy:max_skip=2"``), ``(name, params)`` pairs, or factories called
-    like `qwixx_env.bots.make`. `games` is the number of deals; each deal is played by every
+    like `qwixx_env.bots.make` (in Longo, a bot with a `lucky` parameter is told the rule). `games` is the number of deals; each deal is played by every
     lineup, so there are ``games * len(lineups)`` table games. `lucky` is Longo's lucky rule.
     `workers` defaults to ``os.cpu_count()``. `progress(done, total)` reports table games.
 

@@ -2,7 +2,8 @@
 
 A bot entry is a registry name with parameters (``"greedy:max_skip=2"`` on the command
 line, ``("greedy", {"max_skip": 2})`` in Python) or a factory called like `bots.make` is
-(``factory(*, variant, num_players, seed, **params) -> Bot``).
+(``factory(*, variant, num_players, seed, **params) -> Bot``; in Longo, a factory with a
+``lucky`` parameter is also given the game's lucky rule).
 
 The lineups give every bot every seat equally often (see `lineups`); a *deal* (one seed of
 the dice) is played once by every lineup, and *table game* g is deal ``g // L`` played by

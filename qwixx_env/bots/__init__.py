@@ -63,7 +63,10 @@ def takes(bot: "str | Callable[..., Bot]", option: str) -> bool:
         if bot not in _REGISTRY:
             raise ValueError(f"bot name: got {bot!r}; expected one of {available()}")
         bot = _REGISTRY[bot]
-    parameters = inspect.signature(bot).parameters
+    try:
+        parameters = inspect.signature(bot).parameters
+    except (TypeError, ValueError):  # a callable without a signature: it takes nothing by name
+        return False
     return option in parameters and parameters[option].kind in (
         inspect.Parameter.KEYWORD_ONLY,
         inspect.Parameter.POSITIONAL_OR_KEYWORD,

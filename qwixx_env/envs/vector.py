@@ -296,9 +296,12 @@ def _check_policy_actions(policy: Any, returned: Any, masks: np.ndarray) -> np.n
     `ValueError` naming the first bad one (out of range, or masked)."""
     n, num_actions = masks.shape
     acts = np.asarray(returned)
-    if acts.shape not in ((n,), (n, 1)) or not np.issubdtype(acts.dtype, np.integer):
+    whole = np.issubdtype(acts.dtype, np.integer) or (
+        np.issubdtype(acts.dtype, np.floating) and bool(np.all(np.isfinite(acts) & (acts == np.round(acts))))
+    )
+    if acts.size != n or acts.dtype == bool or not whole:
         raise ValueError(
-            f"opponent {policy!r} returned {acts.dtype} of shape {acts.shape}; expected {n} integer actions, "
+            f"opponent {policy!r} returned {acts.dtype} of shape {acts.shape}; expected {n} whole-number actions, "
             f"one per observation"
         )
     acts = acts.astype(np.int64).reshape(-1)
