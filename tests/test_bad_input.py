@@ -378,6 +378,18 @@ def test_changed_later_dice_are_reported(record):
     assert_names(err, "roll 3", "dice")
 
 
+def test_an_extra_roll_or_a_changed_snapshot_is_reported(record):
+    extra = {**record, "rolls": record["rolls"] + [record["rolls"][-1]]}
+    with pytest.raises(ValueError) as err:
+        replay(extra)
+    assert_names(err, "record rolls", f"got {len(record['rolls']) + 1}")
+    changed = json.loads(json.dumps(record))
+    changed["snapshot"]["players"][0]["score"] += 1
+    with pytest.raises(ValueError) as err:
+        replay(changed)
+    assert_names(err, "record snapshot", "changed")
+
+
 def test_decision_by_the_wrong_seat_is_reported(record):
     seat, action = record["decisions"][4]
     record["decisions"][4] = [(seat + 1) % 3, action]

@@ -388,3 +388,42 @@ def test_memory_per_game_is_every_per_game_array(options):
     assert claimed >= engine.obs.nbytes // 7 + engine.masks.nbytes // 7 + engine.rewards.nbytes // 7
     # Per game means per game: a bigger batch costs the same per game.
     assert BatchedQwixx(1000, **options).memory_per_game() == claimed
+
+
+def test_reset_games_refuses_an_index_outside_the_batch_before_writing():
+    engine = BatchedQwixx(2)
+    engine.reset(seed=0)
+    before = [a.copy() for a in engine.state]
+    for bad, shown in (([1000], "index 1000"), ([-3], "index -3"), ([2.7], r"\[2\.7\]")):
+        with pytest.raises(ValueError, match=rf"games: got {shown}"):
+            engine.reset_games(bad)
+    assert all(np.array_equal(a, b) for a, b in zip(engine.state, before))
+
+
+@pytest.mark.parametrize("bad", [True, 1.5, "7", [True, 0]])
+def test_a_seed_that_is_not_whole_numbers_is_refused_by_value(bad):
+    with pytest.raises(ValueError, match=r"seed: got"):
+        BatchedQwixx(2).reset(seed=bad)
+
+
+def test_boolean_actions_are_refused_as_a_value_error():
+    engine = BatchedQwixx(2)
+    engine.reset(seed=0)
+    with pytest.raises(ValueError, match=r"actions: got booleans"):
+        engine.step([True, False])
+
+
+def test_a_negative_score_table_keeps_every_observation_inside_the_space():
+    table = [0] + [-k for k in range(1, 13)]
+    env = qwixx_v0.raw_env(num_players=2, score_table=table)
+    space = env.observation_space(env.possible_agents[0])["observation"]
+    rng = np.random.default_rng(0)
+    lowest = 0.0
+    for game in range(5):
+        env.reset(seed=game)
+        while not all(env.terminations.values()):
+            obs = env.observe(env.agent_selection)
+            assert space.contains(obs["observation"])
+            lowest = min(lowest, float(obs["observation"].min()))
+            env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    assert lowest < -0.2  # below what penalties alone can reach: the table's negative rows did show

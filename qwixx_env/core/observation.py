@@ -64,8 +64,10 @@ class ObservationLayout:
 
     def __init__(self, variant: Variant, num_players: int):
         P, K, F = num_players, variant.cells, variant.faces
-        score_max = 4 * max(variant.score_table) / SCORE_SCALE
-        score_min = -variant.penalty_points * variant.max_penalties / SCORE_SCALE
+        # the score table is a rule parameter: any entry may be the most or the least a row gives
+        score_max = 4 * max(max(variant.score_table), 0) / SCORE_SCALE
+        worst_rows = 4 * min(min(variant.score_table), 0)
+        score_min = (worst_rows - variant.penalty_points * variant.max_penalties) / SCORE_SCALE
         lucky_width = (2 * F - 1) if variant.lucky_count else 0
         # name -> (shape, low, high)
         spec = {

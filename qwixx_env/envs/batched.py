@@ -82,15 +82,21 @@ def game_seeds(seed: "int | Sequence[int] | None", num_games: int) -> np.ndarray
     seed per game; None draws fresh entropy."""
     if seed is None:
         return np.random.SeedSequence().generate_state(num_games, np.uint64)
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+    if isinstance(seed, (bool, np.bool_, float, np.floating, str)):
+        raise ValueError(f"seed: got {seed!r}; expected None, a non-negative integer or one per game")
+    if isinstance(seed, (int, np.integer)):
         if seed < 0:
             raise ValueError(f"seed: got {seed!r}; expected None, a non-negative integer or one per game")
         return np.array([seed_to_rng(int(seed) + i) for i in range(num_games)], np.uint64)
-    seeds = list(seed)
-    if len(seeds) != num_games or not all(isinstance(s, (int, np.integer)) and s >= 0 for s in seeds):
-        raise ValueError(
-            f"seed: got {seed!r}; expected None, a non-negative integer or {num_games} of them (one per game)"
-        )
+    accepted = f"expected None, a non-negative integer or {num_games} of them (one per game)"
+    try:
+        seeds = list(seed)
+    except TypeError:
+        raise ValueError(f"seed: got {seed!r}; {accepted}") from None
+    if len(seeds) != num_games or not all(
+        isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_)) and s >= 0 for s in seeds
+    ):
+        raise ValueError(f"seed: got {seed!r}; {accepted}")
     return np.array([seed_to_rng(int(s)) for s in seeds], np.uint64)
 
 
@@ -99,6 +105,8 @@ def as_actions(actions, num_games: int) -> np.ndarray:
     arr = np.asarray(actions)
     if arr.shape != (num_games,):
         raise ValueError(f"actions: got shape {arr.shape}; expected ({num_games},), one action per game")
+    if arr.dtype.kind == "b":
+        raise ValueError(f"actions: got booleans {arr.tolist()[:8]}; expected whole numbers (action indices)")
     if arr.dtype.kind in "iu":
         return arr.astype(np.int64, copy=False)
     if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
@@ -167,8 +175,17 @@ class BatchedQwixx:
         return self.obs, self.masks
 
     def reset_games(self, games: Sequence[int]) -> None:
-        """Restart some games from their own generators (as ``reset()`` without a seed)."""
-        idx = np.asarray(games, np.int64)
+        """Restart some games from their own generators (as ``reset()`` without a seed).
+        `games` are indices from 0 to N - 1; anything else is a ValueError, changing nothing."""
+        idx = np.asarray(games)
+        if idx.ndim != 1 or (idx.size and idx.dtype.kind not in "iu"):
+            raise ValueError(f"games: got {games!r}; expected a list of game indices (whole numbers)")
+        idx = idx.astype(np.int64)
+        outside = idx[(idx < 0) | (idx >= self.num_games)]
+        if outside.size:
+            raise ValueError(
+                f"games: got index {int(outside[0])}; expected indices from 0 to {self.num_games - 1}"
+            )
         rules.reset_batch(self.state, self.variant.tables, idx, self._start_player, self._lucky_numbers)
         self._last_scores[idx] = 0
         observe_games(self.state, self.variant.tables, self.layout.offsets, self.masks, self.obs)

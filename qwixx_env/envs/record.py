@@ -22,7 +22,9 @@ def replay(record: "dict[str, Any] | str | Path", render_mode: str | None = None
 
     Returns the unwrapped environment positioned after the record's last decision, so
     ``replay(rec).snapshot() == rec["snapshot"]`` and play may continue from there.
-    Raises `ValueError` if the record is malformed or its dice disagree with the replay.
+    Raises `ValueError` if the record is malformed, if its dice disagree with the replay
+    (every roll the record lists must be one the replay reaches), or if the replay ends
+    elsewhere than the record's `snapshot` says.
     """
     rec = _load(record)
     if not isinstance(rec, dict) or rec.get("format") != RECORD_FORMAT:
@@ -57,6 +59,15 @@ def replay(record: "dict[str, Any] | str | Path", render_mode: str | None = None
             raise ValueError(f"record decision {i}: {err}") from None
         if game.core_state.roll[0] != roll_before:  # dice as rolled, before any row locks
             _check_roll(game, rolls, int(game.core_state.roll[0]))
+    reached = int(game.core_state.roll[0]) + 1
+    if len(rolls) > reached:
+        raise ValueError(
+            f"record rolls: got {len(rolls)}; the replay of its decisions reaches {reached} roll(s)"
+        )
+    if "snapshot" in rec and rec["snapshot"] != game.snapshot():
+        raise ValueError(
+            "record snapshot: differs from the position its decisions replay to (the record was changed)"
+        )
     return game
 
 
