@@ -167,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
 
     _print(report)
     if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         write_atomically(args.json, json.dumps(report, indent=2).encode())
     optimal = [s for s in report["simulations"] if s["bot"] == "solo_optimal"]
     return 0 if all(abs(s["z"]) < 3 for s in optimal) else 1

@@ -229,6 +229,13 @@ def test_bad_sheets_are_refused(classic):
         solver.expected_score(sheet({"red": [2, 3]}, locks=["red"]))
     with pytest.raises(ValueError, match="purple"):
         solver.expected_score({"marks": {"purple": [2]}})
+    with pytest.raises(ValueError, match=r"red marks \[2, 2\] cross a number twice"):
+        solver.expected_score(sheet({"red": [2, 2]}))  # was read as another row's value
+    with pytest.raises(ValueError, match=r"red crosses its lock cell 12 after 0 crosses; it needs 5 first"):
+        solver.expected_score(sheet({"red": [12]}, locks=["red"]))
+    for bad in (1.7, True, -1, 4.0):
+        with pytest.raises(ValueError, match=r"penalties .*; expected a whole number from 0 to 4"):
+            solver.expected_score({"marks": {}, "penalties": bad})
 
 
 def test_longo_is_not_solved():
@@ -245,6 +252,28 @@ def test_a_mismatched_cache_file_is_solved_again(tmp_path):
         table = load_table(v, directory=tmp_path)
     assert table.root == pytest.approx(solver.solve(v).root, abs=1e-5)
     assert ValueTable.load(path, v).root == pytest.approx(table.root)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "empty", "root", "nan"])
+def test_a_damaged_or_altered_cache_file_is_solved_again_not_believed(tmp_path, damage):
+    v = reduced(2, lock_threshold=1)
+    good = solver.solve(v)
+    path = table_path(v, tmp_path)
+    good.save(path)
+    if damage == "truncated":
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    elif damage == "empty":
+        path.write_bytes(b"")
+    else:
+        values = good.values.astype(np.float32).copy()
+        root = 200.0 if damage == "root" else good.root
+        if damage == "nan":
+            values[1, 0] = np.nan
+        ValueTable(v, values, root=root).save(path)  # a consistent zip, altered contents
+    with pytest.warns(UserWarning, match="solving again"):
+        table = load_table(v, directory=tmp_path)
+    assert table.root == pytest.approx(good.root, abs=1e-5)
+    assert ValueTable.load(path, v).root == pytest.approx(good.root, abs=1e-5)  # replaced by a good one
 
 
 # --- the bot ----------------------------------------------------------------------------------

@@ -139,7 +139,8 @@ def sheet_codes(
     `sheet` is one player of `snapshot()`: ``{"marks": {"red": [2, 5], ...}, "locks": [...],
     "penalties": 1}``. A row is locked when the sheet crossed its lock or it is in
     `locked_rows` (rows another player locked). Raises `ValueError` on numbers that are not
-    on the row or a lock without its lock cell.
+    on the row or crossed twice, a lock without its lock cell, a lock cell crossed without the
+    crosses it needs, or penalties that are not a whole number from 0 to the maximum.
     """
     marks = sheet.get("marks", {})
     locks = set(sheet.get("locks", []))
@@ -150,17 +151,27 @@ def sheet_codes(
     for r, color in enumerate(COLORS):
         cells = []
         for number in marks.get(color, []):
-            if number not in variant.row_numbers[r]:
+            if isinstance(number, bool) or number not in variant.row_numbers[r]:
                 raise ValueError(f"sheet: {color} has no number {number!r}")
             cells.append(int(variant.tables.cell_of[r, number]))
+        if len(set(cells)) != len(cells):
+            raise ValueError(f"sheet: {color} marks {marks.get(color, [])} cross a number twice")
         lock_crossed = space.cells - 1 in cells
+        if lock_crossed and len(cells) - 1 < variant.lock_threshold:
+            raise ValueError(
+                f"sheet: {color} crosses its lock cell {variant.lock_numbers[r][0]} after {len(cells) - 1} "
+                f"crosses; it needs {variant.lock_threshold} first"
+            )
         if (color in locks) != lock_crossed:
             raise ValueError(
                 f"sheet: {color} lock and lock cell {variant.lock_numbers[r][0]} go together "
                 f"(locks lists {sorted(locks)}, {color} marks {marks.get(color, [])})"
             )
         codes.append(row_code(space, [c for c in cells if c < space.cells - 1], lock_crossed or color in locked_rows))
-    penalties = int(sheet.get("penalties", 0))
-    if not 0 <= penalties <= variant.max_penalties:
-        raise ValueError(f"sheet: penalties {penalties}; expected 0 to {variant.max_penalties}")
+    penalties = sheet.get("penalties", 0)
+    if isinstance(penalties, bool) or not isinstance(penalties, (int, np.integer)) or not (
+        0 <= penalties <= variant.max_penalties
+    ):
+        raise ValueError(f"sheet: penalties {penalties!r}; expected a whole number from 0 to {variant.max_penalties}")
+    penalties = int(penalties)
     return codes, penalties

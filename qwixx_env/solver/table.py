@@ -21,6 +21,7 @@ import os
 import tempfile
 import time
 import warnings
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -128,11 +129,20 @@ class ValueTable:
     def load(cls, path: "str | os.PathLike", variant: "str | Variant" = "classic") -> "ValueTable":
         """Read a saved table; raises `ValueError` if it was solved under other rules."""
         v = get_variant(variant)
-        with np.load(path) as data:
+        with open(path, "rb") as f, np.load(f) as data:
             key = json.loads(str(data["key"]))
             if key != table_key(v):
                 raise ValueError(f"{path}: solved for {key}, not for the {v.name} rules {table_key(v)}")
-            return cls(v, data["values"], root=float(data["root"]))
+            values, root = data["values"], float(data["root"])
+        # the zip's CRC catches a damaged file; these catch a consistent but altered one
+        if values.dtype != np.float32 or values.ndim != 2 or values.shape[1] != v.max_penalties:
+            raise ValueError(f"{path}: values are {values.dtype} {values.shape}; expected float32 (combos, penalties)")
+        low, high = -v.penalty_points * v.max_penalties, 4 * max(v.score_table)  # points still to come
+        if not np.isfinite(values).all() or values.min() < low or values.max() > high:
+            raise ValueError(f"{path}: values outside {low}..{high} (NaN, or altered)")
+        if abs(root - float(values[0, 0])) > 1e-3:
+            raise ValueError(f"{path}: root {root} differs from the table's own value {float(values[0, 0])}")
+        return cls(v, values, root=root)
 
 
 def solve(variant: "str | Variant" = "classic", progress: Callable[[int, int], None] | None = None) -> ValueTable:
@@ -172,7 +182,7 @@ def load_table(
         if path.exists():
             try:
                 table = ValueTable.load(path, v)
-            except (OSError, ValueError, KeyError) as err:
+            except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
                 warnings.warn(f"solo value table {path} is unreadable ({err}); solving again", stacklevel=2)
             else:
                 _LOADED[path] = table
