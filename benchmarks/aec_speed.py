@@ -155,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.seconds <= 0 or args.repeats < 1 or args.warmup < 0 or args.slice_s <= 0:
         parser.error("--seconds and --slice must be > 0, --repeats >= 1, --warmup >= 0")
     if args.cpu is not None:
+        if args.cpu not in os.sched_getaffinity(0):
+            parser.error(f"--cpu: got {args.cpu}; expected one of this process's cores {sorted(os.sched_getaffinity(0))}")
         os.sched_setaffinity(0, {args.cpu})
 
     console = Console()

@@ -151,13 +151,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("part", choices=["greedy", "ladder", "solo", "pool", "speed", "edge", "markdown"])
     ap.add_argument("--bot", default="afterstate", help="edge: the bot that plays heuristic")
-    ap.add_argument("--variant", default="classic")
-    ap.add_argument("--players", type=int, default=2)
+    ap.add_argument("--variant", default="classic", choices=["classic", "longo"])
+    ap.add_argument("--players", type=int, default=2, choices=range(1, 6), metavar="1..5")
     ap.add_argument("--deals", type=int, default=5000)
     ap.add_argument("--rollout-deals", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--workers", type=int, default=None)
     a = ap.parse_args()
+    least = 5 if a.part == "greedy" else 1  # greedy plays a fifth of the deals at 2 players
+    for flag, value, low in (("--deals", a.deals, least), ("--rollout-deals", a.rollout_deals, 1),
+                             ("--seed", a.seed, 0), ("--workers", a.workers, 1)):
+        if value is not None and value < low:
+            ap.error(f"{flag}: got {value}; expected an integer >= {low}")
     if a.part == "markdown":
         for path in sorted(OUT.glob("*.json")):
             print(markdown(path.stem, json.loads(path.read_text())))

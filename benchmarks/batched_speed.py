@@ -357,6 +357,8 @@ def main(argv: list[str] | None = None) -> int:
             batch_sizes = [64, 1024]
     if args.seconds <= 0 or args.repeats < 1 or args.warmup < 0 or not batch_sizes or min(batch_sizes) < 1:
         parser.error("--seconds must be > 0, --repeats >= 1, --warmup >= 0, batch sizes >= 1")
+    if args.cpu not in os.sched_getaffinity(0):
+        parser.error(f"--cpu: got {args.cpu}; expected one of this process's cores {sorted(os.sched_getaffinity(0))}")
     os.sched_setaffinity(0, {args.cpu})
     numba.set_num_threads(1)
 

@@ -30,7 +30,14 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--param", action="append", default=[], help="a rollout parameter, name=value (JSON value)")
     a = ap.parse_args()
-    params = {k: json.loads(v) for k, v in (p.split("=", 1) for p in a.param)}
+    if a.games < 1:
+        ap.error(f"--games: got {a.games}; expected an integer >= 1")
+    if bad := [p for p in a.param if "=" not in p]:
+        ap.error(f"--param: got {bad[0]!r}; expected name=value (e.g. horizon=6)")
+    try:
+        params = {k: json.loads(v) for k, v in (p.split("=", 1) for p in a.param)}
+    except ValueError as err:
+        ap.error(f"--param: a value is not JSON ({err})")
     P = a.players
     rollout = bots.make("rollout", variant=a.variant, num_players=P, seed=a.seed, **params)
     others = [bots.make("heuristic", variant=a.variant, num_players=P) for _ in range(P)]

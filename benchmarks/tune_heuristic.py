@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -168,7 +169,18 @@ def tune(args) -> None:
 def parse_weights(text: str | None) -> dict[str, float]:
     if not text:
         return {}
-    return {k: float(v) for k, v in (item.split("=") for item in text.split(","))}
+    weights = {}
+    for item in text.split(","):
+        name, eq, value = item.partition("=")
+        try:
+            weights[name.strip()] = float(value)
+        except ValueError:
+            eq = ""
+        if not eq or not name.strip():
+            print(f"tune_heuristic.py: error: --weights: got {item!r}; expected name=number,... (e.g. fill=1.5)",
+                  file=sys.stderr)
+            raise SystemExit(2)
+    return weights
 
 
 def measure(args) -> None:

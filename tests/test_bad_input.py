@@ -491,3 +491,27 @@ def test_observation_view_unknown_field_and_missing_mask():
         view["nothing"]
     with pytest.raises(ValueError):
         view.legal_actions
+
+
+# --- the benchmark scripts' options ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "script, args, message",
+    [
+        ("baselines.py", ["greedy", "--deals", "3"], "--deals: got 3; expected an integer >= 5"),
+        ("baselines.py", ["ladder", "--variant", "mega"], "invalid choice: 'mega'"),
+        ("rollout_speed.py", ["--games", "0"], "--games: got 0; expected an integer >= 1"),
+        ("rollout_speed.py", ["--param", "horizon"], "--param: got 'horizon'; expected name=value"),
+        ("aec_speed.py", ["--cpu", "99"], "--cpu: got 99; expected one of this process's cores"),
+        ("tune_heuristic.py", ["measure", "--weights", "fill"], "--weights: got 'fill'; expected name=number"),
+    ],
+)
+def test_a_benchmark_script_refuses_a_bad_option_with_exit_2_and_no_traceback(script, args, message):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / script
+    done = subprocess.run([sys.executable, str(path), *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr, done.stderr
