@@ -140,6 +140,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-cold", action="store_true", help="skip the solve with an empty numba cache")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
     args = parser.parse_args(argv)
+    from qwixx_env import bots
+
+    for bot in args.bot or []:  # before the solve, not after it
+        if bot not in bots.available():
+            parser.error(f"--bot: got {bot!r}; expected one of {bots.available()}")
 
     report: dict = {
         "when": time.strftime("%Y-%m-%d %H:%M:%S %z"),

@@ -505,6 +505,7 @@ def test_observation_view_unknown_field_and_missing_mask():
         ("rollout_speed.py", ["--param", "horizon"], "--param: got 'horizon'; expected name=value"),
         ("aec_speed.py", ["--cpu", "99"], "--cpu: got 99; expected one of this process's cores"),
         ("tune_heuristic.py", ["measure", "--weights", "fill"], "--weights: got 'fill'; expected name=number"),
+        ("solver_speed.py", ["--bot", "nosuchbot"], "--bot: got 'nosuchbot'; expected one of"),
     ],
 )
 def test_a_benchmark_script_refuses_a_bad_option_with_exit_2_and_no_traceback(script, args, message):
