@@ -155,14 +155,13 @@ def _output_problem(path: str | None) -> str | None:
         return None
     import os
 
-    folder = os.path.dirname(os.path.abspath(path))
+    from qwixx_env.files import folder_problem
+
     if os.path.isdir(path):
         return "is a folder"
-    if not os.path.isdir(folder):
-        return f"is in {folder!r}, which is not a folder" if os.path.exists(folder) else f"is in {folder!r}, which does not exist"
-    if not os.access(folder, os.W_OK):
-        return f"is in {folder!r}, which is not writable"
-    return None
+    folder = os.path.dirname(os.path.abspath(path))
+    problem = folder_problem(folder)
+    return None if problem is None else f"is in {folder!r}, which {problem}"
 
 
 def _table_for(args: argparse.Namespace) -> tuple[str, int]:

@@ -39,6 +39,21 @@ def write_atomically(target: Path, data: bytes) -> None:
             os.close(folder)
 
 
+def folder_problem(folder: "str | os.PathLike[str]", *, create: bool = False) -> str | None:
+    """Why files cannot be written into `folder`, as a phrase ("does not exist", "is not a
+    folder", "is not writable"), or None when they can. With `create` a missing folder is
+    fine if the nearest folder above it that exists is writable (it will be made)."""
+    folder = Path(folder)
+    existing = next(p for p in (folder, *folder.parents) if p.exists())
+    if existing != folder and not create:
+        return "does not exist"
+    if not existing.is_dir():
+        return "is not a folder" if existing == folder else f"is not a folder (its parent {existing} is a file)"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return "is not writable" if existing == folder else f"is not writable (its parent {existing} is not)"
+    return None
+
+
 def save_figure(fig: Any, path: "str | os.PathLike[str]", **options: Any) -> None:
     """Save a matplotlib figure as a PNG with `write_atomically` and close it."""
     import matplotlib.pyplot as plt

@@ -353,7 +353,7 @@ def test_behaviour_cloning_agrees_with_the_teacher_far_above_chance():
     from training.train import ppo_options
 
     cfg = config_from_dict(tiny(network={"pi": [64], "vf": [64]}))
-    demos, stats = bc.collect(cfg, bc.make_teacher(cfg, "heuristic", 0), 4000, seed=0, num_envs=32)
+    demos, stats = bc.collect(cfg, make_bot(cfg, "heuristic", 0), 4000, seed=0, num_envs=32)
     assert len(demos) >= 4000 and stats["samples_per_second"] > 0
     assert np.isfinite(demos.returns).all() and set(np.unique(demos.returns.round(6))) != {0.0}
     assert demos.masks[np.arange(len(demos)), demos.actions].all()  # the teacher plays legally

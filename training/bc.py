@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from qwixx_env import QwixxVectorEnv
-from training.config import TrainConfig, make_bot
+from training.config import TrainConfig
 
 HELD_OUT = 0.1  # share of the samples kept aside to measure agreement
 
@@ -38,11 +38,6 @@ class Demonstrations:
 
     def __len__(self) -> int:
         return len(self.actions)
-
-
-def make_teacher(cfg: TrainConfig, name: str, seed: int) -> Any:
-    """The teacher bot for the run's game (Longo's lucky rule passed on where it is taken)."""
-    return make_bot(cfg, name, seed)
 
 
 def collect(cfg: TrainConfig, teacher: Any, samples: int, *, seed: int, num_envs: int = 64) -> tuple[Demonstrations, dict[str, float]]:

@@ -28,9 +28,8 @@ from qwixx_env.bots.afterstate import tables as afterstate_tables
 from qwixx_env.bots.pretrained import INPUTS
 from qwixx_env.core.policies import POLICY_NAMES
 from qwixx_env.core.rewards import REWARD_MODES, check_reward
-from qwixx_env.core.variant import VARIANT_NAMES
+from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES
 
-LUCKY_RULES = ("bonus", "instead")
 LADDER = ("random", "greedy", "heuristic")  # the scripted bots a learner is measured against
 ACTIVATIONS = ("tanh", "relu")
 
@@ -273,14 +272,20 @@ def _value(hint: Any, value: Any, key: str, rules: dict[str, Any]) -> Any:
         ok = value <= high
     if not ok:
         hint_text = ""
-        if hint is float and isinstance(value, str) and _is_number(value):
+        if hint is float and isinstance(value, str):
             hint_text = _number_hint(value)
         raise ValueError(f"{key}: got {value!r}; expected {_describe(hint, rules)}{hint_text}")
     return float(value) if hint is float else value
 
 
 def _number_hint(text: str) -> str:
-    """Why a number came as text, and how to write it (YAML 1.1 reads 3e-4 as a string)."""
+    """Why a number came as text, and how to write it (YAML 1.1 reads 3e-4 as a string);
+    nothing for text that is not a finite number."""
+    try:
+        if not math.isfinite(float(text)):
+            return ""
+    except ValueError:
+        return ""
     if isinstance(yaml.safe_load(text), float | int):
         return " (it is quoted: write the number without quotes)"
     mantissa, e, exponent = text.strip().lower().partition("e")
@@ -291,14 +296,6 @@ def _number_hint(text: str) -> str:
         if isinstance(yaml.safe_load(fixed), float):
             return f" (YAML reads {text} as text: write {fixed})"
     return f" (YAML reads {text} as text: write it as a decimal, {float(text)!r})"
-
-
-def _is_number(text: str) -> bool:
-    """Whether `text` spells a finite number (as a quoted or YAML 1.1 number would)."""
-    try:
-        return math.isfinite(float(text))
-    except ValueError:
-        return False
 
 
 def _describe(hint: Any, rules: dict[str, Any]) -> str:
@@ -371,11 +368,9 @@ def _check_together(cfg: TrainConfig) -> None:
 
 
 def make_bot(cfg: TrainConfig, name: str, seed: int | None = 0) -> bots.Bot:
-    """Bot `name` for the run's game (Longo's lucky rule passed on to a bot that takes it)."""
-    options: dict[str, Any] = dict(variant=cfg.variant, num_players=cfg.num_players, seed=seed)
-    if cfg.variant == "longo" and bots.takes(name, "lucky"):
-        options["lucky"] = cfg.lucky
-    return bots.make(name, **options)
+    """Bot `name` for the run's game (Longo's lucky rule goes to the bots that model it)."""
+    lucky = cfg.lucky if cfg.variant == "longo" else None
+    return bots.make(name, variant=cfg.variant, num_players=cfg.num_players, lucky=lucky, seed=seed)
 
 
 def _check_plays(cfg: TrainConfig, name: str, key: str) -> None:

@@ -47,7 +47,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from qwixx_env.files import write_atomically
+from qwixx_env.files import folder_problem, write_atomically
 
 REPO = Path(__file__).resolve().parent.parent
 FORMAT = "training.publish/1"
@@ -121,16 +121,11 @@ def check_replace(spec: dict[str, Any], name: str, checkpoints: Path, *, force: 
 
 
 def check_folders(**folders: Path) -> None:
-    """Each output folder exists as a folder or can be made (no file in its place or above it)."""
+    """Each output folder exists as a writable folder or can be made (`files.folder_problem`)."""
     for option, folder in folders.items():
-        for path in (folder, *folder.parents):
-            if path.exists():
-                if not path.is_dir():
-                    where = "" if path == folder else f" (its parent {path} is a file)"
-                    raise ValueError(f"--{option}: {folder} is not a folder{where}; expected a folder to write into")
-                if not os.access(path, os.W_OK | os.X_OK):
-                    raise ValueError(f"--{option}: {path} is not writable; expected a folder to write into")
-                break
+        problem = folder_problem(folder, create=True)
+        if problem:
+            raise ValueError(f"--{option}: {folder} {problem}; expected a folder to write into")
 
 
 def install(

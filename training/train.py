@@ -36,7 +36,7 @@ import yaml
 
 from qwixx_env.files import write_atomically
 from training import checkpoint
-from training.config import TrainConfig, config_from_dict, load_config
+from training.config import TrainConfig, config_from_dict, load_config, make_bot
 
 # Keys that may differ between a checkpoint's config and the one it is resumed with.
 RESUMABLE_CHANGES = ("total_steps", "evaluation", "checkpoint_every", "torch_threads")
@@ -224,7 +224,7 @@ class Trainer:
 
         cfg, b = self.cfg, self.cfg.bc
         began = time.perf_counter()
-        teacher = bc.make_teacher(cfg, b.teacher, cfg.seed)
+        teacher = make_bot(cfg, b.teacher, cfg.seed)
         self.say(f"behaviour cloning: collecting {b.samples:,} decisions of {b.teacher!r}")
         demos, stats = bc.collect(cfg, teacher, b.samples, seed=cfg.seed + 7, num_envs=cfg.num_envs)
         if "afterstate" in cfg.inputs:  # what the policy reads: the observation and the extra inputs

@@ -35,14 +35,13 @@ class BotEntry:
     def make(self, *, variant: str, num_players: int, seed: int | None, lucky: str | None = None) -> bots.Bot:
         """A fresh bot for one game. In Longo, a bot that takes `lucky` (it models the lucky
         rule, which the observation does not show) is told the game's, unless its parameters
-        set it."""
-        params = self.params
-        bot = self.name if self.factory is None else self.factory
-        if variant == "longo" and lucky is not None and "lucky" not in params and bots.takes(bot, "lucky"):
-            params = {**params, "lucky": lucky}
+        set it (`bots.build`)."""
+        params = dict(self.params)
+        lucky = params.pop("lucky", lucky if variant == "longo" else None)
+        table = dict(variant=variant, num_players=num_players, lucky=lucky, seed=seed)
         if self.factory is None:
-            return bots.make(self.name, variant=variant, num_players=num_players, seed=seed, **params)
-        return self.factory(variant=variant, num_players=num_players, seed=seed, **params)
+            return bots.make(self.name, **table, **params)
+        return bots.build(self.factory, **table, **params)
 
 
 def parse_bot(text: str) -> BotEntry:

@@ -19,7 +19,7 @@ from typing import Any, Callable, Protocol
 import numpy as np
 
 from qwixx_env.core.observation import ObservationView, state_from_observation
-from qwixx_env.core.variant import VARIANT_NAMES, Variant
+from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES, Variant
 from qwixx_env.envs.qwixx_v0 import check_num_players
 
 NO_LEGAL_ACTION = "observation: the action mask offers no legal action (not this seat's turn?)"
@@ -83,6 +83,7 @@ def make(
     *,
     variant: str | None = None,
     num_players: int | None = None,
+    lucky: str | None = None,
     seed: int | None = None,
     **params: Any,
 ) -> Bot:
@@ -90,25 +91,46 @@ def make(
 
     `variant` and `num_players` default to the bot's own defaults: ``"classic"`` and 2 for the
     scripted bots, what its checkpoint plays for a pretrained bot (``make("ppo-classic-1p")``
-    is a solo bot).
-    Raises `ValueError` naming the bad value for an unknown bot, variant or player count,
-    or a parameter the bot does not take.
+    is a solo bot). `lucky`, Longo's lucky rule, goes to the bots that model it (see `build`).
+    Raises `ValueError` naming the bad value for an unknown bot, variant, player count or
+    lucky rule, or a parameter the bot does not take.
     """
     if name not in _REGISTRY:
         raise ValueError(f"bot name: got {name!r}; expected one of {available()}")
     factory = _REGISTRY[name]
-    table = {k: v for k, v in (("variant", variant), ("num_players", num_players)) if v is not None}
-    if "variant" in table and variant not in VARIANT_NAMES:
+    if variant is not None and variant not in VARIANT_NAMES:
         raise ValueError(f"variant: got {variant!r}; expected one of {VARIANT_NAMES}")
-    if "num_players" in table:
+    if num_players is not None:
         check_num_players(num_players)
+    if lucky is not None and lucky not in LUCKY_RULES:
+        raise ValueError(f"lucky: got {lucky!r}; expected one of {LUCKY_RULES}")
     signature = inspect.signature(factory).parameters.values()
     accepted = [
-        p.name for p in signature if p.kind == p.KEYWORD_ONLY and p.name not in ("variant", "num_players", "seed")
+        p.name
+        for p in signature
+        if p.kind == p.KEYWORD_ONLY and p.name not in ("variant", "num_players", "seed", "lucky")
     ]
     unknown = sorted(set(params) - set(accepted))
     if unknown and not any(p.kind == p.VAR_KEYWORD for p in signature):
         raise ValueError(f"bot {name!r}: got parameter(s) {unknown}; it accepts {accepted or 'none'}")
+    return build(factory, variant=variant, num_players=num_players, lucky=lucky, seed=seed, **params)
+
+
+def build(
+    factory: Callable[..., Bot],
+    *,
+    variant: str | None = None,
+    num_players: int | None = None,
+    lucky: str | None = None,
+    seed: int | None = None,
+    **params: Any,
+) -> Bot:
+    """Call a bot factory with the table options: `variant` and `num_players` when given (else
+    the factory's defaults apply), and `lucky` when given and the factory takes it (the bots
+    that model Longo's lucky rule, which the observation does not show)."""
+    table = {k: v for k, v in (("variant", variant), ("num_players", num_players)) if v is not None}
+    if lucky is not None and takes(factory, "lucky"):
+        table["lucky"] = lucky
     return factory(seed=seed, **table, **params)
 
 
@@ -116,4 +138,4 @@ def make(
 from qwixx_env.bots import afterstate, greedy, heuristic, pretrained, random_bot, rollout, solo_optimal  # noqa: E402, F401
 from qwixx_env.bots.pretrained import load  # noqa: E402
 
-__all__ = ["Bot", "available", "load", "make", "register", "takes"]
+__all__ = ["Bot", "available", "build", "load", "make", "register", "takes"]

@@ -59,7 +59,16 @@ def state_from_snapshot(variant: Variant, snap: dict[str, Any]) -> State:
     P = int(snap["num_players"])
     if len(snap["players"]) != P:
         raise ValueError(f"players: got {len(snap['players'])} sheets; num_players is {P}")
-    locked = [c for c in COLORS if any(c in player.get("locks", []) for player in snap["players"])]
+    st = new_state(P)
+    for s, player in enumerate(snap["players"]):
+        for r, color in enumerate(COLORS):
+            for number in player["marks"].get(color, []):
+                st.marks[0, s, r] |= np.int32(1 << int(variant.tables.cell_of[r, number]))
+            st.locks[0, s, r] = color in player.get("locks", [])
+        st.penalties[0, s] = int(player.get("penalties", 0))
+        for i, x in enumerate(player.get("lucky_numbers", [])):
+            st.lucky[0, s, i] = int(x)
+    locked = [c for r, c in enumerate(COLORS) if row_locked(st, 0, r)]
     if "locked_rows" in snap and sorted(snap["locked_rows"], key=str) != sorted(locked):
         raise ValueError(
             f"locked_rows: got {snap['locked_rows']!r}; the players' locks lock {locked} (a row is locked "
@@ -77,15 +86,6 @@ def state_from_snapshot(variant: Variant, snap: dict[str, Any]) -> State:
             )
     if len(dice["white"]) != 2:
         raise ValueError(f"dice.white: got {dice['white']!r}; expected two dice")
-    st = new_state(P)
-    for s, player in enumerate(snap["players"]):
-        for r, color in enumerate(COLORS):
-            for number in player["marks"].get(color, []):
-                st.marks[0, s, r] |= np.int32(1 << int(variant.tables.cell_of[r, number]))
-            st.locks[0, s, r] = color in player.get("locks", [])
-        st.penalties[0, s] = int(player.get("penalties", 0))
-        for i, x in enumerate(player.get("lucky_numbers", [])):
-            st.lucky[0, s, i] = int(x)
     values = list(dice["white"]) + [None if c in locked else dice[c] for c in COLORS]
     st.dice[0] = [0 if d is None else int(d) for d in values]
     st.roll[0] = int(snap.get("roll", 0))

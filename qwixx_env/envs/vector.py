@@ -295,16 +295,14 @@ def _check_policy_actions(policy: Any, returned: Any, masks: np.ndarray) -> np.n
     """A frozen policy's actions as (n,) int64, each a legal action of its row, or a
     `ValueError` naming the first bad one (out of range, or masked)."""
     n, num_actions = masks.shape
-    acts = np.asarray(returned)
-    whole = np.issubdtype(acts.dtype, np.integer) or (
-        np.issubdtype(acts.dtype, np.floating) and bool(np.all(np.isfinite(acts) & (acts == np.round(acts))))
-    )
-    if acts.size != n or acts.dtype == bool or not whole:
+    given = np.asarray(returned)
+    try:  # any shape of n whole numbers, as the learner's actions are read
+        acts = as_actions(given.reshape(-1) if given.size == n else given, n)
+    except ValueError:
         raise ValueError(
-            f"opponent {policy!r} returned {acts.dtype} of shape {acts.shape}; expected {n} whole-number actions, "
-            f"one per observation"
-        )
-    acts = acts.astype(np.int64).reshape(-1)
+            f"opponent {policy!r} returned {given.dtype} of shape {given.shape}; expected {n} whole-number "
+            "actions, one per observation"
+        ) from None
     in_range = (acts >= 0) & (acts < num_actions)
     legal = in_range.copy()
     legal[in_range] = masks[np.flatnonzero(in_range), acts[in_range]] == 1

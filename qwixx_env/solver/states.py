@@ -157,7 +157,8 @@ def sheet_codes(
         if len(set(cells)) != len(cells):
             raise ValueError(f"sheet: {color} marks {marks.get(color, [])} cross a number twice")
         lock_crossed = space.cells - 1 in cells
-        if lock_crossed and len(cells) - 1 < variant.lock_threshold:
+        before_lock = sum(1 << c for c in cells if c != space.cells - 1)
+        if lock_crossed and not may_cross(variant.tables, before_lock, space.cells - 1):  # rule 5, in the core
             raise ValueError(
                 f"sheet: {color} crosses its lock cell {variant.lock_numbers[r][0]} after {len(cells) - 1} "
                 f"crosses; it needs {variant.lock_threshold} first"
