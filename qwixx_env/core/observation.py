@@ -175,7 +175,7 @@ def encode_one(st, tb, off, b, seat, out):
             out[off.pending_cross + p] = 1.0
 
 
-@kernel()
+@kernel(refcounts=False)
 def encode_batch(st, tb, off, seats, out):
     for b in range(st.phase.shape[0]):
         encode_one(st, tb, off, b, seats[b], out[b])
@@ -310,7 +310,7 @@ class ObservationView:
         }
 
 
-@kernel()
+@kernel(refcounts=False)
 def decode_one(obs, tb, off, st):
     """The inverse of `encode_one` into game 0 of `st`, the observer becoming seat 0."""
     P = st.marks.shape[1]

@@ -50,7 +50,7 @@ def rewards_one(st, tb, b, mode, last_scores, out):
             out[s] = -1
 
 
-@kernel()
+@kernel(refcounts=False)
 def rewards_batch(st, tb, mode, last_scores, out):
     for b in range(st.phase.shape[0]):
         rewards_one(st, tb, b, mode, last_scores, out[b])

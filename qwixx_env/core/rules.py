@@ -23,7 +23,7 @@ from qwixx_env.core.compile import kernel
 from qwixx_env.core.state import COLOR, LUCKY, NO_DECISION, OUT_OF_PLAY, OVER, WHITE, State
 from qwixx_env.core.variant import Variant
 
-_jit = kernel()
+_jit = kernel(refcounts=False)  # the batch kernels below allocate nothing
 # Functions called from other kernels are inlined at numba level: a call that is not inlined
 # passes the State and RuleTables tuples as ~150 scalar arguments, which cost more (~100 ns)
 # than most of these functions do.

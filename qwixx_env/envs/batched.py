@@ -30,7 +30,7 @@ from qwixx_env.envs.qwixx_v0 import (
 )
 
 
-@kernel()
+@kernel(refcounts=False)
 def first_illegal(st, masks, actions):
     """Index of the first live game whose action its mask does not offer, or -1."""
     for b in range(st.phase.shape[0]):
@@ -41,7 +41,7 @@ def first_illegal(st, masks, actions):
     return -1
 
 
-@kernel()
+@kernel(refcounts=False)
 def step_games(st, tb, off, actions, mode, last_scores, rewards, done, masks, obs,
                autoreset, start_player, lucky_numbers):
     """Apply one decision per live game, then write rewards, done flags and, for the seat to
@@ -69,7 +69,7 @@ def step_games(st, tb, off, actions, mode, last_scores, rewards, done, masks, ob
     return -1
 
 
-@kernel()
+@kernel(refcounts=False)
 def observe_games(st, tb, off, masks, obs):
     for b in range(st.phase.shape[0]):
         rules.legal_mask_one(st, tb, b, masks[b])

@@ -62,13 +62,13 @@ def advance(st, tb, learner, seat_opponent, pool_kinds, policy_rng, max_skip, pe
     return decisions
 
 
-@kernel()
+@kernel(refcounts=False)
 def apply_some(st, tb, games, actions):
     for i in range(games.shape[0]):
         rules.apply_one(st, tb, games[i], actions[i])
 
 
-@kernel()
+@kernel(refcounts=False)
 def observe_some(st, tb, off, games, seats, masks, obs):
     for i in range(games.shape[0]):
         b = games[i]
@@ -76,7 +76,7 @@ def observe_some(st, tb, off, games, seats, masks, obs):
         encode_one(st, tb, off, b, seats[i], obs[i])
 
 
-@kernel()
+@kernel(refcounts=False)
 def settle(st, tb, off, mode, learner, last_scores, seat_rewards, rewards, done, final_obs):
     """The learner's reward for this step; for finished games, the final observation."""
     for b in range(st.phase.shape[0]):
