@@ -60,6 +60,7 @@ from numba import njit
 from qwixx_env.core import rules
 from qwixx_env.core.heuristic import WEIGHT_NAMES, heuristic_action, weights_array
 from qwixx_env.core.policies import greedy_action, greedy_defaults
+from qwixx_env.core.scratch import new_scratch
 from qwixx_env.core.state import OVER
 from qwixx_env.envs.batched import BatchedQwixx
 
@@ -67,19 +68,20 @@ from qwixx_env.envs.batched import BatchedQwixx
 # Not cached: numba's cache would not see edits to the kernels this one inlines.
 @njit(nogil=True)
 def play_to_end(st, tb, games, heuristic_seat, weights, rival_weights, max_skip, penalty_worry, out_scores,
-                out_decisions):
+                out_decisions, ws):
     """Play `games` to the end: seat heuristic_seat[b] is the heuristic with `weights`, the
     others greedy, or the heuristic with `rival_weights` when that is not empty. Writes every
-    seat's final score and how many decisions the first heuristic took per game."""
+    seat's final score and how many decisions the first heuristic took per game. `ws`: the
+    thread's `core.scratch.Scratch`."""
     mask = np.zeros(4 * tb.cells + 1, np.int8)
     for b in games:
         while st.phase[b] != OVER:
             rules.legal_mask_one(st, tb, b, mask)
             if st.turn[b] == heuristic_seat[b]:
-                a = heuristic_action(st, tb, b, mask, weights)
+                a = heuristic_action(st, tb, b, mask, weights, ws)
                 out_decisions[b] += 1
             elif rival_weights.size:
-                a = heuristic_action(st, tb, b, mask, rival_weights)
+                a = heuristic_action(st, tb, b, mask, rival_weights, ws)
             else:
                 a = greedy_action(st, tb, b, mask, max_skip, penalty_worry)
             rules.apply_one(st, tb, b, a)
@@ -105,7 +107,7 @@ def play(weights: np.ndarray, num_players: int, games: int, seed: int, variant: 
     tb = engine.variant.tables
     with ThreadPoolExecutor(threads) as pool:
         list(pool.map(lambda c: play_to_end(engine.state, tb, c, seat, weights, rivals, skip, worry, scores,
-                                            decisions), chunks))
+                                            decisions, new_scratch(engine.variant, num_players)), chunks))
     return scores, seat, int(decisions.sum())
 
 

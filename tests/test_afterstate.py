@@ -21,7 +21,8 @@ from qwixx_env.core import CLASSIC, encode_action, layout_for, rules, state_from
 from qwixx_env.core.afterstate import action_values
 from qwixx_env.core.heuristic import FREQUENCY, _open_weights, weights_array
 from qwixx_env.core.value import NUM_FEATURES, num_features, scratch_features, value_features
-from qwixx_env.core.state import WHITE
+from qwixx_env.core.state import OVER, WHITE
+from qwixx_env.core.scratch import new_scratch
 
 COLORS = ("red", "yellow", "green", "blue")
 
@@ -75,7 +76,7 @@ def test_scratch_features_of_an_unchanged_sheet_are_the_engines_value_features(n
             continue  # a roll start
         for s in range(num_players):
             want = np.zeros(num_features(num_players))
-            value_features(st, CLASSIC.tables, b, s, hw, want)
+            value_features(st, CLASSIC.tables, b, s, hw, want, new_scratch(CLASSIC, num_players))
             got = np.zeros(num_features(num_players))
             mk = st.marks[b, s].astype(np.int64)
             lk = st.locks[b, s].copy()
@@ -104,7 +105,7 @@ def test_value_features_at_three_players_read_own_sheet_then_the_others_in_seat_
         {"yellow": [5], "blue": [12, 9]},   # seat 2: 1 + 3 = 4 points
     ], (1, 2, 3, 4, 5, 6), active=2)
     x = np.zeros(num_features(3))
-    value_features(st, CLASSIC.tables, 0, 1, weights_array(), x)
+    value_features(st, CLASSIC.tables, 0, 1, weights_array(), x, new_scratch(CLASSIC, 3))
     K = 11
     def sheet(rows, penalties, points):  # rows: colour -> (crossed, rightmost cell index)
         out = []
@@ -114,7 +115,7 @@ def test_value_features_at_three_players_read_own_sheet_then_the_others_in_seat_
         return out + [penalties / 4, points / 100]
     want = (sheet({"green": (3, 2)}, 0, 6) + sheet({"yellow": (1, 3), "blue": (2, 3)}, 0, 4)
             + sheet({"red": (2, 1)}, 1, -2) + [0.0] * 4 + [0.0, 1.0, 0.0]
-            + [position_value(st, CLASSIC.tables, 0, 1, weights_array()) / 100, (6 - 4) / 50, 1.0])
+            + [position_value(st, CLASSIC.tables, 0, 1, weights_array(), new_scratch(CLASSIC, 3)) / 100, (6 - 4) / 50, 1.0])
     np.testing.assert_allclose(x, want, atol=1e-12)
 
 
@@ -134,8 +135,9 @@ def test_a_game_ending_action_at_three_players_is_rated_by_its_share_of_the_win(
     )
     assert [int(v) for v in rules.scores(CLASSIC, st)[0]] == [28 + 15, *others]  # before the lock
     values = np.zeros(45)
-    action_values(st, CLASSIC.tables, 0, rules.legal_mask(CLASSIC, st)[0], weights_array(),
-                  read_network("afterstate-classic-3p.npz"), values)
+    net = read_network("afterstate-classic-3p.npz")
+    action_values(st, CLASSIC.tables, 0, rules.legal_mask(CLASSIC, st)[0], weights_array(), net, values,
+                  new_scratch(CLASSIC, 3, net))
     assert values[encode_action(("yellow", 12), CLASSIC)] == pytest.approx(share, abs=1e-12)
 
 
@@ -149,7 +151,8 @@ def test_an_action_that_ends_the_game_is_rated_exactly():
     )
     mask = rules.legal_mask(CLASSIC, st)[0]
     values = np.zeros(45)
-    action_values(st, CLASSIC.tables, 0, mask, weights_array(), read_network("afterstate-classic-2p.npz"), values)
+    net = read_network("afterstate-classic-2p.npz")
+    action_values(st, CLASSIC.tables, 0, mask, weights_array(), net, values, new_scratch(CLASSIC, 2, net))
     lock_yellow = encode_action(("yellow", 12), CLASSIC)
     assert values[lock_yellow] == 1.0
     assert 0 < values[CLASSIC.pass_action] < 1.0
@@ -161,8 +164,8 @@ def test_an_action_that_ends_the_game_is_rated_exactly():
          {"green": [12, 11, 10, 9, 8, 7, 6, 5], "blue": [12, 11, 10, 9, 8, 7, 6, 5]}],
         (6, 6, 1, 2, 3, 4), active=1, turn=0,
     )
-    action_values(behind, CLASSIC.tables, 0, rules.legal_mask(CLASSIC, behind)[0], weights_array(),
-                  read_network("afterstate-classic-2p.npz"), values)
+    action_values(behind, CLASSIC.tables, 0, rules.legal_mask(CLASSIC, behind)[0], weights_array(), net, values,
+                  new_scratch(CLASSIC, 2, net))
     assert values[lock_yellow] == 0.0
     assert bots.make("afterstate").act(observation_of(behind)) != lock_yellow
 
@@ -204,9 +207,10 @@ def test_chances_of_the_observation_equal_those_of_the_engine_state(num_players)
     """The rebuilt state (observer as seat 0) rates every action as the true state does."""
     net, hw = read_network(f"afterstate-classic-{num_players}p.npz"), weights_array()
     engine_values = np.zeros(45)
+    ws = new_scratch(CLASSIC, num_players, net)
     rows, want = [], []
     for engine, b in random_positions(games=8, steps=30, seed=3, num_players=num_players):
-        action_values(engine.state, CLASSIC.tables, b, engine.masks[b], hw, net, engine_values)
+        action_values(engine.state, CLASSIC.tables, b, engine.masks[b], hw, net, engine_values, ws)
         rows.append(engine.obs[b].copy())
         want.append(np.where(engine.masks[b] == 1, engine_values, -1.0))
     np.testing.assert_allclose(afterstate_chances(np.array(rows), num_players=num_players), np.array(want),
@@ -293,3 +297,30 @@ def test_afterstate_inputs_need_a_table_with_a_network(tmp_path):
                                          r"players, classic with 4 players; got classic with 5"):
         write_policy(tmp_path / "p", policy=_layers([D + 45, 8, 45], rng), value=_layers([D + 45, 8, 1], rng),
                      variant="classic", num_players=5, meta={}, inputs=["afterstate"])
+
+
+@pytest.mark.parametrize("num_players", [2, 3])
+def test_a_reused_scratch_gives_the_same_ratings_and_decisions_as_a_fresh_one(num_players):
+    """The look-ahead kernels write into the caller's `Scratch` instead of allocating; nothing
+    left in it by an earlier decision (here: garbage in every array) changes the next one."""
+    from qwixx_env.core.heuristic import heuristic_action
+
+    net, hw = read_network(f"afterstate-classic-{num_players}p.npz"), weights_array()
+    dirty = new_scratch(CLASSIC, num_players, net)
+    fresh_values, dirty_values = np.zeros(45), np.zeros(45)
+    checked = 0
+    for engine, b in random_positions(games=6, steps=30, seed=5, num_players=num_players):
+        st, tb, mask = engine.state, CLASSIC.tables, engine.masks[b]
+        if st.phase[b] == OVER:
+            continue
+        for array in dirty:
+            array[...] = 7 if array.dtype != np.bool_ else True
+        action_values(st, tb, b, mask, hw, net, fresh_values, new_scratch(CLASSIC, num_players, net))
+        action_values(st, tb, b, mask, hw, net, dirty_values, dirty)
+        np.testing.assert_array_equal(dirty_values, fresh_values)
+        for array in dirty:
+            array[...] = 7 if array.dtype != np.bool_ else True
+        assert heuristic_action(st, tb, b, mask, hw, dirty) == heuristic_action(
+            st, tb, b, mask, hw, new_scratch(CLASSIC, num_players))
+        checked += 1
+    assert checked > 100

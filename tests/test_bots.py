@@ -6,6 +6,7 @@ import pytest
 from qwixx_env import BatchedQwixx, ObservationView, bots, qwixx_v0
 from qwixx_env.core import layout_for, state_from_observation
 from qwixx_env.core.policies import greedy_action
+from qwixx_env.core.scratch import new_scratch
 
 CONFIGS = [
     dict(num_players=1, variant="classic"),
@@ -234,7 +235,7 @@ def _network_chances(engine, b):
     feats, chances = [], []
     for s in range(2):
         x = np.zeros(NUM_FEATURES)
-        value_features(engine.state, engine.variant.tables, b, s, weights_array(), x)
+        value_features(engine.state, engine.variant.tables, b, s, weights_array(), x, new_scratch("classic", 2))
         h = x
         for k in (1, 2):  # the same network in numpy
             h = np.maximum(h @ net[2 * k - 2] + net[2 * k - 1], 0.0)

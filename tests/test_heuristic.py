@@ -13,6 +13,7 @@ import pytest
 from qwixx_env import BatchedQwixx, bots, qwixx_v0
 from qwixx_env.core import CLASSIC, COLORS, WHITE, decode_action, encode_action, rules, state_from_snapshot
 from qwixx_env.core.heuristic import DEFAULT_WEIGHTS, WEIGHT_NAMES, heuristic_action, weights_array
+from qwixx_env.core.scratch import new_scratch
 
 CONFIGS = [
     dict(num_players=1, variant="classic"),
@@ -49,7 +50,7 @@ def position(sheets, dice, active=0, phase="white"):
 def decide(st):
     """The default heuristic's decision for the seat to decide, as a mark (None is pass)."""
     mask = rules.legal_mask(CLASSIC, st)[0]
-    action = int(heuristic_action(st, CLASSIC.tables, 0, mask, weights_array()))
+    action = int(heuristic_action(st, CLASSIC.tables, 0, mask, weights_array(), new_scratch(CLASSIC, st.num_players)))
     assert mask[action]
     return decode_action(action, CLASSIC)
 
@@ -95,10 +96,11 @@ def test_bot_from_observations_plays_as_the_kernel_on_the_engine_state(config):
     engine.reset(seed=3)
     rng = np.random.default_rng(3)
     w, tb = weights_array(), engine.variant.tables
+    ws = new_scratch(engine.variant, engine.num_players)
     for _ in range(20):
         for b in range(engine.num_games):
             mask = engine.masks[b]
-            expected = heuristic_action(engine.state, tb, b, mask.copy(), w)
+            expected = heuristic_action(engine.state, tb, b, mask.copy(), w, ws)
             assert bot.act({"observation": engine.obs[b], "action_mask": mask}) == expected
         engine.step(np.array([rng.choice(np.flatnonzero(m)) for m in engine.masks]))
 

@@ -31,6 +31,7 @@ from qwixx_env.core import rules
 from qwixx_env.core.compile import kernel
 from qwixx_env.core.heuristic import weights_array
 from qwixx_env.core.value import num_features, win_chance
+from qwixx_env.core.scratch import new_scratch
 from training.value_leaf import fit, play_recorded, record_games
 
 OPPONENTS = ("self", "heuristic")
@@ -121,7 +122,8 @@ def match(net, games: int, seed: int, threads: int = 2, num_players: int = 2) ->
         uses_net[np.arange(n_games), seat] = True
         none = np.zeros((0, num_features(num_players)), np.float32)
         play_recorded(engine.state, engine.variant.tables, weights_array(), net, uses_net, np.zeros_like(uses_net),
-                      0.0, np.ones(n_games, np.uint64), none, np.zeros(0, np.int64), np.zeros(0, np.int64))
+                      0.0, np.ones(n_games, np.uint64), none, np.zeros(0, np.int64), np.zeros(0, np.int64),
+                      new_scratch(engine.variant, num_players, net))
         return win_shares(rules.scores(engine.variant, engine.state))[np.arange(n_games), seat]
 
     with ThreadPoolExecutor(threads) as pool:

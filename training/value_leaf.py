@@ -35,6 +35,7 @@ from qwixx_env.core.afterstate import afterstate_action
 from qwixx_env.core.compile import kernel
 from qwixx_env.core.heuristic import heuristic_action, weights_array
 from qwixx_env.core.policies import random_legal
+from qwixx_env.core.scratch import new_scratch
 from qwixx_env.core.state import OVER
 from qwixx_env.core.value import NUM_FEATURES, num_features, value_features  # noqa: F401 (NUM_FEATURES: the 2-player width, read by callers)
 from qwixx_env.envs.batched import BatchedQwixx
@@ -43,13 +44,14 @@ HIDDEN = (64, 32)
 
 
 @kernel()
-def play_recorded(st, tb, hw, net, uses_net, records, explore, rng, feats, rows_game, rows_seat):
+def play_recorded(st, tb, hw, net, uses_net, records, explore, rng, feats, rows_game, rows_seat, ws):
     """Play every game of `st` to its end; returns the number of feature rows written.
 
     Seat s of game b plays the afterstate policy with network `net` where uses_net[b, s], else
     the heuristic (weights hw). A seat with records[b, s] takes a share `explore` of its
     decisions at random and has the features of every roll start written from its side
-    (feats, rows_game, rows_seat; until feats is full)."""
+    (feats, rows_game, rows_seat; until feats is full). `ws`: a `core.scratch.Scratch` sized
+    for `net`."""
     mask = np.zeros(4 * tb.cells + 1, np.int8)
     values = np.zeros(4 * tb.cells + 1)
     P = st.marks.shape[1]
@@ -62,7 +64,7 @@ def play_recorded(st, tb, hw, net, uses_net, records, explore, rng, feats, rows_
                 last_roll = st.roll[b]
                 for s in range(P):
                     if records[b, s] and n < feats.shape[0]:
-                        value_features(st, tb, b, s, hw, x)
+                        value_features(st, tb, b, s, hw, x, ws)
                         feats[n, :] = x
                         rows_game[n] = b
                         rows_seat[n] = s
@@ -72,9 +74,9 @@ def play_recorded(st, tb, hw, net, uses_net, records, explore, rng, feats, rows_
             if records[b, s] and np.random.random() < explore:
                 a = random_legal(mask, rng, b)
             elif uses_net[b, s]:
-                a = afterstate_action(st, tb, b, mask, hw, net, values)
+                a = afterstate_action(st, tb, b, mask, hw, net, values, ws)
             else:
-                a = heuristic_action(st, tb, b, mask, hw)
+                a = heuristic_action(st, tb, b, mask, hw, ws)
             rules.apply_one(st, tb, b, a)
     return n
 
@@ -108,8 +110,9 @@ def record_games(games: int, seed: int, explore: float, net=None, uses_net=None,
     rows_seat = np.zeros(cap, np.int64)
     _seed_numba(seed)  # the exploration draws
     rng = np.full(games, seed * 2 + 1, np.uint64)
-    n = play_recorded(st, tb, weights_array(), no_network(num_players) if net is None else net, uses_net, records,
-                      explore, rng, feats, rows_game, rows_seat)
+    net = no_network(num_players) if net is None else net
+    n = play_recorded(st, tb, weights_array(), net, uses_net, records, explore, rng, feats, rows_game, rows_seat,
+                      new_scratch(engine.variant, num_players, net))
     share = win_shares(rules.scores(engine.variant, st))
     return feats[:n], share[rows_game[:n], rows_seat[:n]].astype(np.float32), rows_game[:n], rows_seat[:n]
 

@@ -27,6 +27,7 @@ from qwixx_env.core import afterstate as core
 from qwixx_env.core import rules
 from qwixx_env.core.heuristic import weights_array
 from qwixx_env.core.observation import ObservationLayout
+from qwixx_env.core.scratch import new_scratch
 from qwixx_env.core.state import new_state
 from qwixx_env.core.variant import get_variant
 
@@ -66,11 +67,12 @@ class AfterstateBot:
         self._weights = weights_array()
         self._values = np.zeros(self.variant.num_actions)
         self._base = new_state(num_players)
+        self._scratch = new_scratch(self.variant, num_players, self._net)
         self._kernel = None
 
     def act(self, observation: dict[str, Any]) -> int:
         st, mask = bots.decision_state(observation, self.variant, self.num_players, out=self._base)
-        args = (st, self.variant.tables, 0, mask, self._weights, self._net, self._values)
+        args = (st, self.variant.tables, 0, mask, self._weights, self._net, self._values, self._scratch)
         if self._kernel is None:
             self._kernel = rules.compiled(core.afterstate_action, *args)
         return int(self._kernel(*args))
@@ -89,8 +91,9 @@ def afterstate_chances(observations: np.ndarray, variant: str = "classic", num_p
     if obs.ndim != 2 or obs.shape[1] != layout.size:
         raise ValueError(f"observations: got shape {obs.shape}; expected (n, {layout.size})")
     out = np.zeros((obs.shape[0], v.num_actions), np.float64)
-    core.afterstate_inputs(obs, v.tables, layout.offsets, new_state(num_players), weights_array(),
-                           read_network(NETWORKS[(variant, num_players)]), out)
+    net = read_network(NETWORKS[(variant, num_players)])
+    core.afterstate_inputs(obs, v.tables, layout.offsets, new_state(num_players), weights_array(), net, out,
+                           new_scratch(v, num_players, net))
     return out
 
 

@@ -14,6 +14,7 @@ from typing import Any, Mapping
 from qwixx_env import bots
 from qwixx_env.core import rules
 from qwixx_env.core.heuristic import heuristic_action, weights_array
+from qwixx_env.core.scratch import new_scratch
 from qwixx_env.core.variant import get_variant
 
 
@@ -37,11 +38,12 @@ class HeuristicBot:
         # the bonus cross out in its look-ahead only under "bonus".
         self.variant = get_variant(variant, lucky if variant == "longo" else None)
         self.num_players = num_players
+        self._scratch = new_scratch(self.variant, num_players)
         self._kernel = None
 
     def act(self, observation: dict[str, Any]) -> int:
         st, mask = bots.decision_state(observation, self.variant, self.num_players)
-        args = (st, self.variant.tables, 0, mask, self.weights)
+        args = (st, self.variant.tables, 0, mask, self.weights, self._scratch)
         if self._kernel is None:
             self._kernel = rules.compiled(heuristic_action, *args)  # the same types every call
         return int(self._kernel(*args))

@@ -62,6 +62,7 @@ from qwixx_env import bots
 from qwixx_env.core.heuristic import weights_array
 from qwixx_env.core.observation import ObservationView, state_from_observation
 from qwixx_env.core.policies import POLICY_NAMES, greedy_defaults
+from qwixx_env.core.scratch import new_scratch
 from qwixx_env.core.rollout import LEAF_HEURISTIC, LEAF_NETWORK, fill_seeds, rollout_outcomes, root_action
 from qwixx_env.core.state import new_state
 from qwixx_env.core.variant import get_variant
@@ -188,6 +189,7 @@ class RolloutBot:
                 raise ValueError(f"leaf: got 'afterstate' for {self.variant.name} with {num_players} player(s); the "
                                  f"afterstate network ships for {tables()} only (use leaf='heuristic')")
             self._net = read_network(NETWORKS[table])
+        self._scratch = [new_scratch(self.variant, num_players, self._net) for _ in range(self.threads)]  # one per thread
 
     def _playouts(self, base, legal: np.ndarray, count: int) -> np.ndarray:
         """(len(legal), count) outcomes: playout k has the same dice for every action."""
@@ -203,7 +205,7 @@ class RolloutBot:
 
         def share(t: int) -> None:
             try:
-                rollout_outcomes(*args, t, self.threads, outcomes)
+                rollout_outcomes(*args, t, self.threads, self._scratch[t], outcomes)
             except BaseException as e:  # re-raised below, in the caller's thread
                 errors.append(e)
 
@@ -227,7 +229,7 @@ class RolloutBot:
             return legal, None, 0
         base = state_from_observation(view, out=self._base)
         own = root_action(base, self._work, self.variant.tables, self.kind, self.max_skip, self.penalty_worry,
-                          self._weights, self._policy_rng, self._mask)
+                          self._weights, self._policy_rng, self._mask, self._scratch[0])
         return legal, base, int(np.flatnonzero(legal == own)[0])
 
     def action_values(self, observation: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:

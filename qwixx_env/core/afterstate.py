@@ -19,18 +19,13 @@ import numpy as np
 
 from qwixx_env.core import rules
 from qwixx_env.core.compile import kernel
-from qwixx_env.core.heuristic import (
-    FREQUENCY,
-    _cross_scratch,
-    _open_weights,
-    _undo_scratch,
-)
+from qwixx_env.core.heuristic import _cross_scratch, _scratch_sheet, _undo_scratch
 from qwixx_env.core.observation import decode_one
-from qwixx_env.core.rules import may_cross, row_locked
+from qwixx_env.core.rules import may_cross
 from qwixx_env.core.state import COLOR, WHITE
-from qwixx_env.core.value import num_features, scratch_features, win_chance
+from qwixx_env.core.value import scratch_features, win_chance
 
-_jit = kernel()
+_jit = kernel(refcounts=False)
 
 
 @_jit
@@ -71,25 +66,16 @@ def _best_color(st, tb, b, s, mk, lk, pen, closed, crossed, nxt, open_w, hw, net
 
 
 @_jit
-def action_values(st, tb, b, mask, hw, net, values):
-    """values[a]: the afterstate win chance of each legal action a (others -1)."""
+def action_values(st, tb, b, mask, hw, net, values, ws):
+    """values[a]: the afterstate win chance of each legal action a (others -1). `ws`: a
+    `core.scratch.Scratch` of the table, sized for `net`."""
     K = tb.cells
     s = st.turn[b]
     phase = st.phase[b]
     active = st.active[b] == s
     nxt = (st.active[b] + 1) % st.marks.shape[1]
-    mk = np.empty(4, np.int64)
-    lk = np.empty(4, np.bool_)
-    closed = np.empty(4, np.bool_)
-    for r in range(4):
-        mk[r] = st.marks[b, s, r]
-        lk[r] = st.locks[b, s, r]
-        closed[r] = row_locked(st, b, r)
-    open_w = np.empty((4, K + 1), np.float64)
-    _open_weights(tb, hw[FREQUENCY], open_w)
-    x = np.empty(num_features(st.marks.shape[1]))
-    h1 = np.empty(net[0].shape[1])
-    h2 = np.empty(net[2].shape[1])
+    mk, lk, closed, open_w = _scratch_sheet(st, tb, b, s, hw, ws)
+    x, h1, h2 = ws.features, ws.hidden1, ws.hidden2
     pen = np.int64(st.penalties[b, s])
     crossed_before = phase == COLOR and rules.active_crossed(st, tb, b)
     for a in range(4 * K + 1):
@@ -116,8 +102,8 @@ def action_values(st, tb, b, mask, hw, net, values):
 
 
 @_jit
-def afterstate_action(st, tb, b, mask, hw, net, values):
-    action_values(st, tb, b, mask, hw, net, values)
+def afterstate_action(st, tb, b, mask, hw, net, values, ws):
+    action_values(st, tb, b, mask, hw, net, values, ws)
     best, best_v = 4 * tb.cells, -2.0
     for a in range(values.shape[0]):
         if values[a] > best_v:
@@ -126,11 +112,11 @@ def afterstate_action(st, tb, b, mask, hw, net, values):
 
 
 @_jit
-def afterstate_inputs(obs, tb, off, st, hw, net, out):
+def afterstate_inputs(obs, tb, off, st, hw, net, out, ws):
     """out[i, a]: the afterstate value of action a for the seat observing obs[i] (-1 where a
-    is illegal or nobody is to decide). `st` is a one-game scratch state of the table's size."""
-    mask = np.zeros(out.shape[1], np.int8)
-    values = np.zeros(out.shape[1])
+    is illegal or nobody is to decide). `st` is a one-game scratch state of the table's size,
+    `ws` a `core.scratch.Scratch` of the table sized for `net`."""
+    mask, values = ws.mask, ws.values
     for i in range(obs.shape[0]):
         for a in range(out.shape[1]):
             out[i, a] = -1.0
@@ -138,7 +124,7 @@ def afterstate_inputs(obs, tb, off, st, hw, net, out):
         if st.phase[0] > COLOR:
             continue
         rules.legal_mask_one(st, tb, 0, mask)
-        action_values(st, tb, 0, mask, hw, net, values)
+        action_values(st, tb, 0, mask, hw, net, values, ws)
         for a in range(out.shape[1]):
             if mask[a]:
                 out[i, a] = values[a]

@@ -24,8 +24,8 @@ penalty if both pass). On another player's roll a cross must beat passing by
 `passive_margin`. Lucky crosses (Longo) are played out on the scratch sheet as the rules say.
 
 The weights are a float64 array in the order of `WEIGHT_NAMES`; `qwixx_env.bots.heuristic`
-holds the tuned defaults and documents each. Nothing here allocates per candidate: a decision
-allocates its few scratch arrays once.
+holds the tuned defaults and documents each. Nothing here allocates: the scratch sheet lives
+in the caller's `core.scratch.Scratch` (`ws`).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from qwixx_env.core.rules import (
 )
 from qwixx_env.core.state import COLOR, LUCKY, WHITE
 
-_jit = kernel()
+_jit = kernel(refcounts=False)
 
 WEIGHT_NAMES = (
     "fill",
@@ -223,27 +223,24 @@ def _evaluate(st, tb, b, s, mk, lk, pen, closed, open_w, w):
 
 
 @_jit
-def _scratch_sheet(st, tb, b, s, weights):
-    """Seat s's sheet in game b as scratch arrays (marks, locks, locked rows) and the open
-    numbers' weights: what a look-ahead crosses on and evaluates."""
-    mk = np.empty(4, np.int64)
-    lk = np.empty(4, np.bool_)
-    closed = np.empty(4, np.bool_)
+def _scratch_sheet(st, tb, b, s, weights, ws):
+    """Seat s's sheet in game b copied into the scratch `ws` (marks, locks, locked rows) with
+    the open numbers' weights: what a look-ahead crosses on and evaluates."""
+    mk, lk, closed, open_w = ws.marks, ws.locks, ws.closed, ws.open_weights
     for r in range(4):
         mk[r] = st.marks[b, s, r]
         lk[r] = st.locks[b, s, r]
         closed[r] = row_locked(st, b, r)
-    open_w = np.empty((4, tb.cells + 1), np.float64)
     _open_weights(tb, weights[FREQUENCY], open_w)
     return mk, lk, closed, open_w
 
 
 @_jit
-def position_value(st, tb, b, s, weights):
+def position_value(st, tb, b, s, weights, ws):
     """The evaluation, for seat s, of game b's committed sheets (between decisions: what the
     `rollout` bot reads at the end of a truncated playout). A finished game is scored
-    exactly (with the win bonus when there are opponents)."""
-    mk, lk, closed, open_w = _scratch_sheet(st, tb, b, s, weights)
+    exactly (with the win bonus when there are opponents). `ws`: a `core.scratch.Scratch`."""
+    mk, lk, closed, open_w = _scratch_sheet(st, tb, b, s, weights, ws)
     return _evaluate(st, tb, b, s, mk, lk, np.int64(st.penalties[b, s]), closed, open_w, weights)
 
 
@@ -334,18 +331,21 @@ def _with_lucky(st, tb, b, s, mk, lk, pen, closed, at_roll, crossed, active, ope
 
 
 @_jit
-def heuristic_action(st, tb, b, mask, weights):
+def heuristic_action(st, tb, b, mask, weights, ws):
     """The `heuristic` action of the seat to decide in game b, among the legal actions `mask`.
 
-    `weights` is a float64 array in `WEIGHT_NAMES` order. Reads only public information.
+    `weights` is a float64 array in `WEIGHT_NAMES` order, `ws` a `core.scratch.Scratch` of
+    the table. Reads only public information.
     """
     K = tb.cells
     P = st.marks.shape[1]
     s = st.turn[b]
     phase = st.phase[b]
     active = st.active[b] == s
-    mk, lk, closed, open_w = _scratch_sheet(st, tb, b, s, weights)
-    at_roll = closed.copy()
+    mk, lk, closed, open_w = _scratch_sheet(st, tb, b, s, weights, ws)
+    at_roll = ws.at_roll
+    for r in range(4):
+        at_roll[r] = closed[r]
     pen = np.int64(st.penalties[b, s])
     lucky_bonus = phase == WHITE and tb.lucky_rule == BONUS and is_lucky(st, tb, b, s)
     if phase == LUCKY and 0 <= st.pending[b, s] < 4 * K:

@@ -14,7 +14,7 @@ from qwixx_env.core.heuristic import heuristic_action
 from qwixx_env.core.rules import active_crossed, count, legal_mask_one, random_below, rightmost
 from qwixx_env.core.state import COLOR
 
-_jit = kernel(inline="always")  # see rules._inline
+_jit = kernel(inline="always", refcounts=False)  # see rules._inline
 
 RANDOM, GREEDY, HEURISTIC = 0, 1, 2  # policy kinds (the batched engine's opponent codes)
 POLICY_NAMES = ("random", "greedy", "heuristic")
@@ -78,14 +78,15 @@ def greedy_action(st, tb, b, mask, max_skip, penalty_worry):
 
 
 @_jit
-def policy_action(kind, st, tb, b, mask, policy_rng, max_skip, penalty_worry, weights):
+def policy_action(kind, st, tb, b, mask, policy_rng, max_skip, penalty_worry, weights, ws):
     """The action of scripted policy `kind` for the seat to act in game b; `mask` is scratch
-    space for its legal actions, `weights` the heuristic's (`core.heuristic.weights_array`)."""
+    space for its legal actions, `weights` the heuristic's (`core.heuristic.weights_array`),
+    `ws` its `core.scratch.Scratch`."""
     legal_mask_one(st, tb, b, mask)
     if kind == GREEDY:
         return greedy_action(st, tb, b, mask, max_skip, penalty_worry)
     if kind == HEURISTIC:
-        return heuristic_action(st, tb, b, mask, weights)
+        return heuristic_action(st, tb, b, mask, weights, ws)
     return random_legal(mask, policy_rng, b)
 
 

@@ -28,23 +28,28 @@ LEAF_NETWORK = 1  # a learned win chance over `core.value.value_features`, `core
 
 
 
-@kernel()
+@kernel(refcounts=False)
 def _copy_game(src, dst, t):
-    """Copy the one game of `src` into game slot t of `dst`."""
-    dst.marks[t] = src.marks[0]
-    dst.locks[t] = src.locks[0]
-    dst.penalties[t] = src.penalties[0]
-    dst.lucky[t] = src.lucky[0]
-    dst.dice[t] = src.dice[0]
+    """Copy the one game of `src` into game slot t of `dst` (element by element: a slice
+    assignment may copy its source through a temporary array, which needs the allocator)."""
+    for s in range(src.marks.shape[1]):
+        for r in range(4):
+            dst.marks[t, s, r] = src.marks[0, s, r]
+            dst.locks[t, s, r] = src.locks[0, s, r]
+        dst.penalties[t, s] = src.penalties[0, s]
+        dst.pending[t, s] = src.pending[0, s]
+        dst.pending_lucky[t, s] = src.pending_lucky[0, s]
+        for i in range(2):
+            dst.lucky[t, s, i] = src.lucky[0, s, i]
+    for i in range(6):
+        dst.dice[t, i] = src.dice[0, i]
     dst.active[t] = src.active[0]
     dst.turn[t] = src.turn[0]
     dst.phase[t] = src.phase[0]
-    dst.pending[t] = src.pending[0]
-    dst.pending_lucky[t] = src.pending_lucky[0]
     dst.roll[t] = src.roll[0]
 
 
-@kernel()
+@kernel(refcounts=False)
 def _outcome(st, tb, t, seat, margin_weight):
     P = st.marks.shape[1]
     own = score(st, tb, t, seat)
@@ -54,9 +59,9 @@ def _outcome(st, tb, t, seat, margin_weight):
     return win_share(own, best_other, at_best) + margin_weight * (own - best_other)
 
 
-@kernel()
+@kernel(refcounts=False)
 def rollout_outcomes(base, work, tb, legal, kind, max_skip, penalty_worry, weights, seeds, policy_rng, mask,
-                     margin_weight, horizon, leaf, leaf_weights, net, t, threads, out):
+                     margin_weight, horizon, leaf, leaf_weights, net, t, threads, ws, out):
     """Write into `out[i, k]` the outcome, for the seat to decide in `base` (a one-game
     state), of playing `legal[i]` and then playout k with policy `kind` for every seat;
     `seeds[k]` seeds the dice of playout k (the same for every action: common random
@@ -70,22 +75,22 @@ def rollout_outcomes(base, work, tb, legal, kind, max_skip, penalty_worry, weigh
 
     Splitting the work over threads: this call plays the playouts j = i * len(seeds) + k with
     j % threads == t, in game slot t of `work`, with generator `policy_rng[t]` and scratch
-    `mask[t]`; calls for t = 0 .. threads-1 may run at once (the kernel releases the GIL).
-    An outcome depends on its seed alone, so the split changes no result."""
+    `mask[t]` and the thread's own `ws` (a `core.scratch.Scratch` sized for `net`); calls for
+    t = 0 .. threads-1 may run at once (the kernel releases the GIL). An outcome depends on
+    its seed alone, so the split changes no result."""
     items = legal.shape[0] * seeds.shape[0]
-    scratch = (np.empty(net[0].shape[0]), np.empty(net[0].shape[1]), np.empty(net[2].shape[1]))  # the network's
     for j in range(t, items, threads):
         i = j // seeds.shape[0]
         k = j % seeds.shape[0]
         out[i, k] = _playout(base, work, t, tb, legal[i], kind, max_skip, penalty_worry, weights, seeds[k],
-                             policy_rng, mask[t], margin_weight, horizon, leaf, leaf_weights, net, scratch)
+                             policy_rng, mask[t], margin_weight, horizon, leaf, leaf_weights, net, ws)
 
 
-@kernel()
+@kernel(refcounts=False)
 def _playout(base, work, t, tb, action, kind, max_skip, penalty_worry, weights, seed, policy_rng, mask,
-             margin_weight, horizon, leaf, leaf_weights, net, scratch):
-    """One playout of `rollout_outcomes` in game slot t of `work`: its outcome. `scratch`:
-    the network's features and hidden layers."""
+             margin_weight, horizon, leaf, leaf_weights, net, ws):
+    """One playout of `rollout_outcomes` in game slot t of `work`: its outcome. `ws`: the
+    thread's `core.scratch.Scratch`."""
     seat = base.turn[0]
     P = base.marks.shape[1]
     _copy_game(base, work, t)
@@ -98,32 +103,31 @@ def _playout(base, work, t, tb, action, kind, max_skip, penalty_worry, weights, 
             if work.pending[t, s] == NO_DECISION:
                 work.turn[t] = s
                 work.pending[t, s] = policy_action(kind, work, tb, t, mask, policy_rng, max_skip, penalty_worry,
-                                                   weights)
+                                                   weights, ws)
             s = (s + 1) % P
         work.turn[t] = seat
     apply_one(work, tb, t, action)
     stop = base.roll[0] + horizon
     while work.phase[t] != OVER and (horizon == 0 or work.roll[t] < stop):
-        a = policy_action(kind, work, tb, t, mask, policy_rng, max_skip, penalty_worry, weights)
+        a = policy_action(kind, work, tb, t, mask, policy_rng, max_skip, penalty_worry, weights, ws)
         apply_one(work, tb, t, a)
     if horizon == 0 or (leaf == LEAF_NETWORK and work.phase[t] == OVER):
         return _outcome(work, tb, t, seat, margin_weight)
     if leaf == LEAF_NETWORK:
-        x, h1, h2 = scratch
-        value_features(work, tb, t, seat, leaf_weights, x)
-        return win_chance(x, *net, h1, h2)
-    return position_value(work, tb, t, seat, leaf_weights)
+        value_features(work, tb, t, seat, leaf_weights, ws.features, ws)
+        return win_chance(ws.features, *net, ws.hidden1, ws.hidden2)
+    return position_value(work, tb, t, seat, leaf_weights, ws)
 
 
-@kernel()
-def root_action(base, work, tb, kind, max_skip, penalty_worry, weights, policy_rng, mask):
+@kernel(refcounts=False)
+def root_action(base, work, tb, kind, max_skip, penalty_worry, weights, policy_rng, mask, ws):
     """The default policy's own choice for the seat to decide in `base` (game slot 0 of
-    `work`, generator `policy_rng[0]`)."""
+    `work`, generator `policy_rng[0]`, scratch `ws`)."""
     _copy_game(base, work, 0)
-    return policy_action(kind, work, tb, 0, mask, policy_rng, max_skip, penalty_worry, weights)
+    return policy_action(kind, work, tb, 0, mask, policy_rng, max_skip, penalty_worry, weights, ws)
 
 
-@kernel()
+@kernel(refcounts=False)
 def fill_seeds(rng, seeds):
     """Draw playout seeds from a one-element generator array."""
     for k in range(seeds.shape[0]):

@@ -1,0 +1,52 @@
+"""`Scratch`: the work arrays of one look-ahead decision, allocated once by its caller.
+
+The heuristic, the afterstate ratings, the learned leaf and the search playouts cross
+candidate actions on a scratch copy of a sheet and run a small network; they write into
+these arrays instead of allocating their own. That lets every kernel on those paths compile
+without numba's reference counts (`compile.kernel(refcounts=False)`), which allocation would
+need. One `Scratch` serves one thread: a kernel call fills what it uses before reading it, and
+nothing in it survives from one decision to the next.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Sequence
+
+import numpy as np
+
+from qwixx_env.core.variant import Variant, get_variant
+
+
+class Scratch(NamedTuple):
+    """See the module docstring; shapes for K numbers per row and A actions."""
+
+    marks: np.ndarray  # (4,) int64: the sheet's rows as bitmasks
+    locks: np.ndarray  # (4,) bool: its crossed locks
+    closed: np.ndarray  # (4,) bool: the locked rows
+    at_roll: np.ndarray  # (4,) bool: the rows locked when the roll began
+    open_weights: np.ndarray  # (4, K + 1) float64: the heuristic's weight of the open numbers
+    mask: np.ndarray  # (A,) int8: legal actions
+    values: np.ndarray  # (A,) float64: one rating per action
+    features: np.ndarray  # (num_features(P),) float64: a position's `value_features` (0 alone)
+    hidden1: np.ndarray  # the network's first hidden layer (0 without a network)
+    hidden2: np.ndarray  # its second hidden layer
+
+
+def new_scratch(variant: "str | Variant", num_players: int, net: Sequence[np.ndarray] | None = None) -> Scratch:
+    """Work arrays for decisions at this table; `net` (w1, b1, w2, b2, w3, b3) sizes the
+    hidden layers of a win-chance network the decisions run (none: empty)."""
+    from qwixx_env.core.value import num_features  # value imports the heuristic, which needs nothing here
+
+    v = get_variant(variant)
+    return Scratch(
+        marks=np.zeros(4, np.int64),
+        locks=np.zeros(4, np.bool_),
+        closed=np.zeros(4, np.bool_),
+        at_roll=np.zeros(4, np.bool_),
+        open_weights=np.zeros((4, v.cells + 1), np.float64),
+        mask=np.zeros(v.num_actions, np.int8),
+        values=np.zeros(v.num_actions, np.float64),
+        features=np.zeros(num_features(num_players) if num_players >= 2 else 0, np.float64),
+        hidden1=np.zeros(0 if net is None else net[0].shape[1], np.float64),
+        hidden2=np.zeros(0 if net is None else net[2].shape[1], np.float64),
+    )
