@@ -139,6 +139,13 @@ def test_a_bad_extends_is_refused_by_name(tmp_path, files, message):
         ({"bc": {"teacher": "ppo-longo-2p"}}, r"bc\.teacher: got 'ppo-longo-2p', which cannot play classic"),
         ({"num_players": 5, "bc": {"teacher": "afterstate"}},
          r"bc\.teacher: got 'afterstate', which cannot play classic with 5 player\(s\)"),
+        # bots with parameters, as the arena reads them: a malformed or unknown parameter is named
+        ({"bc": {"teacher": "rollout:leaf"}}, r"bc\.teacher: bot 'rollout:leaf': parameter 'leaf' is not key=value"),
+        ({"bc": {"teacher": "rollout:depth=3"}},
+         r"bc\.teacher: got 'rollout:depth=3', which cannot be made for classic with 2 player\(s\): .*\['depth'\]"),
+        ({"evaluation": {"opponents": ["rollout:leaf=deep"]}},
+         r"evaluation\.opponents\[0\]: got 'rollout:leaf=deep', .*leaf: got 'deep'"),
+        ({"evaluation": {"opponents": ["nosuch:x=1"]}}, r"evaluation\.opponents\[0\]: got 'nosuch:x=1'; expected one of"),
         ({"seed": 2**32}, r"seed: got 4294967296; expected an integer >= 0 and <= 4294967295"),
         ({"name": ""}, r"name: got ''; expected a non-empty relative name without '\.\.'"),
         ({"name": "/tmp/run"}, r"name: got '/tmp/run'"),
@@ -158,6 +165,12 @@ def test_a_wrong_reward_is_named_once_and_the_longo_teacher_is_told_the_lucky_ru
     cfg = config_from_dict(tiny(variant="longo", lucky="instead"))
     assert make_bot(cfg, "heuristic").variant.lucky_rule == "instead"
     assert make_bot(cfg, "greedy").variant.name == "longo"  # greedy does not take the rule, and is made all the same
+    # a teacher or evaluation opponent may carry parameters, as on the arena's command line
+    classic = config_from_dict(tiny(bc={"teacher": "rollout:leaf=afterstate,continuations=8"},
+                                    evaluation={"opponents": ["greedy:max_skip=1"]}))
+    teacher = make_bot(classic, classic.bc.teacher)
+    assert (teacher.leaf, teacher.continuations) == ("afterstate", 8)
+    assert make_bot(classic, "greedy:max_skip=1").max_skip == 1
 
 
 def test_names_of_nested_run_folders_are_accepted():

@@ -40,9 +40,11 @@ class Demonstrations:
         return len(self.actions)
 
 
-def collect(cfg: TrainConfig, teacher: Any, samples: int, *, seed: int, num_envs: int = 64) -> tuple[Demonstrations, dict[str, float]]:
+def collect(cfg: TrainConfig, teacher: Any, samples: int, *, seed: int, num_envs: int = 64,
+            on_progress: Callable[[int], None] | None = None) -> tuple[Demonstrations, dict[str, float]]:
     """At least `samples` decisions of `teacher` in the learner's seat (see the module
-    docstring), and figures: samples, games, seconds, samples_per_second, teacher_return."""
+    docstring), and figures: samples, games, seconds, samples_per_second, teacher_return.
+    `on_progress(kept)` is called as finished games add their decisions."""
     start = time.perf_counter()
     from training.pool import scripted_opponent
 
@@ -80,6 +82,8 @@ def collect(cfg: TrainConfig, teacher: Any, samples: int, *, seed: int, num_envs
             games += 1
             final_returns.append(sum(game_rewards[i]))
             game_rows[i], game_rewards[i] = [], []
+        if on_progress is not None and (terminated | truncated).any():
+            on_progress(min(kept, samples))
     all_returns = np.concatenate(returns)
     done = ~np.isnan(all_returns)
     demos = Demonstrations(

@@ -25,6 +25,7 @@ import yaml
 from qwixx_env import bots
 from qwixx_env.bots.afterstate import NETWORKS as AFTERSTATE_TABLES
 from qwixx_env.bots.afterstate import tables as afterstate_tables
+from qwixx_env.arena.schedule import parse_bot
 from qwixx_env.bots.pretrained import INPUTS
 from qwixx_env.core.policies import POLICY_NAMES
 from qwixx_env.core.rewards import REWARD_MODES, check_reward
@@ -368,20 +369,30 @@ def _check_together(cfg: TrainConfig) -> None:
 
 
 def make_bot(cfg: TrainConfig, name: str, seed: int | None = 0) -> bots.Bot:
-    """Bot `name` for the run's game (Longo's lucky rule goes to the bots that model it)."""
+    """Bot `name` for the run's game: a registry name, or one with parameters as the arena
+    reads them (``"rollout:leaf=afterstate"``). Longo's lucky rule goes to the bots that
+    model it."""
     lucky = cfg.lucky if cfg.variant == "longo" else None
-    return bots.make(name, variant=cfg.variant, num_players=cfg.num_players, lucky=lucky, seed=seed)
+    return parse_bot(name).make(variant=cfg.variant, num_players=cfg.num_players, lucky=lucky, seed=seed)
 
 
 def _check_plays(cfg: TrainConfig, name: str, key: str) -> None:
     """`name` is a bot that can play the run's game (made once, as the run will make it)."""
-    if name not in bots.available():
-        raise ValueError(f"{key}: got {name!r}; expected one of {bots.available()}")
+    try:
+        entry = parse_bot(name)
+    except ValueError as err:
+        raise ValueError(f"{key}: {err}") from None
+    if entry.name not in bots.available():
+        raise ValueError(f"{key}: got {name!r}; expected one of {bots.available()}, optionally with "
+                         "parameters ('rollout:leaf=afterstate')")
     try:
         make_bot(cfg, name)
+    except TypeError as err:  # a parameter the bot does not take
+        raise ValueError(f"{key}: got {name!r}: {err}") from None
     except ValueError as err:
         raise ValueError(
-            f"{key}: got {name!r}, which cannot play {cfg.variant} with {cfg.num_players} player(s): {err}"
+            f"{key}: got {name!r}, which cannot {'be made for' if entry.params else 'play'} {cfg.variant} with "
+            f"{cfg.num_players} player(s): {err}"
         ) from None
 
 

@@ -226,7 +226,12 @@ class Trainer:
         began = time.perf_counter()
         teacher = make_bot(cfg, b.teacher, cfg.seed)
         self.say(f"behaviour cloning: collecting {b.samples:,} decisions of {b.teacher!r}")
-        demos, stats = bc.collect(cfg, teacher, b.samples, seed=cfg.seed + 7, num_envs=cfg.num_envs)
+        self._open_progress(0, f"BC: {b.teacher}", b.samples, "decisions")
+        try:
+            demos, stats = bc.collect(cfg, teacher, b.samples, seed=cfg.seed + 7, num_envs=cfg.num_envs,
+                                      on_progress=self._advance)
+        finally:
+            self._close_progress()
         if "afterstate" in cfg.inputs:  # what the policy reads: the observation and the extra inputs
             import numpy as np
 
@@ -396,7 +401,9 @@ class Trainer:
         else:
             print(line, flush=True)
 
-    def _open_progress(self, start: int) -> None:
+    def _open_progress(self, start: int, description: str | None = None, total: int | None = None,
+                       unit: str = "steps") -> None:
+        """A progress bar of PPO steps (or, given them, of `total` `unit` under `description`)."""
         if not self.show_progress:
             return
         from rich.progress import (
@@ -409,10 +416,11 @@ class Trainer:
         )
 
         self._progress = Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("steps"),
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn(unit),
             TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TimeRemainingColumn(), console=self.console,
         )
-        self._task = self._progress.add_task(self.cfg.name, total=self.cfg.total_steps, completed=start, rate="")
+        self._task = self._progress.add_task(description or self.cfg.name, total=total or self.cfg.total_steps,
+                                             completed=start, rate="")
         self._progress_start = (time.perf_counter(), start)
         self._progress.start()
 
