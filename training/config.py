@@ -385,15 +385,20 @@ def _check_plays(cfg: TrainConfig, name: str, key: str) -> None:
     if entry.name not in bots.available():
         raise ValueError(f"{key}: got {name!r}; expected one of {bots.available()}, optionally with "
                          "parameters ('rollout:leaf=afterstate')")
+    table = sorted(set(entry.params) & {"variant", "num_players", "lucky", "seed"})
+    if table:
+        raise ValueError(f"{key}: got {name!r}; {', '.join(table)} come(s) from the run's config, not from the "
+                         "bot's parameters")
     try:
-        make_bot(cfg, name)
-    except TypeError as err:  # a parameter the bot does not take
-        raise ValueError(f"{key}: got {name!r}: {err}") from None
+        make_bot(cfg, entry.name)
     except ValueError as err:
         raise ValueError(
-            f"{key}: got {name!r}, which cannot {'be made for' if entry.params else 'play'} {cfg.variant} with "
-            f"{cfg.num_players} player(s): {err}"
+            f"{key}: got {name!r}, which cannot play {cfg.variant} with {cfg.num_players} player(s): {err}"
         ) from None
+    try:
+        make_bot(cfg, name)
+    except (ValueError, TypeError, AttributeError) as err:  # a parameter the bot does not take, or a bad value
+        raise ValueError(f"{key}: got {name!r}: {err}") from None
 
 
 def _plain(value: Any) -> Any:
