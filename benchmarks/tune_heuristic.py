@@ -42,7 +42,7 @@ longo 4 players     win rate 0.7189 (0.7100–0.7277) bonus
 
 `measure-aec --games 1000` gives mean 108.97 ± 0.88, the same as the batched loop's first
 1,000 games (the bot from observations plays exactly as the kernel on the engine state);
-``bot.act`` makes about 66,000 decisions/s (the kernel alone in the batched loop: 640,000–
+``bot.act`` makes about 66,000 decisions/s (the kernel alone in the batched loop: 636,000–
 830,000/s on 2 threads, 2-player and solo; 2026-12-01, after the kernels stopped keeping
 reference counts: 29,000 and 200,000–400,000/s before).
 """

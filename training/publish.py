@@ -483,7 +483,8 @@ def evaluation_section(record: dict[str, Any]) -> list[str]:
                      if ev["search_games"] == ev["games"] else
                      f"{plural(ev['search_games'], 'deal')} (`--search-games`), the others on "
                      f"{plural(ev['games'], 'deal')} (`--games`)")
-            lines.append(f"`rollout` (Monte Carlo search, ~3 ms a decision on one thread) is played on {deals}.")
+            lines.append("`rollout` (Monte Carlo search, ~3 ms a decision on one thread in 2-player classic) "
+                         f"is played on {deals}.")
     else:
         players = record["checkpoint"]["num_players"]
         tables = list(zip(_tables(ev), ("A", "The search bot's")))
@@ -675,9 +676,11 @@ def model_card(record: dict[str, Any]) -> str:
         ]
     else:
         lines += ["No warm start: PPO from random weights.", ""]
+    warm = f", the warm start's {duration(bc['total_seconds'])} included" if bc and bc.get("total_seconds") else ""
     lines += [
-        f"{'unknown' if t['steps'] is None else format(t['steps'], ',')} PPO steps (learner decisions) in "
-        f"{'unknown time' if t['wall_time'] is None else duration(t['wall_time'])}, the config as run:",
+        f"{'unknown' if t['steps'] is None else format(t['steps'], ',')} PPO steps (learner decisions); the run "
+        f"took {'an unknown time' if t['wall_time'] is None else duration(t['wall_time'])} of wall time{warm}. "
+        "The config as run:",
         "",
     ]
     lines += [
