@@ -37,14 +37,13 @@ SEARCH = {"continuations": 8, "threads": 1}  # a small search keeps the rollout 
 
 
 def _bot(spec: str, variant: str, lucky: str | None, num_players: int, seat: int):
-    from qwixx_env import bots
+    """The bot of a spec as the arena makes it (Longo's lucky rule to the bots that model it)."""
+    from qwixx_env.arena.schedule import parse_bot
 
-    name, _, params = spec.partition(":")
-    kwargs = dict(p.split("=", 1) for p in params.split(",")) if params else {}
-    if name == "rollout":
-        kwargs = {**SEARCH, **kwargs}
-    extra = {"lucky": lucky} if variant == "longo" and name in ("heuristic", "rollout") else {}
-    return bots.make(name, variant=variant, num_players=num_players, seed=seat, **extra, **kwargs)
+    entry = parse_bot(spec)
+    if entry.name == "rollout":
+        entry.params = {**SEARCH, **entry.params}
+    return entry.make(variant=variant, num_players=num_players, seed=seat, lucky=lucky)
 
 
 def play_aec(variant: str, lucky: str | None, specs: list[str], seed: int) -> dict:

@@ -395,10 +395,11 @@ def _check_plays(cfg: TrainConfig, name: str, key: str) -> None:
         raise ValueError(
             f"{key}: got {name!r}, which cannot play {cfg.variant} with {cfg.num_players} player(s): {err}"
         ) from None
-    try:
-        make_bot(cfg, name)
-    except (ValueError, TypeError, AttributeError) as err:  # a parameter the bot does not take, or a bad value
-        raise ValueError(f"{key}: got {name!r}: {err}") from None
+    if entry.params:
+        try:
+            make_bot(cfg, name)
+        except (ValueError, TypeError, AttributeError) as err:  # a parameter the bot does not take, or a bad value
+            raise ValueError(f"{key}: got {name!r}: {err}") from None
 
 
 def _plain(value: Any) -> Any:

@@ -52,10 +52,8 @@ def play_recorded(st, tb, hw, net, uses_net, records, explore, rng, feats, rows_
     decisions at random and has the features of every roll start written from its side
     (feats, rows_game, rows_seat; until feats is full). `ws`: a `core.scratch.Scratch` sized
     for `net`."""
-    mask = np.zeros(4 * tb.cells + 1, np.int8)
-    values = np.zeros(4 * tb.cells + 1)
+    mask, values, x = ws.mask, ws.values, ws.features
     P = st.marks.shape[1]
-    x = np.zeros(feats.shape[1])
     n = 0
     for b in range(st.phase.shape[0]):
         last_roll = -1

@@ -26,7 +26,7 @@ from qwixx_env.bots.rollout import read_network
 from qwixx_env.core import afterstate as core
 from qwixx_env.core import rules
 from qwixx_env.core.heuristic import weights_array
-from qwixx_env.core.observation import ObservationLayout
+from qwixx_env.core.observation import layout_for
 from qwixx_env.core.scratch import new_scratch
 from qwixx_env.core.state import new_state
 from qwixx_env.core.variant import get_variant
@@ -65,14 +65,13 @@ class AfterstateBot:
         self.num_players = num_players
         self._net = read_network(NETWORKS[(variant, num_players)])
         self._weights = weights_array()
-        self._values = np.zeros(self.variant.num_actions)
         self._base = new_state(num_players)
         self._scratch = new_scratch(self.variant, num_players, self._net)
         self._kernel = None
 
     def act(self, observation: dict[str, Any]) -> int:
         st, mask = bots.decision_state(observation, self.variant, self.num_players, out=self._base)
-        args = (st, self.variant.tables, 0, mask, self._weights, self._net, self._values, self._scratch)
+        args = (st, self.variant.tables, 0, mask, self._weights, self._net, self._scratch.values, self._scratch)
         if self._kernel is None:
             self._kernel = rules.compiled(core.afterstate_action, *args)
         return int(self._kernel(*args))
@@ -86,7 +85,7 @@ def afterstate_chances(observations: np.ndarray, variant: str = "classic", num_p
     `observations` (n, D) (-1 where the action is illegal)."""
     check_table(variant, num_players)
     v = get_variant(variant)
-    layout = ObservationLayout(v, num_players)
+    layout = layout_for(v, num_players)  # built once per table, not per call
     obs = np.ascontiguousarray(observations, np.float32)
     if obs.ndim != 2 or obs.shape[1] != layout.size:
         raise ValueError(f"observations: got shape {obs.shape}; expected (n, {layout.size})")

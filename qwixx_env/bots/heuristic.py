@@ -15,6 +15,7 @@ from qwixx_env import bots
 from qwixx_env.core import rules
 from qwixx_env.core.heuristic import heuristic_action, weights_array
 from qwixx_env.core.scratch import new_scratch
+from qwixx_env.core.state import new_state
 from qwixx_env.core.variant import get_variant
 
 
@@ -39,10 +40,11 @@ class HeuristicBot:
         self.variant = get_variant(variant, lucky if variant == "longo" else None)
         self.num_players = num_players
         self._scratch = new_scratch(self.variant, num_players)
+        self._base = new_state(num_players)  # the decision's state, rebuilt in place each call
         self._kernel = None
 
     def act(self, observation: dict[str, Any]) -> int:
-        st, mask = bots.decision_state(observation, self.variant, self.num_players)
+        st, mask = bots.decision_state(observation, self.variant, self.num_players, out=self._base)
         args = (st, self.variant.tables, 0, mask, self.weights, self._scratch)
         if self._kernel is None:
             self._kernel = rules.compiled(heuristic_action, *args)  # the same types every call

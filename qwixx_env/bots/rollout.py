@@ -154,7 +154,7 @@ class RolloutBot:
         self.kind = POLICY_NAMES.index(policy)
         self.rng = np.array(np.random.SeedSequence(seed).generate_state(1, np.uint64))
         # Playouts run on `threads` threads, each in its own game slot of `_work` with its own
-        # generator and mask row; a playout's outcome depends on its seed alone, so the decision
+        # generator and scratch; a playout's outcome depends on its seed alone, so the decision
         # does not depend on how many threads ran them.
         if threads is None:
             threads = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
@@ -163,8 +163,6 @@ class RolloutBot:
         self._base = new_state(num_players)
         self._policy_rng = np.zeros(1, np.uint64)  # the root decision's
         self._playout_rngs = np.zeros(threads, np.uint64)
-        self._mask = np.zeros(self.variant.num_actions, np.int8)
-        self._masks = np.zeros((threads, self.variant.num_actions), np.int8)
         self._weights = weights_array(weights)
         leaf_w = dict(weights or {})
         if leaf_opponent_weight is not None:
@@ -197,7 +195,7 @@ class RolloutBot:
         fill_seeds(self.rng, seeds)
         outcomes = np.zeros((legal.size, count))
         args = (base, self._work, self.variant.tables, legal, self.kind, self.max_skip, self.penalty_worry,
-                self._weights, seeds, self._playout_rngs, self._masks, self.margin_weight, self.horizon,
+                self._weights, seeds, self._playout_rngs, self.margin_weight, self.horizon,
                 LEAVES[self.leaf], self._leaf_weights, self._net)
         # the other threads' shares on fresh threads (none outlive the call: safe to fork), the
         # first share on this one
@@ -229,7 +227,7 @@ class RolloutBot:
             return legal, None, 0
         base = state_from_observation(view, out=self._base)
         own = root_action(base, self._work, self.variant.tables, self.kind, self.max_skip, self.penalty_worry,
-                          self._weights, self._policy_rng, self._mask, self._scratch[0])
+                          self._weights, self._policy_rng, self._scratch[0])
         return legal, base, int(np.flatnonzero(legal == own)[0])
 
     def action_values(self, observation: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:

@@ -78,10 +78,11 @@ def greedy_action(st, tb, b, mask, max_skip, penalty_worry):
 
 
 @_jit
-def policy_action(kind, st, tb, b, mask, policy_rng, max_skip, penalty_worry, weights, ws):
-    """The action of scripted policy `kind` for the seat to act in game b; `mask` is scratch
-    space for its legal actions, `weights` the heuristic's (`core.heuristic.weights_array`),
-    `ws` its `core.scratch.Scratch`."""
+def policy_action(kind, st, tb, b, policy_rng, max_skip, penalty_worry, weights, ws):
+    """The action of scripted policy `kind` for the seat to act in game b; `weights` are the
+    heuristic's (`core.heuristic.weights_array`), `ws` the caller's `core.scratch.Scratch`
+    (its `mask` takes the legal actions)."""
+    mask = ws.mask
     legal_mask_one(st, tb, b, mask)
     if kind == GREEDY:
         return greedy_action(st, tb, b, mask, max_skip, penalty_worry)

@@ -39,9 +39,9 @@ def _copy_game(src, dst, t):
         dst.penalties[t, s] = src.penalties[0, s]
         dst.pending[t, s] = src.pending[0, s]
         dst.pending_lucky[t, s] = src.pending_lucky[0, s]
-        for i in range(2):
+        for i in range(src.lucky.shape[2]):
             dst.lucky[t, s, i] = src.lucky[0, s, i]
-    for i in range(6):
+    for i in range(src.dice.shape[1]):
         dst.dice[t, i] = src.dice[0, i]
     dst.active[t] = src.active[0]
     dst.turn[t] = src.turn[0]
@@ -60,7 +60,7 @@ def _outcome(st, tb, t, seat, margin_weight):
 
 
 @kernel(refcounts=False)
-def rollout_outcomes(base, work, tb, legal, kind, max_skip, penalty_worry, weights, seeds, policy_rng, mask,
+def rollout_outcomes(base, work, tb, legal, kind, max_skip, penalty_worry, weights, seeds, policy_rng,
                      margin_weight, horizon, leaf, leaf_weights, net, t, threads, ws, out):
     """Write into `out[i, k]` the outcome, for the seat to decide in `base` (a one-game
     state), of playing `legal[i]` and then playout k with policy `kind` for every seat;
@@ -74,8 +74,8 @@ def rollout_outcomes(base, work, tb, legal, kind, max_skip, penalty_worry, weigh
     its exact outcome, as at horizon 0).
 
     Splitting the work over threads: this call plays the playouts j = i * len(seeds) + k with
-    j % threads == t, in game slot t of `work`, with generator `policy_rng[t]` and scratch
-    `mask[t]` and the thread's own `ws` (a `core.scratch.Scratch` sized for `net`); calls for
+    j % threads == t, in game slot t of `work`, with generator `policy_rng[t]` and the
+    thread's own `ws` (a `core.scratch.Scratch` sized for `net`); calls for
     t = 0 .. threads-1 may run at once (the kernel releases the GIL). An outcome depends on
     its seed alone, so the split changes no result."""
     items = legal.shape[0] * seeds.shape[0]
@@ -83,11 +83,11 @@ def rollout_outcomes(base, work, tb, legal, kind, max_skip, penalty_worry, weigh
         i = j // seeds.shape[0]
         k = j % seeds.shape[0]
         out[i, k] = _playout(base, work, t, tb, legal[i], kind, max_skip, penalty_worry, weights, seeds[k],
-                             policy_rng, mask[t], margin_weight, horizon, leaf, leaf_weights, net, ws)
+                             policy_rng, margin_weight, horizon, leaf, leaf_weights, net, ws)
 
 
 @kernel(refcounts=False)
-def _playout(base, work, t, tb, action, kind, max_skip, penalty_worry, weights, seed, policy_rng, mask,
+def _playout(base, work, t, tb, action, kind, max_skip, penalty_worry, weights, seed, policy_rng,
              margin_weight, horizon, leaf, leaf_weights, net, ws):
     """One playout of `rollout_outcomes` in game slot t of `work`: its outcome. `ws`: the
     thread's `core.scratch.Scratch`."""
@@ -102,14 +102,14 @@ def _playout(base, work, t, tb, action, kind, max_skip, penalty_worry, weights, 
         while s != seat:
             if work.pending[t, s] == NO_DECISION:
                 work.turn[t] = s
-                work.pending[t, s] = policy_action(kind, work, tb, t, mask, policy_rng, max_skip, penalty_worry,
+                work.pending[t, s] = policy_action(kind, work, tb, t, policy_rng, max_skip, penalty_worry,
                                                    weights, ws)
             s = (s + 1) % P
         work.turn[t] = seat
     apply_one(work, tb, t, action)
     stop = base.roll[0] + horizon
     while work.phase[t] != OVER and (horizon == 0 or work.roll[t] < stop):
-        a = policy_action(kind, work, tb, t, mask, policy_rng, max_skip, penalty_worry, weights, ws)
+        a = policy_action(kind, work, tb, t, policy_rng, max_skip, penalty_worry, weights, ws)
         apply_one(work, tb, t, a)
     if horizon == 0 or (leaf == LEAF_NETWORK and work.phase[t] == OVER):
         return _outcome(work, tb, t, seat, margin_weight)
@@ -120,11 +120,11 @@ def _playout(base, work, t, tb, action, kind, max_skip, penalty_worry, weights, 
 
 
 @kernel(refcounts=False)
-def root_action(base, work, tb, kind, max_skip, penalty_worry, weights, policy_rng, mask, ws):
+def root_action(base, work, tb, kind, max_skip, penalty_worry, weights, policy_rng, ws):
     """The default policy's own choice for the seat to decide in `base` (game slot 0 of
     `work`, generator `policy_rng[0]`, scratch `ws`)."""
     _copy_game(base, work, 0)
-    return policy_action(kind, work, tb, 0, mask, policy_rng, max_skip, penalty_worry, weights, ws)
+    return policy_action(kind, work, tb, 0, policy_rng, max_skip, penalty_worry, weights, ws)
 
 
 @kernel(refcounts=False)

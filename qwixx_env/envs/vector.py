@@ -44,7 +44,7 @@ FROZEN = -1  # pool kind of a Python-side policy
 
 @kernel(refcounts=False)
 def advance(st, tb, learner, seat_opponent, pool_kinds, policy_rng, max_skip, penalty_worry, weights,
-            scratch_mask, waiting, ws):
+            waiting, ws):
     """Play scripted opponents until each game is at its learner's turn, over, or waiting for
     a frozen policy (`waiting[b]` = that opponent's pool index, else -1). Returns how many
     decisions the scripted opponents made."""
@@ -57,7 +57,7 @@ def advance(st, tb, learner, seat_opponent, pool_kinds, policy_rng, max_skip, pe
             if kind < 0:
                 waiting[b] = code
                 break
-            action = policy_action(kind, st, tb, b, scratch_mask, policy_rng, max_skip, penalty_worry, weights, ws)
+            action = policy_action(kind, st, tb, b, policy_rng, max_skip, penalty_worry, weights, ws)
             rules.apply_one(st, tb, b, action)
             decisions += 1
     return decisions
@@ -156,7 +156,6 @@ class QwixxVectorEnv(VectorEnv):
         self._seat_rewards = np.zeros((N, P), np.int64)
         self._done = np.zeros(N, np.bool_)
         self._waiting = np.full(N, -1, np.int64)
-        self._scratch_mask = np.zeros(e.num_actions, np.int8)
         self._scratch = new_scratch(e.variant, P)
         self._truncated = np.zeros(N, np.bool_)
         self._has_reset = False
@@ -271,8 +270,7 @@ class QwixxVectorEnv(VectorEnv):
         while True:
             self.opponent_decisions += advance(
                 e.state, tb, self.learner, self.seat_opponent, self._pool_kinds, self.policy_rng,
-                self.greedy_max_skip, self._penalty_worry, self._heuristic_weights, self._scratch_mask, self._waiting,
-                self._scratch,
+                self.greedy_max_skip, self._penalty_worry, self._heuristic_weights, self._waiting, self._scratch,
             )
             waiting = np.flatnonzero(self._waiting >= 0)
             if waiting.size == 0:
