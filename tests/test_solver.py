@@ -12,6 +12,7 @@ Sheets are drawn as in test_rules.py: ``[n]`` crossed, ``L`` the lock.
 from __future__ import annotations
 
 import itertools
+import warnings
 from functools import lru_cache
 
 import numpy as np
@@ -274,6 +275,26 @@ def test_a_damaged_or_altered_cache_file_is_solved_again_not_believed(tmp_path, 
         table = load_table(v, directory=tmp_path)
     assert table.root == pytest.approx(good.root, abs=1e-5)
     assert ValueTable.load(path, v).root == pytest.approx(good.root, abs=1e-5)  # replaced by a good one
+
+
+def test_a_table_whose_rows_lose_points_is_loaded_back_not_solved_again(tmp_path):
+    # Every cross costs a point: the further values are negative, below any penalty total.
+    v = reduced(2, lock_threshold=1, score_table=tuple(-k for k in range(5)))
+    good = load_table(v, directory=tmp_path)
+    assert good.values.min() < -v.penalty_points * v.max_penalties
+    solver.table._LOADED.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a "solving again" warning fails the test
+        again = load_table(v, directory=tmp_path)
+    assert again.solve_seconds is None  # read from the file
+    assert np.array_equal(again.values, good.values)
+    low, high = solver.table.further_bounds(v)
+    assert (low, high) == (4 * -4 - v.penalty_points * v.max_penalties, 0)
+    values = good.values.copy()
+    values[1, 0] = high + 1  # a gain this table cannot give
+    ValueTable(v, values, root=good.root).save(table_path(v, tmp_path))
+    with pytest.raises(ValueError, match="outside"):
+        ValueTable.load(table_path(v, tmp_path), v)
 
 
 # --- the bot ----------------------------------------------------------------------------------

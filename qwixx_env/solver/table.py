@@ -61,6 +61,15 @@ def table_path(variant: Variant, directory: "str | os.PathLike | None" = None) -
     return Path(directory or cache_dir()) / f"solo-{variant.name}-{digest}.npz"
 
 
+def further_bounds(variant: Variant) -> tuple[float, float]:
+    """The range of "points still to come" from any solo sheet: each of the four rows moves
+    from `score_table[k]` to some `score_table[j]`, j >= k (tables may fall as well as rise),
+    and at most every penalty is still to be taken."""
+    t = variant.score_table
+    gains = [t[j] - t[k] for k in range(len(t)) for j in range(k, len(t))]
+    return 4 * min(gains) - variant.penalty_points * variant.max_penalties, 4 * max(gains)
+
+
 @dataclass
 class ValueTable:
     """The optimal expected further points of every solo sheet of one variant.
@@ -137,7 +146,7 @@ class ValueTable:
         # the zip's CRC catches a damaged file; these catch a consistent but altered one
         if values.dtype != np.float32 or values.ndim != 2 or values.shape[1] != v.max_penalties:
             raise ValueError(f"{path}: values are {values.dtype} {values.shape}; expected float32 (combos, penalties)")
-        low, high = -v.penalty_points * v.max_penalties, 4 * max(v.score_table)  # points still to come
+        low, high = further_bounds(v)
         if not np.isfinite(values).all() or values.min() < low or values.max() > high:
             raise ValueError(f"{path}: values outside {low}..{high} (NaN, or altered)")
         if abs(root - float(values[0, 0])) > 1e-3:
