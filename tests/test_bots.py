@@ -198,6 +198,62 @@ def test_rollout_keeps_the_default_policys_choice_without_evidence():
     assert decisions > 20
 
 
+def test_rollout_with_an_anchor_keeps_the_anchors_choice_without_evidence():
+    """`anchor` replaces the default policy's choice as the one to beat: with an unreachable
+    confidence the search plays the anchor's actions, which are not the heuristic's."""
+    stubborn = bots.make("rollout", seed=0, continuations=4, confidence=1e9, anchor="greedy")
+    greedy, heuristic = bots.make("greedy"), bots.make("heuristic")
+    env = qwixx_v0.raw_env(num_players=2)
+    env.reset(seed=12)
+    decisions = differ = 0
+    for agent in env.agent_iter():
+        obs, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        action = stubborn.act(obs)
+        assert action == greedy.act(obs)
+        differ += action != heuristic.act(obs)
+        decisions += 1
+        env.step(action)
+    assert decisions > 20 and differ > 0
+
+
+def test_rollout_anchored_on_a_checkpoint_file_plays_as_anchored_on_its_name():
+    from qwixx_env.bots.pretrained import checkpoints_dir
+
+    path = str(checkpoints_dir() / "ppo-classic-2p.json")
+    by_path, by_name = (bots.make("rollout", seed=5, continuations=4, threads=1, anchor=a)
+                        for a in (path, "ppo-classic-2p"))
+    policy = bots.load(path)
+    env = qwixx_v0.raw_env(num_players=2)
+    env.reset(seed=13)
+    decisions = 0
+    for agent in env.agent_iter():
+        obs, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        assert by_path.anchor.act(obs) == policy.act(obs)
+        action = by_path.act(obs)
+        assert action == by_name.act(obs)
+        decisions += 1
+        env.step(action)
+    assert decisions > 20
+
+
+@pytest.mark.parametrize("anchor, match", [
+    ("minimax", "bot name: got 'minimax'"),
+    ("ppo-classic-3p", "plays num_players=3 only"),
+    ("rollout", "another bot"),
+    (3, "another bot"),
+    ("missing/bot.json", "no such file"),
+])
+def test_rollout_refuses_a_bad_anchor(anchor, match):
+    with pytest.raises(ValueError, match=f"anchor: got {anchor!r}.*{match}"):
+        bots.make("rollout", anchor=anchor)
+
+
 @pytest.mark.parametrize("param, value", [("continuations", 1), ("confidence", -0.5), ("horizon", -1),
                                           ("finalists", 1.5), ("refine", 0), ("margin_weight", float("nan")),
                                           ("policy", "minimax"), ("threads", 0), ("threads", 1.5)])

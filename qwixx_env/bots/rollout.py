@@ -36,7 +36,9 @@ The `leaf` evaluations:
   the win bonus).
 
 The decision is a paired test against the default policy's own choice: an action replaces it
-only if its mean gain exceeds `confidence` standard errors. Two rounds spend the playouts
+only if its mean gain exceeds `confidence` standard errors. With `anchor` (a bot name, e.g.
+``"ppo-classic-2p"`` or ``"afterstate"``, or a checkpoint file's path) the choice to beat is that bot's instead: the search
+then runs on top of any bot, the playouts still played by the default `policy`. Two rounds spend the playouts
 where they matter: `continuations` playouts for every action; then the actions that might
 beat the choice (mean gain within two standard errors of it; at most `finalists` with the
 choice) get `refine` x `continuations` more; when none might, the choice stands at once.
@@ -104,6 +106,21 @@ def _paired_stats(gain: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return gain.mean(axis=1), gain.std(axis=1, ddof=1) / np.sqrt(gain.shape[1])
 
 
+def _make_anchor(anchor, variant: str, num_players: int, lucky: str, seed: int | None):
+    """The anchor bot for the table (see `RolloutBot`): a registered bot's name, or the path
+    of a checkpoint file (`bots.load`); errors name `anchor`."""
+    if not isinstance(anchor, str) or anchor == "rollout":
+        raise ValueError(f"anchor: got {anchor!r}; expected a checkpoint file's path or the name of another bot, "
+                         f"one of {[n for n in bots.available() if n != 'rollout']}")
+    table = dict(variant=variant, num_players=num_players, seed=seed, lucky=lucky if variant == "longo" else None)
+    try:
+        if anchor.endswith(".json") or os.sep in anchor or "/" in anchor:
+            return bots.load(anchor, **table)
+        return bots.make(anchor, **table)
+    except (OSError, ValueError) as err:
+        raise ValueError(f"anchor: got {anchor!r}; {err}") from err
+
+
 class RolloutBot:
     """See the module docstring. `continuations` K per action; `policy` the default policy;
     `confidence` the z a paired difference must reach to overrule the default policy's own
@@ -112,7 +129,8 @@ class RolloutBot:
     where one ships, 2-player classic), ``"afterstate"`` (the `afterstate` bot's network,
     classic with 2-4 players) or ``"heuristic"`` (the heuristic's evaluation);
     `threads` how many threads share the playouts (default: 2, or 1 on a one-core machine;
-    the decisions are the same for any number)."""
+    the decisions are the same for any number); `anchor` a bot name (`bots.make`, for the same
+    table and seed) or a checkpoint file's path (`bots.load`) whose action is the choice to beat, instead of the default policy's."""
 
     name = "rollout"
 
@@ -135,6 +153,7 @@ class RolloutBot:
         lucky: str = "bonus",
         leaf: str | None = None,
         threads: int | None = None,
+        anchor: str | None = None,
     ):
         _check_number("continuations", continuations, minimum=2, integer=True)
         if policy not in POLICY_NAMES:
@@ -188,6 +207,7 @@ class RolloutBot:
                                  f"afterstate network ships for {tables()} only (use leaf='heuristic')")
             self._net = read_network(NETWORKS[table])
         self._scratch = [new_scratch(self.variant, num_players, self._net) for _ in range(self.threads)]  # one per thread
+        self.anchor = None if anchor is None else _make_anchor(anchor, variant, num_players, lucky, seed)
 
     def _playouts(self, base, legal: np.ndarray, count: int) -> np.ndarray:
         """(len(legal), count) outcomes: playout k has the same dice for every action."""
@@ -226,6 +246,12 @@ class RolloutBot:
         if legal.size == 1:
             return legal, None, 0
         base = state_from_observation(view, out=self._base)
+        if self.anchor is not None:
+            own = self.anchor.act(observation)
+            if own not in legal:
+                raise ValueError(f"anchor {self.anchor!r}: chose action {own!r}, which is not legal here "
+                                 f"(legal: {legal.tolist()})")
+            return legal, base, int(np.flatnonzero(legal == own)[0])
         own = root_action(base, self._work, self.variant.tables, self.kind, self.max_skip, self.penalty_worry,
                           self._weights, self._policy_rng, self._scratch[0])
         return legal, base, int(np.flatnonzero(legal == own)[0])
