@@ -37,9 +37,9 @@ The `leaf` evaluations:
 
 The decision is a paired test against the default policy's own choice: an action replaces it
 only if its mean gain exceeds `confidence` standard errors. With `anchor` (a bot name, e.g.
-``"ppo-classic-2p"`` or ``"afterstate"``, or a checkpoint file's path) the choice to beat is that bot's instead: the search
-then runs on top of any bot, the playouts still played by the default `policy`. Two rounds spend the playouts
-where they matter: `continuations` playouts for every action; then the actions that might
+``"ppo-classic-2p"`` or ``"afterstate"``, or a checkpoint file's path) the choice to beat is
+that bot's instead: the search then runs on top of any bot, its playouts still played by the
+default `policy`. Two rounds spend the playouts where they matter: `continuations` playouts for every action; then the actions that might
 beat the choice (mean gain within two standard errors of it; at most `finalists` with the
 choice) get `refine` x `continuations` more; when none might, the choice stands at once.
 
@@ -130,7 +130,8 @@ class RolloutBot:
     classic with 2-4 players) or ``"heuristic"`` (the heuristic's evaluation);
     `threads` how many threads share the playouts (default: 2, or 1 on a one-core machine;
     the decisions are the same for any number); `anchor` a bot name (`bots.make`, for the same
-    table and seed) or a checkpoint file's path (`bots.load`) whose action is the choice to beat, instead of the default policy's."""
+    table and seed) or a checkpoint file's path (`bots.load`) whose action is the choice to
+    beat, instead of the default policy's."""
 
     name = "rollout"
 
