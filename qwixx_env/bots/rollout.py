@@ -39,9 +39,10 @@ The decision is a paired test against the default policy's own choice: an action
 only if its mean gain exceeds `confidence` standard errors. With `anchor` (a bot name, e.g.
 ``"ppo-classic-2p"`` or ``"afterstate"``, or a checkpoint file's path) the choice to beat is
 that bot's instead: the search then runs on top of any bot, its playouts still played by the
-default `policy`. Two rounds spend the playouts where they matter: `continuations` playouts for every action; then the actions that might
-beat the choice (mean gain within two standard errors of it; at most `finalists` with the
-choice) get `refine` x `continuations` more; when none might, the choice stands at once.
+default `policy`. Two rounds spend the playouts where they matter: `continuations` playouts
+for every action; then the actions that might beat the choice (mean gain within two standard
+errors of it; at most `finalists` with the choice) get `refine` x `continuations` more; when
+none might, the choice stands at once.
 
 Defaults (measured in `docs/baselines.md`): 32 continuations, heuristic playouts, horizon 4,
 confidence 0.5, 3 finalists, refine 4, the network leaf in 2-player classic: about 2.4 ms a
