@@ -217,6 +217,25 @@ def test_chances_of_the_observation_equal_those_of_the_engine_state(num_players)
                                atol=1e-12)
 
 
+def test_chances_do_not_depend_on_what_was_rated_before():
+    """`afterstate_chances` keeps its work arrays between calls (one set per thread and
+    table): a batch rates the same after other batches, and in another thread, as at first."""
+    import threading
+
+    rows = [engine.obs[b].copy() for engine, b in random_positions(games=6, steps=30, seed=5, num_players=2)]
+    first, other = np.array(rows[::2]), np.array(rows[1::2])
+    fresh = {}
+    thread = threading.Thread(target=lambda: fresh.update(chances=afterstate_chances(first)))
+    thread.start()
+    thread.join()
+    before = afterstate_chances(first)
+    afterstate_chances(other)
+    afterstate_chances(np.repeat(other[:1], 3, axis=0))
+    np.testing.assert_array_equal(afterstate_chances(first), before)
+    np.testing.assert_array_equal(fresh["chances"], before)
+    assert (before >= 0).any(axis=1).all()
+
+
 @pytest.mark.parametrize("kwargs", [dict(num_players=5), dict(variant="longo"), dict(num_players=1)])
 def test_other_tables_are_refused_by_name(kwargs):
     with pytest.raises(ValueError, match=r"afterstate: got variant=.*a win-chance network is trained for "

@@ -17,6 +17,7 @@ beside the observation.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -91,9 +92,23 @@ def afterstate_chances(observations: np.ndarray, variant: str = "classic", num_p
         raise ValueError(f"observations: got shape {obs.shape}; expected (n, {layout.size})")
     out = np.zeros((obs.shape[0], v.num_actions), np.float64)
     net = read_network(NETWORKS[(variant, num_players)])
-    core.afterstate_inputs(obs, v.tables, layout.offsets, new_state(num_players), weights_array(), net, out,
-                           new_scratch(v, num_players, net))
+    st, hw, ws = _work_arrays(v, num_players, net)
+    core.afterstate_inputs(obs, v.tables, layout.offsets, st, hw, net, out, ws)
     return out
+
+
+_WORK = threading.local()
+
+
+def _work_arrays(v, num_players: int, net) -> tuple:
+    """This thread's (decision state, heuristic weights, scratch) for `afterstate_chances` at
+    one table: made once, not per call (the kernel rebuilds the state from each row, and a
+    reused scratch rates as a fresh one)."""
+    cache = _WORK.__dict__.setdefault("tables", {})
+    key = (v.name, num_players)
+    if key not in cache:
+        cache[key] = (new_state(num_players), weights_array(), new_scratch(v, num_players, net))
+    return cache[key]
 
 
 def afterstate_inputs(observations: np.ndarray, variant: str = "classic", num_players: int = 2) -> np.ndarray:
