@@ -29,6 +29,17 @@ def random_positions(config, steps=60, games=32, seed=0):
         engine.step(actions)
 
 
+def live_decisions(env):
+    """Yield the observation of every decision of an AEC game; the caller steps its action
+    (the finished agents' None steps are taken here)."""
+    for agent in env.agent_iter():
+        obs, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        yield obs
+
+
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "-".join(map(str, c.values())))
 def test_state_from_observation_round_trips_the_observation(config):
     """Encoding the rebuilt state from the observer (seat 0 there) gives the same vector."""
@@ -187,11 +198,7 @@ def test_rollout_keeps_the_default_policys_choice_without_evidence():
     env = qwixx_v0.raw_env(num_players=P)
     env.reset(seed=11)
     decisions = 0
-    for agent in env.agent_iter():
-        obs, _, terminated, truncated, _ = env.last()
-        if terminated or truncated:
-            env.step(None)
-            continue
+    for obs in live_decisions(env):
         assert stubborn.act(obs) == heuristic.act(obs)
         decisions += 1
         env.step(heuristic.act(obs))
@@ -206,11 +213,7 @@ def test_rollout_with_an_anchor_keeps_the_anchors_choice_without_evidence():
     env = qwixx_v0.raw_env(num_players=2)
     env.reset(seed=12)
     decisions = differ = 0
-    for agent in env.agent_iter():
-        obs, _, terminated, truncated, _ = env.last()
-        if terminated or truncated:
-            env.step(None)
-            continue
+    for obs in live_decisions(env):
         action = stubborn.act(obs)
         assert action == greedy.act(obs)
         differ += action != heuristic.act(obs)
@@ -229,11 +232,7 @@ def test_rollout_anchored_on_a_checkpoint_file_plays_as_anchored_on_its_name():
     env = qwixx_v0.raw_env(num_players=2)
     env.reset(seed=13)
     decisions = 0
-    for agent in env.agent_iter():
-        obs, _, terminated, truncated, _ = env.last()
-        if terminated or truncated:
-            env.step(None)
-            continue
+    for obs in live_decisions(env):
         assert by_path.anchor.act(obs) == policy.act(obs)
         action = by_path.act(obs)
         assert action == by_name.act(obs)
