@@ -277,11 +277,12 @@ def test_a_damaged_or_altered_cache_file_is_solved_again_not_believed(tmp_path, 
     assert ValueTable.load(path, v).root == pytest.approx(good.root, abs=1e-5)  # replaced by a good one
 
 
-def test_a_table_whose_rows_lose_points_is_loaded_back_not_solved_again(tmp_path):
-    # Every cross costs a point: the further values are negative, below any penalty total.
-    v = reduced(2, lock_threshold=1, score_table=tuple(-k for k in range(5)))
+def test_a_table_whose_rows_fall_before_they_rise_is_loaded_back_not_solved_again(tmp_path):
+    # One cross costs 30 points and the lock wins them back: a sheet with a cross can gain
+    # more than the table's highest entry (0), and the value check must allow that.
+    v = reduced(2, lock_threshold=1, score_table=(0, -30, -30, -30, 0))
     good = load_table(v, directory=tmp_path)
-    assert good.values.min() < -v.penalty_points * v.max_penalties
+    assert good.values.max() > 4 * max(v.score_table)
     solver.table._LOADED.clear()
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a "solving again" warning fails the test
@@ -289,12 +290,14 @@ def test_a_table_whose_rows_lose_points_is_loaded_back_not_solved_again(tmp_path
     assert again.solve_seconds is None  # read from the file
     assert np.array_equal(again.values, good.values)
     low, high = solver.table.further_bounds(v)
-    assert (low, high) == (4 * -4 - v.penalty_points * v.max_penalties, 0)
-    values = good.values.copy()
-    values[1, 0] = high + 1  # a gain this table cannot give
-    ValueTable(v, values, root=good.root).save(table_path(v, tmp_path))
-    with pytest.raises(ValueError, match="outside"):
-        ValueTable.load(table_path(v, tmp_path), v)
+    assert (low, high) == (-v.penalty_points * v.max_penalties, 4 * 30)
+    assert low <= good.values.min() and good.values.max() <= high
+    for altered in (high + 1, low - 1):  # a gain or a loss this table cannot give
+        values = good.values.copy()
+        values[1, 0] = altered
+        ValueTable(v, values, root=good.root).save(table_path(v, tmp_path))
+        with pytest.raises(ValueError, match="outside"):
+            ValueTable.load(table_path(v, tmp_path), v)
 
 
 # --- the bot ----------------------------------------------------------------------------------

@@ -62,12 +62,13 @@ def table_path(variant: Variant, directory: "str | os.PathLike | None" = None) -
 
 
 def further_bounds(variant: Variant) -> tuple[float, float]:
-    """The range of "points still to come" from any solo sheet: each of the four rows moves
-    from `score_table[k]` to some `score_table[j]`, j >= k (tables may fall as well as rise),
-    and at most every penalty is still to be taken."""
+    """The range of the optimal "points still to come" from any solo sheet. At worst every
+    penalty is still to be taken: crossing nothing is always allowed, so the optimum never
+    does worse. At best each of the four rows moves from `score_table[k]` to the best
+    `score_table[j]`, j >= k (a custom table may fall before it rises)."""
     t = variant.score_table
-    gains = [t[j] - t[k] for k in range(len(t)) for j in range(k, len(t))]
-    return 4 * min(gains) - variant.penalty_points * variant.max_penalties, 4 * max(gains)
+    best_gain = max(t[j] - t[k] for k in range(len(t)) for j in range(k, len(t)))
+    return -variant.penalty_points * variant.max_penalties, 4 * best_gain
 
 
 @dataclass
