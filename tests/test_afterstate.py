@@ -234,6 +234,16 @@ def test_chances_do_not_depend_on_what_was_rated_before():
     np.testing.assert_array_equal(afterstate_chances(first), before)
     np.testing.assert_array_equal(fresh["chances"], before)
     assert (before >= 0).any(axis=1).all()
+    # one set of work arrays per thread: the same object again here, another in a new thread
+    from qwixx_env.bots.afterstate import _work_arrays
+
+    net = read_network("afterstate-classic-2p.npz")
+    mine, theirs = _work_arrays(CLASSIC, 2, net), []
+    assert _work_arrays(CLASSIC, 2, net) is mine
+    thread = threading.Thread(target=lambda: theirs.append(_work_arrays(CLASSIC, 2, net)))
+    thread.start()
+    thread.join()
+    assert all(a is not b for a, b in zip(mine, theirs[0]))
 
 
 @pytest.mark.parametrize("kwargs", [dict(num_players=5), dict(variant="longo"), dict(num_players=1)])

@@ -1,5 +1,7 @@
 """Bots act from observations only: the rebuilt state, the registry, legal actions."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -222,27 +224,47 @@ def test_rollout_with_an_anchor_keeps_the_anchors_choice_without_evidence():
     assert decisions > 20 and differ > 0
 
 
-def test_rollout_anchored_on_a_checkpoint_file_plays_as_anchored_on_its_name():
+@pytest.mark.parametrize("as_path", [str, Path])
+def test_rollout_anchored_on_a_checkpoint_file_beats_its_choice_and_plays_as_anchored_on_its_name(as_path):
     from qwixx_env.bots.pretrained import checkpoints_dir
 
-    path = str(checkpoints_dir() / "ppo-classic-2p.json")
+    path = as_path(checkpoints_dir() / "ppo-classic-2p.json")
     by_path, by_name = (bots.make("rollout", seed=5, continuations=4, threads=1, anchor=a)
                         for a in (path, "ppo-classic-2p"))
-    policy = bots.load(path)
+    policy, heuristic = bots.load(path), bots.make("heuristic")
     env = qwixx_v0.raw_env(num_players=2)
     env.reset(seed=13)
-    decisions = 0
+    decisions = differ = 0
     for obs in live_decisions(env):
-        assert by_path.anchor.act(obs) == policy.act(obs)
+        legal, _, own = by_path._search(obs)  # the choice the search must beat
+        assert legal[own] == policy.act(obs)
+        differ += legal[own] != heuristic.act(obs)
         action = by_path.act(obs)
         assert action == by_name.act(obs)
         decisions += 1
         env.step(action)
-    assert decisions > 20
+    assert decisions > 20 and differ > 0
+
+
+def test_rollout_refuses_an_anchor_that_plays_an_illegal_action():
+    bot = bots.make("rollout", seed=0, continuations=4, anchor="greedy")
+
+    class Illegal:
+        def act(self, observation):
+            return int(np.flatnonzero(observation["action_mask"] == 0)[0])  # the first illegal one
+
+    bot.anchor = Illegal()
+    engine = BatchedQwixx(1, num_players=2)
+    engine.reset(seed=0)
+    obs = {"observation": engine.obs[0], "action_mask": engine.masks[0]}
+    illegal = int(np.flatnonzero(engine.masks[0] == 0)[0])
+    with pytest.raises(ValueError, match=rf"anchor='greedy': chose action {illegal}, which is not legal here"):
+        bot.act(obs)
 
 
 @pytest.mark.parametrize("anchor, match", [
-    ("minimax", "bot name: got 'minimax'"),
+    ("minimax", "not a bot name .*'greedy'.* nor a checkpoint file's path"),
+    ("best.npz", "no such file"),
     ("ppo-classic-3p", "plays num_players=3 only"),
     ("rollout", "another bot"),
     (3, "another bot"),

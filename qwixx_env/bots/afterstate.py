@@ -105,7 +105,7 @@ def _work_arrays(v, num_players: int, net) -> tuple:
     one table: made once, not per call (the kernel rebuilds the state from each row, and a
     reused scratch rates as a fresh one)."""
     cache = _WORK.__dict__.setdefault("tables", {})
-    key = (v.name, num_players)
+    key = (v.name, num_players, id(net))  # the scratch is sized for the network (read once, kept)
     if key not in cache:
         cache[key] = (new_state(num_players), weights_array(), new_scratch(v, num_players, net))
     return cache[key]

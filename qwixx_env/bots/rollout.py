@@ -108,24 +108,28 @@ def _paired_stats(gain: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _make_anchor(anchor, variant: str, num_players: int, lucky: str, seed: int | None):
-    """The anchor bot for the table (see `RolloutBot`): a registered bot's name, or the path
-    of a checkpoint file (`bots.load`); errors name `anchor`."""
-    if not isinstance(anchor, str) or anchor == "rollout":
+    """The anchor bot for the table (see `RolloutBot`): a registered bot's name (`bots.make`),
+    or else the path of a checkpoint file (`bots.load`); errors name `anchor`."""
+    others = [n for n in bots.available() if n != "rollout"]
+    if not isinstance(anchor, (str, os.PathLike)) or anchor == "rollout":
         raise ValueError(f"anchor: got {anchor!r}; expected a checkpoint file's path or the name of another bot, "
-                         f"one of {[n for n in bots.available() if n != 'rollout']}")
+                         f"one of {others}")
     table = dict(variant=variant, num_players=num_players, seed=seed, lucky=lucky if variant == "longo" else None)
     try:
-        if anchor.endswith(".json") or os.sep in anchor or "/" in anchor:
-            return bots.load(anchor, **table)
-        return bots.make(anchor, **table)
+        if isinstance(anchor, str) and anchor in bots.available():
+            return bots.make(anchor, **table)
+        text = os.fspath(anchor)
+        if isinstance(anchor, str) and "/" not in text and os.sep not in text and not text.endswith((".json", ".npz")):
+            raise ValueError(f"not a bot name (one of {others}) nor a checkpoint file's path")
+        return bots.load(anchor, **table)
     except (OSError, ValueError) as err:
         raise ValueError(f"anchor: got {anchor!r}; {err}") from err
 
 
 class RolloutBot:
     """See the module docstring. `continuations` K per action; `policy` the default policy;
-    `confidence` the z a paired difference must reach to overrule the default policy's own
-    choice; `margin_weight` the value of a point of score margin next to a whole win; `leaf`
+    `confidence` the z a paired difference must reach to overrule the choice to beat (the
+    default policy's own, or the `anchor`'s); `margin_weight` the value of a point of score margin next to a whole win; `leaf`
     how a truncated playout is scored: ``"network"`` (the learned win chance; the default
     where one ships, 2-player classic), ``"afterstate"`` (the `afterstate` bot's network,
     classic with 2-4 players) or ``"heuristic"`` (the heuristic's evaluation);
@@ -155,7 +159,7 @@ class RolloutBot:
         lucky: str = "bonus",
         leaf: str | None = None,
         threads: int | None = None,
-        anchor: str | None = None,
+        anchor: str | os.PathLike | None = None,
     ):
         _check_number("continuations", continuations, minimum=2, integer=True)
         if policy not in POLICY_NAMES:
@@ -209,6 +213,7 @@ class RolloutBot:
                                  f"afterstate network ships for {tables()} only (use leaf='heuristic')")
             self._net = read_network(NETWORKS[table])
         self._scratch = [new_scratch(self.variant, num_players, self._net) for _ in range(self.threads)]  # one per thread
+        self.anchor_spec = anchor
         self.anchor = None if anchor is None else _make_anchor(anchor, variant, num_players, lucky, seed)
 
     def _playouts(self, base, legal: np.ndarray, count: int) -> np.ndarray:
@@ -240,7 +245,8 @@ class RolloutBot:
         return outcomes
 
     def _search(self, observation: dict[str, Any]):
-        """(legal actions, base state or None, index of the default policy's own choice)."""
+        """(legal actions, base state or None, index of the choice to beat: the anchor's, else
+        the default policy's own)."""
         view = ObservationView(observation, self.variant, self.num_players)
         legal = view.legal_actions.astype(np.int64)
         if legal.size == 0:
@@ -251,7 +257,7 @@ class RolloutBot:
         if self.anchor is not None:
             own = self.anchor.act(observation)
             if own not in legal:
-                raise ValueError(f"anchor {self.anchor!r}: chose action {own!r}, which is not legal here "
+                raise ValueError(f"anchor={self.anchor_spec!r}: chose action {own!r}, which is not legal here "
                                  f"(legal: {legal.tolist()})")
             return legal, base, int(np.flatnonzero(legal == own)[0])
         own = root_action(base, self._work, self.variant.tables, self.kind, self.max_skip, self.penalty_worry,
