@@ -261,6 +261,15 @@ def _names_in(folder: Path) -> list[str]:
     return sorted(p.name[: -len(".json")] for p in folder.glob("*.json")) if folder.is_dir() else []
 
 
+def is_checkpoint_name(name_or_path: "str | os.PathLike[str]") -> bool:
+    """Whether `load` reads the argument as an installed checkpoint's name rather than a
+    file's path: a `str` with no path separator and no ``.json``/``.npz`` ending."""
+    text = os.fspath(name_or_path)
+    return isinstance(name_or_path, str) and not (
+        any(s in text for s in ("/", os.sep)) or text.endswith((".json", ".npz"))
+    )
+
+
 def _resolve(name_or_path: "str | os.PathLike[str]") -> tuple[Path, Path]:
     """(json, npz) paths of a checkpoint name or path (see `NumpyPolicy.load`)."""
     if not isinstance(name_or_path, (str, os.PathLike)):
@@ -268,10 +277,7 @@ def _resolve(name_or_path: "str | os.PathLike[str]") -> tuple[Path, Path]:
             f"checkpoint: got {name_or_path!r}; expected a checkpoint name or a path (str or Path)"
         )
     text = os.fspath(name_or_path)
-    is_name = isinstance(name_or_path, str) and not (
-        any(s in text for s in ("/", os.sep)) or text.endswith((".json", ".npz"))
-    )
-    if is_name:
+    if is_checkpoint_name(name_or_path):
         if text not in checkpoint_names():
             raise CheckpointError(
                 f"checkpoint: got name {text!r}; installed checkpoints are {checkpoint_names()} "

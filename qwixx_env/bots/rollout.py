@@ -62,6 +62,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from qwixx_env import bots
+from qwixx_env.bots.pretrained import is_checkpoint_name
 from qwixx_env.core.heuristic import weights_array
 from qwixx_env.core.observation import ObservationView, state_from_observation
 from qwixx_env.core.policies import POLICY_NAMES, greedy_defaults
@@ -118,8 +119,7 @@ def _make_anchor(anchor, variant: str, num_players: int, lucky: str, seed: int |
     try:
         if isinstance(anchor, str) and anchor in bots.available():
             return bots.make(anchor, **table)
-        text = os.fspath(anchor)
-        if isinstance(anchor, str) and "/" not in text and os.sep not in text and not text.endswith((".json", ".npz")):
+        if is_checkpoint_name(anchor):  # a name, but no bot's (installed checkpoints are bots too)
             raise ValueError(f"not a bot name (one of {others}) nor a checkpoint file's path")
         return bots.load(anchor, **table)
     except (OSError, ValueError) as err:
@@ -129,10 +129,11 @@ def _make_anchor(anchor, variant: str, num_players: int, lucky: str, seed: int |
 class RolloutBot:
     """See the module docstring. `continuations` K per action; `policy` the default policy;
     `confidence` the z a paired difference must reach to overrule the choice to beat (the
-    default policy's own, or the `anchor`'s); `margin_weight` the value of a point of score margin next to a whole win; `leaf`
-    how a truncated playout is scored: ``"network"`` (the learned win chance; the default
-    where one ships, 2-player classic), ``"afterstate"`` (the `afterstate` bot's network,
-    classic with 2-4 players) or ``"heuristic"`` (the heuristic's evaluation);
+    default policy's own, or the `anchor`'s); `margin_weight` the value of a point of score
+    margin next to a whole win; `leaf` how a truncated playout is scored: ``"network"`` (the
+    learned win chance; the default where one ships, 2-player classic), ``"afterstate"`` (the
+    `afterstate` bot's network, classic with 2-4 players) or ``"heuristic"`` (the heuristic's
+    evaluation);
     `threads` how many threads share the playouts (default: 2, or 1 on a one-core machine;
     the decisions are the same for any number); `anchor` a bot name (`bots.make`, for the same
     table and seed) or a checkpoint file's path (`bots.load`) whose action is the choice to
