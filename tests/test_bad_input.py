@@ -5,12 +5,14 @@ the option (or agent), the value given and what is accepted, with the game left 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 
 import numpy as np
 import pytest
 
 from qwixx_env import ObservationView, decode_action, encode_action, qwixx_v0, replay
+from qwixx_env.core.variant import get_variant
 
 CONSTRUCTORS = [qwixx_v0.raw_env, qwixx_v0.env]
 
@@ -159,6 +161,27 @@ def test_bad_score_table(make, variant, bad):
     with pytest.raises(ValueError) as err:
         make(variant=variant, score_table=bad)
     assert_names(err, "score_table", repr(bad))
+
+
+@pytest.mark.parametrize(
+    "field, bad",
+    [
+        ("faces", 1),
+        ("faces", 6.0),
+        ("lock_cells", 0),
+        ("lock_cells", 11),  # a row of 11 numbers needs one that is not a lock cell
+        ("lock_threshold", -1),
+        ("lucky_count", -1),
+        ("penalty_points", -5),
+        ("penalty_points", True),
+        ("max_penalties", 0),
+        ("rows_to_end", 5),
+    ],
+)
+def test_a_variant_with_an_impossible_rule_is_refused_naming_the_field(field, bad):
+    with pytest.raises(ValueError) as err:
+        dataclasses.replace(get_variant("classic"), **{field: bad})
+    assert_names(err, field, repr(bad), "expected an integer")
 
 
 # --- actions on the raw env -----------------------------------------------------------------

@@ -262,6 +262,20 @@ def test_rollout_refuses_an_anchor_that_plays_an_illegal_action():
         bot.act(obs)
 
 
+def test_rollout_gives_a_stochastic_anchor_its_own_stream_drawn_from_its_seed():
+    """A `random` anchor does not replay the stream a `random` bot of the rollout's seed
+    draws, and the same seed gives the same anchor."""
+    env = qwixx_v0.raw_env(num_players=2)
+    env.reset(seed=3)
+    obs = env.observe(env.agent_selection)
+    def draws(bot):
+        return [bot.act(obs) for _ in range(40)]
+    anchors = [bots.make("rollout", seed=s, continuations=4, anchor="random").anchor for s in (7, 7)]
+    assert draws(anchors[0]) == draws(anchors[1])
+    assert draws(bots.make("rollout", seed=7, continuations=4, anchor="random").anchor) != draws(
+        bots.make("random", seed=7))
+
+
 @pytest.mark.parametrize("anchor, match", [
     ("minimax", "not a bot name .*'greedy'.* nor a checkpoint file's path"),
     ("best.npz", "no such file"),

@@ -110,11 +110,14 @@ def _paired_stats(gain: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _make_anchor(anchor, variant: str, num_players: int, lucky: str, seed: int | None):
     """The anchor bot for the table (see `RolloutBot`): a registered bot's name (`bots.make`),
-    or else the path of a checkpoint file (`bots.load`); errors name `anchor`."""
+    or else the path of a checkpoint file (`bots.load`); errors name `anchor`. Its seed is
+    drawn from the rollout's (the same seed gives the same anchor), not the rollout's own."""
     others = [n for n in bots.available() if n != "rollout"]
     if not isinstance(anchor, (str, os.PathLike)) or anchor == "rollout":
         raise ValueError(f"anchor: got {anchor!r}; expected a checkpoint file's path or the name of another bot, "
                          f"one of {others}")
+    # its own stream, drawn from the rollout's seed (a stochastic anchor must not share the playouts')
+    seed = None if seed is None else int(np.random.SeedSequence(seed, spawn_key=(1,)).generate_state(1, np.uint64)[0] >> 1)
     table = dict(variant=variant, num_players=num_players, seed=seed, lucky=lucky if variant == "longo" else None)
     try:
         if isinstance(anchor, str) and anchor in bots.available():

@@ -37,6 +37,14 @@ class RuleTables(NamedTuple):
     score_table: np.ndarray  # (max crosses + 1,) int64: points for n crosses
 
 
+def _check_int(name: str, value: object, minimum: int, maximum: int | None = None) -> None:
+    """Refuse a `Variant` field that is not an integer in ``minimum .. maximum``, naming it."""
+    ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    if not ok or value < minimum or (maximum is not None and value > maximum):
+        accepted = f"from {minimum} to {maximum}" if maximum is not None else f">= {minimum}"
+        raise ValueError(f"{name}: got {value!r}; expected an integer {accepted}")
+
+
 @dataclass(frozen=True)
 class Variant:
     """Everything that distinguishes one version of the game from another.
@@ -60,6 +68,13 @@ class Variant:
     tables: RuleTables = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        _check_int("faces", self.faces, 2)
+        _check_int("lock_cells", self.lock_cells, 1, self.cells - 1)
+        _check_int("lock_threshold", self.lock_threshold, 0)
+        _check_int("lucky_count", self.lucky_count, 0, self.cells)
+        _check_int("penalty_points", self.penalty_points, 0)
+        _check_int("max_penalties", self.max_penalties, 1)
+        _check_int("rows_to_end", self.rows_to_end, 1, 4)
         if self.lucky_count and self.lucky_rule not in LUCKY_RULES:
             raise ValueError(f"lucky: got {self.lucky_rule!r}; expected one of {LUCKY_RULES}")
         max_crosses = self.cells + 1  # every number and the lock, an upper bound
