@@ -406,6 +406,19 @@ def test_a_seed_that_is_not_whole_numbers_is_refused_by_value(bad):
         BatchedQwixx(2).reset(seed=bad)
 
 
+def test_an_unseeded_reset_goes_on_from_each_games_generator():
+    def starts():
+        engine = BatchedQwixx(4, num_players=2)
+        engine.reset(seed=9)
+        first = engine.obs.copy()
+        engine.reset()
+        return first, engine.obs.copy(), engine.state.rng.copy()
+
+    (a1, a2, rng_a), (b1, b2, rng_b) = starts(), starts()
+    assert np.array_equal(a1, b1) and np.array_equal(a2, b2) and np.array_equal(rng_a, rng_b)
+    assert not np.array_equal(a1, a2)
+
+
 def test_boolean_actions_are_refused_as_a_value_error():
     engine = BatchedQwixx(2)
     engine.reset(seed=0)

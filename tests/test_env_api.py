@@ -487,6 +487,40 @@ def test_illegal_action_ends_the_game_with_minus_one_for_the_offender(variant, n
     assert env.agents == []
 
 
+def test_after_an_illegal_end_no_agent_sees_a_legal_action():
+    env = qwixx_v0.env(num_players=3)
+    env.reset(seed=2)
+    illegal = int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"] == 0)[0])
+    env.step(illegal)
+    assert env.unwrapped.legal_actions() == []
+    for agent in env.agent_iter():
+        obs, *_ = env.last()
+        assert not obs["action_mask"].any(), agent
+        env.step(None)
+
+
+@pytest.mark.parametrize("flag", [True, np.True_])
+def test_a_bool_is_no_action_even_where_its_number_is_legal(flag):
+    """`Discrete.contains(True)` holds, but a bool is refused as outside the space whether or
+    not action int(flag) is legal, as the raw env refuses it."""
+    for seed in range(40):
+        env = qwixx_v0.env(num_players=2)
+        env.reset(seed=seed)
+        if env.observe(env.agent_selection)["action_mask"][int(flag)]:
+            break
+    else:
+        pytest.fail("no deal with the action legal")
+    before = env.unwrapped.snapshot()
+    with pytest.raises(AssertionError, match="not in action space"):
+        env.step(flag)
+    assert env.unwrapped.snapshot() == before and not any(env.terminations.values())
+
+
+def test_raw_render_before_reset_says_to_reset_first():
+    with pytest.raises(RuntimeError, match=r"reset\(\) first"):
+        qwixx_v0.raw_env(render_mode="ansi").render()
+
+
 @pytest.mark.parametrize("action", [-1, 45, 1000, 2.5, None])
 def test_action_outside_the_action_space_fails_an_assertion(action):
     env = qwixx_v0.env(num_players=2, variant="classic")

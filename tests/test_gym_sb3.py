@@ -91,6 +91,18 @@ def test_an_illegal_action_ends_the_game_with_minus_one(action):
     assert not view.crosses.any() and view.legal_actions.size > 0
 
 
+def test_a_bool_action_is_illegal_even_where_its_number_is_legal():
+    env = gymnasium.make("qwixx_env/Qwixx-v0", num_players=2).unwrapped
+    for seed in range(60):
+        obs, _ = env.reset(seed=seed)
+        if obs["action_mask"][1]:
+            break
+    else:
+        pytest.fail("no deal with action 1 legal")
+    _, reward, terminated, _, info = env.step(True)
+    assert (reward, terminated, info) == (-1.0, True, {"illegal_action": True})
+
+
 def test_with_illegal_action_raise_an_illegal_action_raises_and_changes_nothing():
     env = gymnasium.make("qwixx_env/Qwixx-v0", num_players=3, variant="longo", illegal_action="raise").unwrapped
     obs, _ = env.reset(seed=3)

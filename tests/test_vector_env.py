@@ -454,6 +454,21 @@ def test_same_seed_same_actions_same_trajectory():
     assert any(step[3] is not None for step in first[1:]), "no game finished: autoreset went untested"
 
 
+def test_an_unseeded_reset_goes_on_from_the_seeded_generators():
+    """Gymnasium: reset() without a seed does not reseed an env that has a generator, so a
+    seeded reset then an unseeded one is the same pair of starts in every process."""
+    def two_starts():
+        env = QwixxVectorEnv(6, num_players=3, opponents={"random": 1, "greedy": 1})
+        first, _ = env.reset(seed=4)
+        first = {k: v.copy() for k, v in first.items()}
+        second, _ = env.reset()
+        return first, {k: v.copy() for k, v in second.items()}, env.learner.copy()
+
+    (a1, a2, seats_a), (b1, b2, seats_b) = two_starts(), two_starts()
+    assert_same((a1, a2, seats_a), (b1, b2, seats_b))
+    assert not np.array_equal(a1["observation"], a2["observation"])  # a new deal, not a replay
+
+
 def test_different_seeds_different_games():
     a, b = QwixxVectorEnv(8, num_players=2), QwixxVectorEnv(8, num_players=2)
     obs_a, _ = a.reset(seed=0)
@@ -462,6 +477,12 @@ def test_different_seeds_different_games():
 
 
 # --- bad input ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bad", [0, -2, 1.5, True, "4"])
+def test_a_bad_num_envs_is_refused_under_its_own_name(bad):
+    with pytest.raises(ValueError, match=rf"^num_envs: got {bad!r}; expected a positive integer"):
+        QwixxVectorEnv(bad)
 
 
 @pytest.mark.parametrize(

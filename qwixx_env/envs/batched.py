@@ -157,6 +157,7 @@ class BatchedQwixx:
         self.done = np.zeros(N, np.bool_)
         self._last_scores = np.zeros((N, P), np.int64)
         self._actions = np.zeros(N, np.int64)
+        self._has_reset = False
         args = (self.state, self.variant.tables, self.layout.offsets, self._actions, self._mode,
                 self._last_scores, self.rewards, self.done, self.masks, self.obs,
                 self.autoreset, self._start_player, self._lucky_numbers)
@@ -169,8 +170,12 @@ class BatchedQwixx:
         return self.state.turn
 
     def reset(self, seed: "int | Sequence[int] | None" = None) -> tuple[np.ndarray, np.ndarray]:
-        """Start every game; returns (obs, masks) for the seats to decide (buffers reused)."""
-        self.state.rng[:] = game_seeds(seed, self.num_games)
+        """Start every game; returns (obs, masks) for the seats to decide (buffers reused).
+        Without a seed, each game's generator goes on from where it is (fresh entropy only on
+        the first reset), as an AEC game's does."""
+        if seed is not None or not self._has_reset:
+            self.state.rng[:] = game_seeds(seed, self.num_games)
+        self._has_reset = True
         self.reset_games(np.arange(self.num_games))
         return self.obs, self.masks
 

@@ -79,9 +79,10 @@ class GuardedEnv(BaseWrapper):
             assert action is None, "action is not in action space"  # only None once done
             raw._was_dead_step(action)
             return
-        # Discrete(n).contains, without its generality on the hot path.
+        # Discrete(n).contains, without its generality on the hot path; a bool is no action
+        # index (Discrete.contains would take True for 1), as the raw env refuses it.
         assert (type(action) is int or isinstance(action, np.integer)) and 0 <= action < raw.num_actions or (
-            raw.action_spaces[agent].contains(action)
+            not isinstance(action, (bool, np.bool_)) and raw.action_spaces[agent].contains(action)
         ), "action is not in action space"
         if not raw._mask[0, int(action)]:
             self._end_on_illegal(raw, agent)
@@ -98,6 +99,7 @@ class GuardedEnv(BaseWrapper):
         raw.rewards[agent] = self.illegal_reward
         raw._accumulate_rewards()
         raw._deads_step_first()
+        raw._mask[:] = 0  # the game is over: no seat has a legal action left
         self._illegal_end = True
 
     def __str__(self) -> str:

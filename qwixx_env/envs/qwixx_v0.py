@@ -248,6 +248,8 @@ class raw_env(AECEnv, EzPickle):
             self.render()
 
     def render(self) -> str | None:
+        if not hasattr(self, "agents"):
+            raise RuntimeError("render: call reset() first; there is no game to show before it")
         text = render_text(self.variant, self.snapshot(), self.possible_agents, self._to_decide())
         if self.render_mode == "human":
             print(text)

@@ -57,7 +57,8 @@ class QwixxGymEnv(gymnasium.Env):
     def step(self, action: int):
         if self._over:
             raise RuntimeError("the game is over (or not started): call reset()")
-        legal = self.action_space.contains(action) and self._obs["action_mask"][0, int(action)] == 1
+        legal = (not isinstance(action, (bool, np.bool_)) and self.action_space.contains(action)
+                 and self._obs["action_mask"][0, int(action)] == 1)  # a bool is no action index
         if not legal and self.illegal_action == "terminate":
             self._over = True
             self._obs = None  # the interrupted game is abandoned; reset() starts afresh

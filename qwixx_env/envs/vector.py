@@ -118,6 +118,8 @@ class QwixxVectorEnv(VectorEnv):
         opponents: "Opponent | Sequence[Opponent] | Mapping[Opponent, float]" = "random",
         greedy_max_skip: int | None = None,
     ):
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs: got {num_envs!r}; expected a positive integer")
         self.engine = BatchedQwixx(
             num_envs, num_players, variant, lucky=lucky, lucky_numbers=lucky_numbers,
             start_player=start_player, reward=reward, score_table=score_table, autoreset=False,
@@ -165,11 +167,14 @@ class QwixxVectorEnv(VectorEnv):
 
     def reset(self, *, seed: "int | Sequence[int] | None" = None, options: dict | None = None):
         """Start every game. An int seed seeds game i like ``qwixx_v0`` with ``seed + i`` and
-        the opponents' and seat draws from ``seed``; same seed, same decisions → same games."""
-        self.engine.state.rng[:] = game_seeds(seed, self.num_envs)
-        root = None if seed is None else (seed if isinstance(seed, (int, np.integer)) else list(seed))
-        self._rng = np.random.default_rng(root)
-        self.policy_rng[:] = self._rng.integers(0, 2**63, self.num_envs, dtype=np.uint64)
+        the opponents' and seat draws from ``seed``; same seed, same decisions → same games.
+        Without a seed, the generators go on from where they are (as Gymnasium asks; fresh
+        entropy only on the first reset), so ``reset(seed=0)`` then ``reset()`` is reproducible."""
+        if seed is not None or not self._has_reset:
+            self.engine.state.rng[:] = game_seeds(seed, self.num_envs)
+            root = None if seed is None else (seed if isinstance(seed, (int, np.integer)) else list(seed))
+            self._rng = np.random.default_rng(root)
+            self.policy_rng[:] = self._rng.integers(0, 2**63, self.num_envs, dtype=np.uint64)
         self._start_games(np.arange(self.num_envs))
         self._has_reset = True
         return self._observations(), {}
