@@ -373,6 +373,57 @@ def test_a_header_declaring_a_huge_array_is_refused_before_anything_is_allocated
         bots.load(path)
 
 
+def test_a_forged_pair_declaring_a_huge_layer_without_its_data_is_refused_unallocated(tmp_path):
+    """The JSON and the headers agree on a hidden layer of 2**30, but the data is not there:
+    refused from the member's size, before numpy is asked for 2**30 x 198 floats."""
+    path = tiny_checkpoint(tmp_path)
+    spec = json.loads(path.read_text())
+    huge = 2**30
+    spec["networks"]["policy"][0]["out"] = spec["networks"]["policy"][1]["in"] = huge
+    rewrite(path, networks=spec["networks"])
+    with np.load(path.with_suffix(".npz")) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    shapes = {"policy.0.weight": (huge, 198), "policy.0.bias": (huge,), "policy.1.weight": (45, huge)}
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+        for name, a in arrays.items():
+            member = io.BytesIO()
+            if name in shapes:  # the header of the forged shape, 16 bytes of data
+                np.lib.format.write_array_header_1_0(
+                    member, {"descr": "<f4", "fortran_order": False, "shape": shapes[name]})
+                member.write(bytes(16))
+            else:
+                np.lib.format.write_array(member, a)
+            archive.writestr(name + ".npy", member.getvalue())
+    replace_weights(path, buffer.getvalue())
+    with pytest.raises(CheckpointError, match=r"array 'policy.0.\w+' holds 16 bytes of data; float32 \(1073741824"):
+        bots.load(path)
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+def test_a_path_that_is_not_a_regular_file_is_refused_as_such(tmp_path, kind):
+    path = tiny_checkpoint(tmp_path)
+    npz = path.with_suffix(".npz")
+    npz.unlink()
+    npz.mkdir() if kind == "folder" else os.mkfifo(npz)  # a fifo would block a reader forever
+    with pytest.raises(CheckpointError, match=r"tiny.npz: not a regular file \(the weights tiny.json describes\)"):
+        bots.load(path)
+
+
+def test_an_oversized_file_is_refused_before_it_is_read(tmp_path):
+    path = tiny_checkpoint(tmp_path)
+    npz = path.with_suffix(".npz")
+    size = npz.stat().st_size
+    with open(npz, "ab") as f:
+        f.truncate(size + 2**31)  # sparse: 2 GiB more on paper
+    with pytest.raises(CheckpointError, match=rf"tiny.npz: {size + 2**31} bytes, but tiny.json says {size}"):
+        bots.load(path)
+    with open(path, "ab") as f:
+        f.truncate(2**30)
+    with pytest.raises(CheckpointError, match=r"tiny.json: 1073741824 bytes; a checkpoint's JSON is at most"):
+        bots.load(path)
+
+
 def test_an_encrypted_member_is_refused(tmp_path):
     path = tiny_checkpoint(tmp_path)
     data = bytearray(path.with_suffix(".npz").read_bytes())

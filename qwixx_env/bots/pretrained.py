@@ -29,7 +29,9 @@ import functools
 import hashlib
 import io
 import json
+import math
 import os
+import stat
 import zipfile
 from importlib import resources
 from pathlib import Path
@@ -44,6 +46,7 @@ from qwixx_env.envs.qwixx_v0 import check_num_players
 from qwixx_env.files import write_atomically
 
 FORMAT = "qwixx_env.policy/1"
+MAX_JSON_BYTES = 16 * 2**20  # far above any export (a few KB): a larger file is not read
 """The ``format`` field of the JSON: a name and a version, bumped when the layout changes."""
 
 ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, np.float32(0))}
@@ -296,22 +299,24 @@ def _resolve(name_or_path: "str | os.PathLike[str]") -> tuple[Path, Path]:
 
 def _read(json_path: Path, npz_path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The checked JSON and arrays of a checkpoint (see the module docstring for the checks)."""
-    if not json_path.is_file():
-        raise FileNotFoundError(f"checkpoint {json_path}: no such file")
+    _check_is_file(json_path)
+    if json_path.stat().st_size > MAX_JSON_BYTES:
+        raise CheckpointError(
+            f"checkpoint {json_path}: {json_path.stat().st_size} bytes; a checkpoint's JSON is at most "
+            f"{MAX_JSON_BYTES} (this is not one)"
+        )
     try:
         spec = json.loads(json_path.read_bytes().decode("utf-8"))
     except (ValueError, RecursionError) as err:  # JSONDecodeError, UnicodeDecodeError; deep nesting
         raise CheckpointError(f"checkpoint {json_path}: not valid JSON ({err})") from None
     _check_spec(spec, str(json_path))
-    if not npz_path.is_file():
-        raise FileNotFoundError(
-            f"checkpoint {npz_path}: no such file (the weights {json_path.name} describes)"
-        )
-    data = npz_path.read_bytes()
+    _check_is_file(npz_path, f" (the weights {json_path.name} describes)")
     weights = spec["weights"]
+    size = npz_path.stat().st_size  # before reading: a wrong size is refused without loading it
+    data = npz_path.read_bytes() if size == weights["bytes"] else b""
     if len(data) != weights["bytes"]:
         raise CheckpointError(
-            f"checkpoint {npz_path}: {len(data)} bytes, but {json_path.name} says {weights['bytes']} "
+            f"checkpoint {npz_path}: {size} bytes, but {json_path.name} says {weights['bytes']} "
             "(truncated, or not the file exported with it)"
         )
     digest = hashlib.sha256(data).hexdigest()
@@ -348,11 +353,19 @@ def _load_arrays(data: bytes, spec: dict[str, Any], source: str) -> dict[str, np
                 name = info.filename[: -len(".npy")]
                 with archive.open(info) as member:
                     header = _npy_header(member)
+                    header_bytes = member.tell()
                 if header != (shapes[name], False, np.dtype("<f4")):
                     shape, fortran, dtype = header
                     raise CheckpointError(
                         f"checkpoint {source}: array {name!r} is {dtype} {shape}"
                         f"{' (Fortran order)' if fortran else ''}; expected float32 {shapes[name]}"
+                    )
+                # the data must be in the file: a forged header cannot make np.load allocate more
+                data_bytes = 4 * math.prod(shapes[name])
+                if info.file_size != header_bytes + data_bytes:
+                    raise CheckpointError(
+                        f"checkpoint {source}: array {name!r} holds {info.file_size - header_bytes} bytes of data; "
+                        f"float32 {shapes[name]} needs {data_bytes}"
                     )
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:
             arrays = {name: npz[name] for name in shapes}
@@ -366,6 +379,19 @@ def _load_arrays(data: bytes, spec: dict[str, Any], source: str) -> dict[str, np
             raise CheckpointError(f"checkpoint {source}: array {name!r} holds NaN or infinite values")
         a.flags.writeable = False
     return arrays
+
+
+def _check_is_file(path: Path, what: str = "") -> None:
+    """A `FileNotFoundError` if `path` is missing, a `CheckpointError` if it is not a regular
+    file (a folder, a device, a pipe, a link loop)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(f"checkpoint {path}: no such file{what}") from None
+    except OSError as err:  # e.g. a symlink loop
+        raise CheckpointError(f"checkpoint {path}: cannot be read ({err.strerror}){what}") from None
+    if not stat.S_ISREG(mode):
+        raise CheckpointError(f"checkpoint {path}: not a regular file{what}")
 
 
 def _npy_header(member: Any) -> tuple[tuple[int, ...], bool, np.dtype]:
