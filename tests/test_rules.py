@@ -887,3 +887,12 @@ def test_longo_rule7_the_score_table_is_a_rule_parameter():
     st = position(linear, [sheet], (1, 1, None, 1, 1, 1))
     assert int(rules.scores(linear, st)[0, 0]) == 15 + 3 - 5
     assert snapshot(linear, st)["players"][0]["score"] == 13
+
+
+def test_a_longo_position_without_lucky_numbers_observes_none_and_its_true_scores():
+    """A hand-set Longo sheet need not carry lucky numbers (0: none); the observation then
+    shows none, and nothing spills into the fields beside them (the scores)."""
+    st = position(LONGO, [{"red": [2, 3]}, {}], (1, 2, 1, 1, 1, 1))
+    view = ObservationView(layout_for(LONGO, 2).encode(st, np.array([0]))[0], LONGO, 2)
+    assert view.lucky_numbers == [[], []]
+    assert view.scores.tolist() == rules.scores(LONGO, st)[0].tolist() == [3, 0]

@@ -5,6 +5,7 @@ without torch. Runs are tiny (a few thousand steps, small networks) to stay fast
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -212,6 +213,29 @@ def test_a_missing_required_key_and_a_solo_config_with_opponents_are_refused():
         config_from_dict(tiny(num_players=1, reward="score"))
 
 
+@pytest.mark.parametrize("text, key", [
+    ("name: x\ntotal_steps: 10\ntotal_steps: 20\n", "'total_steps'"),
+    ("name: x\nppo: {gamma: 0.9, gamma: 0.99}\n", "'gamma'"),
+])
+def test_a_key_set_twice_in_a_config_is_refused_naming_it(tmp_path, text, key):
+    path = tmp_path / "twice.yaml"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=rf"(?s)twice.yaml': not valid YAML: .*the key {key} is set twice"):
+        load_config(path)
+
+
+def test_qwixx_train_without_the_train_extra_says_what_to_install(monkeypatch, capsys):
+    import importlib.util
+
+    import training
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in ("torch", "yaml") else real(name, *a))
+    assert training.main(["configs/demo.yaml"]) == 2
+    err = capsys.readouterr().err
+    assert "needs the train extra, and ['PyYAML', 'torch'] are not installed" in err and "qwixx_env[train]" in err
+
+
 def test_the_command_line_reports_a_bad_config_and_exits_2(tmp_path, capsys):
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: x\ntotal_steps: 10\nppo: {gama: 0.9}\n")
@@ -304,6 +328,33 @@ def test_resume_refuses_a_changed_game_and_a_run_without_checkpoint(run, tmp_pat
         quiet_run(tiny(), tmp_path / "empty", resume=True)
     with pytest.raises(ValueError, match="already holds a run"):
         quiet_run(tiny(), out)
+
+
+def damage(folder: Path, how: str) -> None:
+    state_path = folder / "state.json"
+    if how == "not json":
+        state_path.write_text("{")
+    elif how == "no pool":
+        state = json.loads(state_path.read_text())
+        del state["pool"]
+        state_path.write_text(json.dumps(state))
+    else:  # a snapshot file gone
+        next((folder / "snapshots").glob("*.npz")).unlink()
+
+
+@pytest.mark.parametrize("how, message", [
+    ("not json", r"state.json: not a readable state file"),
+    ("no pool", r"state.json: missing the fields \['pool'\]"),
+    ("snapshot gone", r"the pool's snapshot file snapshot_\d+\.npz is missing"),
+])
+def test_resume_from_a_damaged_checkpoint_names_the_damage_and_writes_nothing(run, tmp_path, how, message):
+    out = tmp_path / "run"
+    shutil.copytree(run[0], out)
+    damage(out / "checkpoint", how)
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    with pytest.raises(ValueError, match=message):
+        quiet_run(tiny(total_steps=4096), out, resume=True)
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
 
 
 # --- interrupted checkpoints -----------------------------------------------------------------

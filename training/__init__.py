@@ -11,3 +11,30 @@ sb3-contrib, tensorboard).
 The layers point one way: training imports `qwixx_env`, never the reverse. `docs/training.md`
 is the guide.
 """
+
+import importlib.util
+import sys
+
+# the train extra's modules (import name -> package to install)
+TRAIN_EXTRA = {
+    "yaml": "PyYAML", "torch": "torch", "stable_baselines3": "stable-baselines3", "sb3_contrib": "sb3-contrib",
+    "tensorboard": "tensorboard", "rich": "rich", "matplotlib": "matplotlib",
+}
+
+
+def missing_extra() -> list[str]:
+    """The train extra's packages that are not installed here."""
+    return [package for module, package in TRAIN_EXTRA.items() if importlib.util.find_spec(module) is None]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``qwixx-train``: `training.train.main`, once the train extra is known to be installed
+    (else a one-line error saying what to install, and exit status 2)."""
+    missing = missing_extra()
+    if missing:
+        print(f"error: qwixx-train needs the train extra, and {missing} are not installed: "
+              "pip install torch==2.13.0 (the CPU build), then pip install 'qwixx_env[train]'", file=sys.stderr)
+        return 2
+    from training.train import main as train
+
+    return train(argv)

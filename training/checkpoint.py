@@ -16,7 +16,7 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 NAME, TEMP, OLD = "checkpoint", "checkpoint.tmp", "checkpoint.old"
 STATE, MODEL, SNAPSHOTS = "state.json", "model.zip", "snapshots"
@@ -49,8 +49,19 @@ def latest(run: Path) -> Path | None:
     return None
 
 
-def read_state(folder: Path) -> dict[str, Any]:
-    return json.loads((folder / STATE).read_text())
+def read_state(folder: Path, required: Sequence[str] = ()) -> dict[str, Any]:
+    """A checkpoint's ``state.json``: a JSON object holding the `required` fields, else a
+    `ValueError` naming the file and what is wrong (a checkpoint damaged from outside)."""
+    path = folder / STATE
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:  # unreadable, not UTF-8, not JSON
+        raise ValueError(f"checkpoint {path}: not a readable state file ({err})") from None
+    missing = [k for k in required if k not in state] if isinstance(state, dict) else list(required)
+    if not isinstance(state, dict) or missing:
+        raise ValueError(f"checkpoint {path}: missing the fields {missing}; expected a JSON object with {list(required)}"
+                         " (the checkpoint is damaged)")
+    return state
 
 
 def _sync_tree(folder: Path) -> None:

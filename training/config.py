@@ -166,6 +166,30 @@ class TrainConfig:
         return _plain(dataclasses.asdict(self))
 
 
+class _UniqueKeys(yaml.SafeLoader):
+    """`yaml.safe_load`'s loader, refusing a key set twice in one mapping (PyYAML would keep
+    the last silently, so a forgotten line could override the one the reader sees)."""
+
+
+def _unique_mapping(loader: _UniqueKeys, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        try:
+            again = key in seen
+        except TypeError:  # an unhashable key: construct_mapping says so below
+            break
+        if again:
+            raise yaml.constructor.ConstructorError(
+                "while reading a mapping", node.start_mark, f"the key {key!r} is set twice", key_node.start_mark
+            )
+        seen.add(key)
+    return loader.construct_mapping(node, deep)
+
+
+_UniqueKeys.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
+
+
 def load_config(path: str | Path) -> TrainConfig:
     """Read and check a YAML config file (see the module docstring)."""
     return config_from_dict(read_yaml(Path(path)))
@@ -179,7 +203,7 @@ def read_yaml(path: Path, seen: tuple[Path, ...] = ()) -> Any:
     ``opponents.self_play`` stays the base's unless it is set too). A base may extend another."""
     where = f" (extended by {str(seen[-1])!r})" if seen else ""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeys)
     except FileNotFoundError:
         raise ValueError(f"config: no file {str(path)!r}{where}") from None
     except IsADirectoryError:

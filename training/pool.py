@@ -100,6 +100,7 @@ class OpponentPool:
     def restore(self, entries: list[dict[str, Any]], folder: Path) -> None:
         """Put back the snapshots of a checkpoint: its copies in `folder` return to the pool's
         own folder and are loaded (and checked) from there."""
+        check_entries(entries, folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.snapshots = []
         for e in entries:
@@ -107,6 +108,21 @@ class OpponentPool:
                 shutil.copyfile(folder / (e["file"] + suffix), self.folder / (e["file"] + suffix))
             policy = NumpyPolicy.load(self.folder / (e["file"] + ".json"))
             self.snapshots.append(Snapshot(e["name"], int(e["steps"]), policy))
+
+
+def check_entries(entries: Any, folder: Path) -> None:
+    """A `ValueError` unless `entries` (a checkpoint's pool) lists snapshots whose files are
+    all in `folder` (the checkpoint's copies), naming what is wrong."""
+    if not isinstance(entries, list) or not all(
+        isinstance(e, dict) and {"name", "steps", "file"} <= set(e) and isinstance(e["file"], str) for e in entries
+    ):
+        raise ValueError(f"checkpoint {folder.parent}: pool: got {entries!r}; expected a list of snapshot entries "
+                         "with name, steps and file (the checkpoint is damaged)")
+    for e in entries:
+        for suffix in (".npz", ".json"):
+            if not (folder / (e["file"] + suffix)).is_file():
+                raise ValueError(f"checkpoint {folder.parent}: the pool's snapshot file {e['file'] + suffix} is missing "
+                                 f"from {folder} (the checkpoint is damaged)")
 
 
 @functools.lru_cache(maxsize=None)

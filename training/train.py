@@ -38,6 +38,8 @@ from qwixx_env.files import write_atomically
 from training import checkpoint
 from training.config import TrainConfig, config_from_dict, load_config, make_bot
 
+# What `--resume` reads from a checkpoint's state.json (every checkpoint writes them).
+STATE_FIELDS = ("steps", "segment", "config", "pool", "eval_history", "last", "bc", "wall_time")
 # Keys that may differ between a checkpoint's config and the one it is resumed with.
 RESUMABLE_CHANGES = ("total_steps", "evaluation", "checkpoint_every", "torch_threads")
 
@@ -83,7 +85,7 @@ class Trainer:
 
         from qwixx_env import QwixxVectorEnv
         from qwixx_env.envs.sb3 import AfterstateInputs, Sb3VecEnv
-        from training.pool import OpponentPool
+        from training.pool import OpponentPool, check_entries
 
         cfg, out = self.cfg, self.out
         torch.set_num_threads(cfg.torch_threads)
@@ -97,8 +99,9 @@ class Trainer:
             raise ValueError(f"--out: {out} is a file; expected a run folder (new or holding a run)")
         state = None
         if self.resume:
-            state = checkpoint.read_state(found)
+            state = checkpoint.read_state(found, STATE_FIELDS)
             self._check_resumable(state)  # before anything in the folder is written
+            check_entries(state["pool"], found / checkpoint.SNAPSHOTS)
         out.mkdir(parents=True, exist_ok=True)
         write_atomically(out / "config.yaml", yaml.safe_dump(cfg.to_dict(), sort_keys=False).encode())
         self.env = QwixxVectorEnv(

@@ -156,7 +156,8 @@ def encode_one(st, tb, off, b, seat, out):
             out[off.penalties + j * tb.max_penalties + k] = k < penalties
         out[off.scores + j] = score(st, tb, b, s) / SCORE_SCALE
         for i in range(tb.lucky_count):
-            out[off.lucky_numbers + j * lucky_width + st.lucky[b, s, i] - 2] = 1.0
+            if st.lucky[b, s, i] >= 2:  # 0: none set (a position built by hand)
+                out[off.lucky_numbers + j * lucky_width + st.lucky[b, s, i] - 2] = 1.0
     for i in range(6):
         d = st.dice[b, i]
         if d > 0:
