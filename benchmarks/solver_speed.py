@@ -132,7 +132,7 @@ def simulate(bot: str, games: int, workers: int, cache: str, first_seed: int = 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--games", type=int, default=100_000, help="solo games with solo_optimal (default 100000)")
     parser.add_argument("--bot", action="append", default=None, help="a bot whose regret to measure (repeatable; default: random)")
     parser.add_argument("--bot-games", type=int, default=20_000, help="solo games per --bot (default 20000)")

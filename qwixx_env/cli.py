@@ -47,6 +47,7 @@ def _plain_progress() -> Callable[[int, int], None]:
 
 
 def _solve(args: argparse.Namespace) -> int:
+    from qwixx_env.files import folder_problem
     from qwixx_env.solver import load_table, table_path
 
     try:
@@ -54,6 +55,20 @@ def _solve(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"qwixx solve: {err}", file=sys.stderr)
         return 2
+    problem = folder_problem(path.parent, create=True)  # before solving, not after
+    if problem and not (path.exists() and not args.rebuild):
+        print(f"qwixx solve: --cache-dir: {str(path.parent)!r} {problem}; expected a folder to keep the table in",
+              file=sys.stderr)
+        return 2
+    sheet, locked = None, ()
+    if args.sheet is not None:  # read before solving: a typo should not cost a solve
+        try:
+            sheet = json.loads(args.sheet)
+        except ValueError as err:
+            print(f"qwixx solve: --sheet: not JSON ({err})", file=sys.stderr)
+            return 2
+        if isinstance(sheet, dict):
+            locked = sheet.pop("locked_rows", ())
     cached = path.exists() and not args.rebuild
     start = time.perf_counter()
     try:
@@ -79,9 +94,8 @@ def _solve(args: argparse.Namespace) -> int:
         print(f"solved in {table.solve_seconds:.1f} s; table saved to {path} ({size:.1f} MiB)")
     if args.sheet is not None:
         try:
-            sheet = json.loads(args.sheet)
-            value = table.expected_score(sheet, sheet.get("locked_rows", ()))
-        except (ValueError, AttributeError, TypeError) as err:
+            value = table.expected_score(sheet, locked)
+        except (ValueError, TypeError) as err:
             print(f"qwixx solve: --sheet: {err}", file=sys.stderr)
             return 2
         print(f"this sheet's optimal expected final score: {value:.4f}")
@@ -210,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     solve.add_argument("--variant", default="classic", choices=VARIANT_NAMES, help="only classic is solvable")
     solve.add_argument("--rebuild", action="store_true", help="solve again even if the table is cached")
-    solve.add_argument("--cache-dir", default=None, help="cache directory (default: $QWIXX_ENV_CACHE or ~/.cache/qwixx_env)")
+    solve.add_argument("--cache-dir", default=None, help="cache directory (default: $QWIXX_ENV_CACHE, else $XDG_CACHE_HOME/qwixx_env or ~/.cache/qwixx_env)")
     solve.add_argument(
         "--sheet",
         default=None,

@@ -65,6 +65,29 @@ def test_bot_specs_parse_names_parameters_and_repeats():
         parse_bot("greedy:max_skip")
     labels = [e.label for e in bot_entries(["greedy", ("greedy", {"max_skip": 1}), "greedy"])]
     assert labels == ["greedy", "greedy:max_skip=1", "greedy#2"]
+    # commas inside a JSON value do not split it
+    weights = parse_bot('heuristic:weights={"fill":0.5,"opponent_weight":1},lucky="bonus"').params
+    assert weights == {"weights": {"fill": 0.5, "opponent_weight": 1}, "lucky": "bonus"}
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("greedy:max_skip=2,max_skip=3", r"parameter 'max_skip' is set twice"),
+    ("greedy:seed=3", r"\['seed'\] set, but the arena sets"),
+    (("random", {"variant": "longo", "num_players": 3}), r"\['num_players', 'variant'\] set, but the arena sets"),
+])
+def test_a_spec_setting_a_key_twice_or_a_table_option_is_refused(spec, message):
+    with pytest.raises(ValueError, match=message):
+        bot_entries([spec])
+
+
+def test_lucky_for_a_bot_without_a_lucky_rule_is_refused():
+    with pytest.raises(ValueError, match=r"bot 'greedy:lucky=\"instead\"': lucky is set, but this bot takes no lucky"):
+        run_arena(['greedy:lucky="instead"', "heuristic"], variant="longo", games=1, workers=1)
+
+
+def test_a_numpy_player_count_gives_a_plain_json_result():
+    result = run_arena(["random", "greedy"], num_players=np.int64(2), games=2, workers=1)
+    assert json.loads(json.dumps(result.to_dict()))["num_players"] == 2
 
 
 # --- common random numbers --------------------------------------------------------------

@@ -408,3 +408,15 @@ def test_rollout_with_the_afterstate_leaf_reads_its_tables_network_and_plays_leg
         obs, _, terminated, truncated, _ = env.last()
         env.step(None if terminated or truncated else players[env.agent_name_mapping[agent]].act(obs))
     assert env.unwrapped.snapshot()["roll"] > 5
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "a", True])
+def test_a_bad_seed_is_refused_by_name(seed):
+    for name in ("random", "heuristic", "ppo-classic-2p"):
+        with pytest.raises(ValueError, match=rf"seed: got {seed!r}; expected None or an integer >= 0"):
+            bots.make(name, seed=seed)
+
+
+def test_load_refuses_a_player_count_that_is_not_an_integer_as_make_does():
+    with pytest.raises(ValueError, match=r"num_players: got 2.0"):
+        bots.load("ppo-classic-2p", num_players=2.0)

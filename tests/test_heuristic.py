@@ -169,7 +169,7 @@ def test_weights_defaults_are_named_and_overridable():
     assert bot.weights[WEIGHT_NAMES.index("win_bonus")] == 3.0
 
 
-@pytest.mark.parametrize("weights", [{"nope": 1.0}, {"fill": "high"}, {"fill": float("nan")}])
+@pytest.mark.parametrize("weights", [{"nope": 1.0}, {"fill": "high"}, {"fill": float("nan")}, "abc", [1.0], 3])
 def test_bad_weights_raise(weights):
     with pytest.raises(ValueError, match="weights"):
         bots.make("heuristic", weights=weights)

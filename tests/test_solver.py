@@ -12,12 +12,15 @@ Sheets are drawn as in test_rules.py: ``[n]`` crossed, ``L`` the lock.
 from __future__ import annotations
 
 import itertools
+import re
 import warnings
 from functools import lru_cache
 
 import numpy as np
 import pytest
 
+import qwixx_env.bots.solo_optimal as solo_optimal_bot
+import qwixx_env.solver.table as solver_table
 from qwixx_env import bots, cli, decode_action, encode_action, qwixx_v0, solver
 from qwixx_env.core import COLORS, Variant, layout_for, rules, state_from_snapshot
 from qwixx_env.solver import ValueTable, load_table, table_path
@@ -255,7 +258,7 @@ def test_a_mismatched_cache_file_is_solved_again(tmp_path):
     assert ValueTable.load(path, v).root == pytest.approx(table.root)
 
 
-@pytest.mark.parametrize("damage", ["truncated", "empty", "root", "nan"])
+@pytest.mark.parametrize("damage", ["truncated", "empty", "root", "nan", "encrypted flag"])
 def test_a_damaged_or_altered_cache_file_is_solved_again_not_believed(tmp_path, damage):
     v = reduced(2, lock_threshold=1)
     good = solver.solve(v)
@@ -265,6 +268,10 @@ def test_a_damaged_or_altered_cache_file_is_solved_again_not_believed(tmp_path, 
         path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
     elif damage == "empty":
         path.write_bytes(b"")
+    elif damage == "encrypted flag":  # one bit of the zip's directory: zipfile raises RuntimeError
+        data = bytearray(path.read_bytes())
+        data[data.find(b"PK\x01\x02") + 8] |= 0x1
+        path.write_bytes(bytes(data))
     else:
         values = good.values.astype(np.float32).copy()
         root = 200.0 if damage == "root" else good.root
@@ -436,6 +443,26 @@ def test_the_bot_scores_the_table_value_in_seeded_solo_games(classic):
     assert abs(np.mean(scores) - classic.root) < 4 * standard_error  # 100,000 games: benchmarks/
 
 
+@pytest.mark.parametrize("options, message", [
+    ({"rebuild": "x"}, r"rebuild: got 'x'; expected true or false"),
+    ({"directory": 5}, r"directory: got 5; expected the solver's cache folder"),
+    ({"foo": 1}, r"got parameter\(s\) \['foo'\]; it accepts \['directory', 'rebuild'\]"),
+])
+def test_the_bots_table_options_are_checked_by_name_and_type(options, message, monkeypatch):
+    monkeypatch.setattr(solo_optimal_bot, "load_table", lambda *a, **k: pytest.fail("a table was loaded"))
+    with pytest.raises(ValueError, match=message):
+        bots.make("solo_optimal", **options)
+
+
+def test_rebuild_solves_the_bots_table_again_once_per_process(monkeypatch, classic):
+    calls = []
+    monkeypatch.setattr(solo_optimal_bot, "_REBUILT", set())
+    monkeypatch.setattr(solo_optimal_bot, "load_table", lambda v, **k: calls.append(k["rebuild"]) or classic)
+    for _ in range(3):  # an arena makes one bot per game
+        bots.make("solo_optimal", rebuild=True)
+    assert calls == [True, False, False]
+
+
 def test_the_bot_refuses_longo():
     with pytest.raises(ValueError, match="classic"):
         bots.make("solo_optimal", variant="longo")
@@ -449,6 +476,27 @@ def test_qwixx_solve_prints_the_value_and_a_sheet_value(classic, capsys):
     out = capsys.readouterr().out
     assert f"optimal expected solo score (classic): {classic.root:.4f}" in out
     assert f"{solver.expected_score(sheet({'red': [2]})):.4f}" in out
+
+
+def test_qwixx_solve_refuses_a_file_as_cache_dir_before_solving(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(solver_table, "solve", lambda *a, **k: pytest.fail("solved before refusing"))
+    (tmp_path / "a_file").write_text("")
+    assert cli.main(["solve", "--cache-dir", str(tmp_path / "a_file")]) == 2
+    assert "--cache-dir: " in (err := capsys.readouterr().err) and "is not a folder" in err
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"markz": {"red": [2]}}', r"sheet: got field\(s\) \['markz'\]; expected some of \['marks'"),
+    ("[1]", r"sheet: got \[1\]; expected an object like one player of a snapshot"),
+    ('{"locked_rows": 5}', r"sheet: locked_rows 5; expected a list of row names"),
+    ('{"marks": {"red": 2}}', r"sheet: marks \{'red': 2\}; expected an object of rows to lists"),
+    ('{"locks": "red"}', r"sheet: locks 'red'; expected a list of row names"),
+    ('{"marks": {"red": [2.0]}}', r"sheet: red has no number 2.0"),
+    ("{marks", r"--sheet: not JSON"),
+])
+def test_qwixx_solve_names_what_is_wrong_with_a_sheet(classic, capsys, text, message):
+    assert cli.main(["solve", "--sheet", text]) == 2
+    assert re.search(message, capsys.readouterr().err)
 
 
 def test_qwixx_solve_refuses_longo(capsys):

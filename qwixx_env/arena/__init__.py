@@ -115,6 +115,7 @@ def run_arena(
     workers = int(workers or os.cpu_count() or 1)
     lucky = "bonus" if lucky is None else lucky
     raw_env(num_players=num_players, variant=variant, lucky=lucky)  # checks the game options
+    num_players = int(num_players)  # a numpy integer too: the result is plain JSON
     for e in entries:
         try:
             bot = e.make(variant=variant, num_players=num_players, seed=0, lucky=lucky)

@@ -37,6 +37,9 @@ class BotEntry:
         rule, which the observation does not show) is told the game's, unless its parameters
         set it (`bots.build`)."""
         params = dict(self.params)
+        if "lucky" in params and not bots.takes(self.name if self.factory is None else self.factory, "lucky"):
+            raise ValueError(f"bot {self.label!r}: lucky is set, but this bot takes no lucky rule "
+                             "(it does not model Longo's lucky cross)")
         lucky = params.pop("lucky", lucky if variant == "longo" else None)
         table = dict(variant=variant, num_players=num_players, lucky=lucky, seed=seed)
         if self.factory is None:
@@ -52,15 +55,47 @@ def parse_bot(text: str) -> BotEntry:
     """
     name, _, rest = text.partition(":")
     params: dict[str, Any] = {}
-    for item in filter(None, rest.split(",")):
+    for item in filter(None, _split_top_level(rest)):
         key, eq, value = item.partition("=")
-        if not eq or not key.strip():
+        key = key.strip()
+        if not eq or not key:
             raise ValueError(f"bot {text!r}: parameter {item!r} is not key=value (e.g. 'greedy:max_skip=2')")
+        if key in params:
+            raise ValueError(f"bot {text!r}: parameter {key!r} is set twice")
         try:
-            params[key.strip()] = json.loads(value)
+            params[key] = json.loads(value)
         except ValueError:
-            params[key.strip()] = value.strip()
+            params[key] = value.strip()
+    _check_params(text, params)
     return BotEntry(label=text, name=name.strip(), params=params)
+
+
+def _split_top_level(text: str) -> list[str]:
+    """`text` split at the commas outside brackets, braces and double quotes, so a JSON
+    value such as ``weights={"fill":1,"frequency":2}`` stays whole."""
+    items, depth, quoted, start = [], 0, False, 0
+    for i, ch in enumerate(text):
+        if quoted:
+            quoted = ch != '"' or text[i - 1] == "\\"
+        elif ch == '"':
+            quoted = True
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+        elif ch == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    items.append(text[start:])
+    return items
+
+
+def _check_params(label: str, params: dict[str, Any]) -> None:
+    """Refuse the table options in a bot's own parameters: the arena sets them per game."""
+    table = sorted({"variant", "num_players", "seed"} & set(params))
+    if table:
+        raise ValueError(f"bot {label!r}: {table} set, but the arena sets the table's variant, player count and "
+                         "each game's seeds (use --variant / --players / --seed, or run_arena's arguments)")
 
 
 def bot_entry(spec: Any) -> BotEntry:
@@ -72,6 +107,7 @@ def bot_entry(spec: Any) -> BotEntry:
     if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str) and isinstance(spec[1], dict):
         name, params = spec
         label = name + "".join(f"{':' if i == 0 else ','}{k}={v}" for i, (k, v) in enumerate(params.items()))
+        _check_params(label, params)
         return BotEntry(label=label, name=name, params=dict(params))
     if callable(spec):
         label = getattr(spec, "name", None) or getattr(spec, "__name__", None) or type(spec).__name__

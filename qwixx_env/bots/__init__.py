@@ -73,6 +73,14 @@ def takes(bot: "str | Callable[..., Bot]", option: str) -> bool:
     )
 
 
+def check_seed(seed: Any) -> None:
+    """Refuse a bot seed that is not None or a whole number >= 0, naming it."""
+    if seed is None:
+        return
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed: got {seed!r}; expected None or an integer >= 0")
+
+
 def available() -> list[str]:
     """The names `make` accepts, sorted."""
     return sorted(_REGISTRY)
@@ -128,6 +136,7 @@ def build(
     """Call a bot factory with the table options: `variant` and `num_players` when given (else
     the factory's defaults apply), and `lucky` when given and the factory takes it (the bots
     that model Longo's lucky rule, which the observation does not show)."""
+    check_seed(seed)
     table = {k: v for k, v in (("variant", variant), ("num_players", num_players)) if v is not None}
     if lucky is not None and takes(factory, "lucky"):
         table["lucky"] = lucky

@@ -196,6 +196,9 @@ class PretrainedBot:
         lucky: str | None = None,
         seed: int | None = None,
     ):
+        if num_players is not None:
+            check_num_players(num_players)  # 2.0 or True is no player count, even where it equals one
+        bots.check_seed(seed)
         reads = "a policy reads the observation it was trained on"
         for option, wanted, plays, why in (
             ("variant", variant, policy.variant, reads),

@@ -199,7 +199,7 @@ class RolloutBot:
         self._leaf_weights = weights_array(leaf_w)
         if leaf is None:
             leaf = "network" if (self.variant.name, num_players) in VALUE_NETWORKS else "heuristic"
-        if leaf not in LEAVES:
+        if not isinstance(leaf, str) or leaf not in LEAVES:
             raise ValueError(f"leaf: got {leaf!r}; expected one of {tuple(LEAVES)}")
         table = (self.variant.name, num_players)
         if leaf == "network" and table not in VALUE_NETWORKS:

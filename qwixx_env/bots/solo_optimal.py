@@ -8,11 +8,13 @@ policy; with opponents it ignores them (their locks and penalties end the game t
 solo table cannot foresee).
 
 Classic only: the solver does not cover Qwixx Longo, and `make` says so. The first bot made
-in a process loads the table (solving and caching it first if the cache is empty).
+in a process loads the table (solving and caching it first if the cache is empty);
+`directory` names another cache folder, and `rebuild=True` solves it again (once per process).
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -24,12 +26,27 @@ from qwixx_env.solver import load_table, policy
 from qwixx_env.solver.states import row_code
 
 
+_REBUILT: set[tuple[str, str | None]] = set()  # tables solved again in this process (`rebuild`)
+
+
 class SoloOptimalBot:
     """Maximises the solo value table at every decision (see the module docstring)."""
 
     name = "solo_optimal"
 
-    def __init__(self, *, variant: str = "classic", num_players: int = 2, seed: int | None = None, **table_options: Any):
+    def __init__(
+        self,
+        *,
+        variant: str = "classic",
+        num_players: int = 2,
+        seed: int | None = None,
+        directory: "str | os.PathLike[str] | None" = None,
+        rebuild: bool = False,
+    ):
+        if directory is not None and not isinstance(directory, (str, os.PathLike)):
+            raise ValueError(f"directory: got {directory!r}; expected the solver's cache folder (a path) or None")
+        if not isinstance(rebuild, bool):
+            raise ValueError(f"rebuild: got {rebuild!r}; expected true or false")
         if variant != "classic":
             raise ValueError(
                 f"variant: got {variant!r}; the solo_optimal bot plays 'classic' only "
@@ -37,7 +54,11 @@ class SoloOptimalBot:
             )
         self.variant = variant
         self.num_players = num_players
-        self.table = load_table(variant, **table_options)
+        # `rebuild` solves again once per process: an arena makes a bot per game
+        key = (variant, None if directory is None else os.fspath(directory))
+        self.table = load_table(variant, directory=directory, rebuild=rebuild and key not in _REBUILT)
+        if rebuild:
+            _REBUILT.add(key)
         self._values = self.table.values
         self._space = self.table.space
         self._tables = self.table.variant.tables

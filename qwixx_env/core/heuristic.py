@@ -112,6 +112,9 @@ def weights_array(weights: Mapping[str, float] | None = None) -> np.ndarray:
     Raises `ValueError` for an unknown name or a value that is not a finite number.
     """
     merged = dict(DEFAULT_WEIGHTS)
+    if weights is not None and not isinstance(weights, Mapping):
+        raise ValueError(f"weights: got {weights!r}; expected a mapping of weight names to numbers, e.g. "
+                         f"{{{WEIGHT_NAMES[0]!r}: 1.0}}, names from {list(WEIGHT_NAMES)}")
     for name, value in (weights or {}).items():
         if name not in merged:
             raise ValueError(f"weights: got unknown name {name!r}; expected some of {list(WEIGHT_NAMES)}")

@@ -9,7 +9,8 @@ table is cached on disk (`table`) and drives the optimal bot (`policy`,
 >>> table = solver.load_table()        # solves and caches it the first time (about 15 s)
 >>> round(table.root, 4)
 115.4831
->>> solver.expected_score({"marks": {"red": [2, 3]}, "locks": [], "penalties": 1})
+>>> round(solver.expected_score({"marks": {"red": [2, 3]}, "locks": [], "penalties": 1}), 4)
+117.7511
 
 The command line does the same: ``qwixx solve``. See docs/solver.md for the method and figures.
 """

@@ -131,6 +131,10 @@ def row_code(space: Space, crossed_cells: "list[int] | np.ndarray", locked: bool
     return int(space.code_of[max(crossed_cells) + 1, len(crossed_cells)])
 
 
+# the fields of one player of `snapshot()`; "score" and "lucky_numbers" are read by nobody here
+SHEET_FIELDS = ("marks", "locks", "penalties", "score", "lucky_numbers")
+
+
 def sheet_codes(
     variant: Variant, space: Space, sheet: dict, locked_rows: "list[str] | tuple[str, ...]" = ()
 ) -> tuple[list[int], int]:
@@ -142,7 +146,20 @@ def sheet_codes(
     on the row or crossed twice, a lock without its lock cell, a lock cell crossed without the
     crosses it needs, or penalties that are not a whole number from 0 to the maximum.
     """
+    if not isinstance(sheet, dict):
+        raise ValueError(f"sheet: got {sheet!r}; expected an object like one player of a snapshot, "
+                         "e.g. {'marks': {'red': [2, 3]}, 'locks': [], 'penalties': 1}")
+    unknown = sorted(set(sheet) - set(SHEET_FIELDS), key=str)
+    if unknown:
+        raise ValueError(f"sheet: got field(s) {unknown}; expected some of {list(SHEET_FIELDS)}")
     marks = sheet.get("marks", {})
+    if not isinstance(marks, dict) or not all(isinstance(v, (list, tuple)) for v in marks.values()):
+        raise ValueError(f"sheet: marks {marks!r}; expected an object of rows to lists of numbers, "
+                         "e.g. {'red': [2, 3], 'green': [12]}")
+    for field, rows in (("locks", sheet.get("locks", [])), ("locked_rows", locked_rows)):
+        if isinstance(rows, (str, bytes, dict)) or not hasattr(rows, "__iter__"):
+            raise ValueError(f"sheet: {field} {rows!r}; expected a list of row names from {COLORS}")
+    locked_rows = tuple(locked_rows)
     locks = set(sheet.get("locks", []))
     for name in list(marks) + list(locks) + list(locked_rows):
         if name not in COLORS:
@@ -151,7 +168,7 @@ def sheet_codes(
     for r, color in enumerate(COLORS):
         cells = []
         for number in marks.get(color, []):
-            if isinstance(number, bool) or number not in variant.row_numbers[r]:
+            if isinstance(number, bool) or not isinstance(number, (int, np.integer)) or number not in variant.row_numbers[r]:
                 raise ValueError(f"sheet: {color} has no number {number!r}")
             cells.append(int(variant.tables.cell_of[r, number]))
         if len(set(cells)) != len(cells):

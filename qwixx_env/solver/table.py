@@ -16,12 +16,11 @@ file in the same directory and moved into place, so a reader never sees half a t
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
-import tempfile
 import time
 import warnings
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -30,6 +29,7 @@ import numpy as np
 
 from qwixx_env.core.compile import cache_root
 from qwixx_env.core.variant import COLORS, Variant, get_variant
+from qwixx_env.files import write_atomically
 from qwixx_env.solver import dp
 from qwixx_env.solver.states import Space, check_variant, combo_index, make_space, sheet_codes
 
@@ -109,7 +109,7 @@ class ValueTable:
         `locked_rows` adds rows locked by another player (their dice are out of play too).
         The sheet stands before a roll: nothing of the current roll is pending.
         """
-        codes, penalties = sheet_codes(self.variant, self.space, sheet, tuple(locked_rows))
+        codes, penalties = sheet_codes(self.variant, self.space, sheet, locked_rows)
         marks, locks = sheet.get("marks", {}), sheet.get("locks", [])
         table = self.variant.score_table
         banked = sum(table[len(marks.get(c, [])) + (c in locks)] for c in COLORS)
@@ -117,22 +117,17 @@ class ValueTable:
         return banked + self.further(codes, penalties)
 
     def save(self, path: "str | os.PathLike") -> Path:
-        """Write the table (float32) atomically: a temporary file, then a rename."""
+        """Write the table (float32) whole or not at all (`files.write_atomically`)."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez(
-                    f,
-                    values=self.values.astype(np.float32),
-                    root=np.float64(self.root),
-                    key=np.array(json.dumps(table_key(self.variant), sort_keys=True)),
-                )
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        buffer = io.BytesIO()
+        np.savez(
+            buffer,
+            values=self.values.astype(np.float32),
+            root=np.float64(self.root),
+            key=np.array(json.dumps(table_key(self.variant), sort_keys=True)),
+        )
+        write_atomically(path, buffer.getvalue())
         return path
 
     @classmethod
@@ -192,7 +187,7 @@ def load_table(
         if path.exists():
             try:
                 table = ValueTable.load(path, v)
-            except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
+            except Exception as err:  # any damage (numpy and zipfile raise many kinds): solve again
                 warnings.warn(f"solo value table {path} is unreadable ({err}); solving again", stacklevel=2)
             else:
                 _LOADED[path] = table
