@@ -47,18 +47,13 @@ def _plain_progress() -> Callable[[int, int], None]:
 
 
 def _solve(args: argparse.Namespace) -> int:
-    from qwixx_env.files import folder_problem
     from qwixx_env.solver import load_table, table_path
+    from qwixx_env.solver.states import check_sheet
 
     try:
         path = table_path(_variant(args.variant), args.cache_dir)
     except ValueError as err:
         print(f"qwixx solve: {err}", file=sys.stderr)
-        return 2
-    problem = folder_problem(path.parent, create=True)  # before solving, not after
-    if problem and not (path.exists() and not args.rebuild):
-        print(f"qwixx solve: --cache-dir: {str(path.parent)!r} {problem}; expected a folder to keep the table in",
-              file=sys.stderr)
         return 2
     sheet, locked = None, ()
     if args.sheet is not None:  # read before solving: a typo should not cost a solve
@@ -69,22 +64,33 @@ def _solve(args: argparse.Namespace) -> int:
             return 2
         if isinstance(sheet, dict):
             locked = sheet.pop("locked_rows", ())
+        try:
+            check_sheet(sheet, locked)
+        except ValueError as err:
+            print(f"qwixx solve: --sheet: {err}", file=sys.stderr)
+            return 2
     cached = path.exists() and not args.rebuild
     start = time.perf_counter()
     try:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    except ImportError:
-        table = load_table(args.variant, directory=args.cache_dir, rebuild=args.rebuild, progress=_plain_progress())
-    else:
-        columns = (TextColumn("solving"), BarColumn(), MofNCompleteColumn(), TextColumn("sheets"), TimeElapsedColumn())
-        with Progress(*columns, transient=True) as bar:
-            task = bar.add_task("solve", total=None)
-            table = load_table(
-                args.variant,
-                directory=args.cache_dir,
-                rebuild=args.rebuild,
-                progress=lambda done, total: bar.update(task, completed=done, total=total),
-            )
+        try:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        except ImportError:
+            table = load_table(args.variant, directory=args.cache_dir, rebuild=args.rebuild,
+                               progress=_plain_progress())
+        else:
+            columns = (TextColumn("solving"), BarColumn(), MofNCompleteColumn(), TextColumn("sheets"),
+                       TimeElapsedColumn())
+            with Progress(*columns, transient=True) as bar:
+                task = bar.add_task("solve", total=None)
+                table = load_table(
+                    args.variant,
+                    directory=args.cache_dir,
+                    rebuild=args.rebuild,
+                    progress=lambda done, total: bar.update(task, completed=done, total=total),
+                )
+    except ValueError as err:  # a cache folder it cannot write to, found before solving
+        print(f"qwixx solve: {err}", file=sys.stderr)
+        return 2
     seconds = time.perf_counter() - start
     print(f"optimal expected solo score ({args.variant}): {table.root:.4f}")
     if cached and table.solve_seconds is None:

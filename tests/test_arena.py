@@ -81,8 +81,9 @@ def test_a_spec_setting_a_key_twice_or_a_table_option_is_refused(spec, message):
 
 
 def test_lucky_for_a_bot_without_a_lucky_rule_is_refused():
-    with pytest.raises(ValueError, match=r"bot 'greedy:lucky=\"instead\"': lucky is set, but this bot takes no lucky"):
+    with pytest.raises(ValueError, match=r"bot 'greedy:lucky=\"instead\"': lucky is set, but this bot takes no lucky") as err:
         run_arena(['greedy:lucky="instead"', "heuristic"], variant="longo", games=1, workers=1)
+    assert str(err.value).count("bot 'greedy") == 1 and "'heuristic'" in str(err.value)  # named once; who does
 
 
 def test_a_numpy_player_count_gives_a_plain_json_result():

@@ -167,14 +167,17 @@ def test_bad_score_table(make, variant, bad):
     "field, bad",
     [
         ("faces", 1),
+        ("faces", 17),  # 33 cells: more than a row's int32 bitmask holds
         ("faces", 6.0),
         ("lock_cells", 0),
         ("lock_cells", 11),  # a row of 11 numbers needs one that is not a lock cell
         ("lock_threshold", -1),
         ("lucky_count", -1),
+        ("lucky_count", 3),  # a sheet carries two
         ("penalty_points", -5),
         ("penalty_points", True),
         ("max_penalties", 0),
+        ("max_penalties", 128),
         ("rows_to_end", 5),
     ],
 )
@@ -182,6 +185,11 @@ def test_a_variant_with_an_impossible_rule_is_refused_naming_the_field(field, ba
     with pytest.raises(ValueError) as err:
         dataclasses.replace(get_variant("classic"), **{field: bad})
     assert_names(err, field, repr(bad), "expected an integer")
+
+
+def test_a_variant_with_one_lucky_number_is_refused():
+    with pytest.raises(ValueError, match=r"lucky_count: got 1; expected 0 \(no lucky numbers\) or 2"):
+        dataclasses.replace(get_variant("longo"), lucky_count=1)
 
 
 # --- actions on the raw env -----------------------------------------------------------------

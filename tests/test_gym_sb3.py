@@ -84,8 +84,9 @@ def test_an_illegal_action_ends_the_game_with_minus_one(action):
     action = first_illegal(obs["action_mask"]) if action == "illegal" else action
     obs, reward, terminated, truncated, info = env.step(action)
     assert (reward, terminated, truncated, info) == (-1.0, True, False, {"illegal_action": True})
+    assert not obs["action_mask"].any()  # over: nothing legal, as after a normal end
     with pytest.raises(RuntimeError, match="reset"):
-        env.step(random_legal(obs["action_mask"], np.random.default_rng(0)))
+        env.step(0)
     obs, _ = env.reset()  # the next game starts afresh
     view = ObservationView(obs, "classic", 2)
     assert not view.crosses.any() and view.legal_actions.size > 0

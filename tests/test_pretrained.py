@@ -9,6 +9,7 @@ reads the committed ones.
 import hashlib
 import io
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -396,7 +397,43 @@ def test_a_forged_pair_declaring_a_huge_layer_without_its_data_is_refused_unallo
                 np.lib.format.write_array(member, a)
             archive.writestr(name + ".npy", member.getvalue())
     replace_weights(path, buffer.getvalue())
-    with pytest.raises(CheckpointError, match=r"array 'policy.0.\w+' holds 16 bytes of data; float32 \(1073741824"):
+    with pytest.raises(CheckpointError, match=r"array 'policy.0.\w+' holds 16 bytes of data \(its zip entry says 16\); float32 \(1073741824"):
+        bots.load(path)
+
+
+def test_a_zip_entry_declaring_more_data_than_it_stores_is_refused_unallocated(tmp_path):
+    """The forger also sets the zip directory's uncompressed sizes to what the headers need
+    (2**20 rows: 830 MB), while each entry stores 16 bytes: the sizes must agree."""
+    path = tiny_checkpoint(tmp_path)
+    spec = json.loads(path.read_text())
+    big = 2**20
+    spec["networks"]["policy"][0]["out"] = spec["networks"]["policy"][1]["in"] = big
+    rewrite(path, networks=spec["networks"])
+    with np.load(path.with_suffix(".npz")) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    shapes = {"policy.0.weight": (big, 198), "policy.0.bias": (big,), "policy.1.weight": (45, big)}
+    buffer, needs = io.BytesIO(), {}
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+        for name, a in arrays.items():
+            member = io.BytesIO()
+            if name in shapes:
+                np.lib.format.write_array_header_1_0(
+                    member, {"descr": "<f4", "fortran_order": False, "shape": shapes[name]})
+                needs[name + ".npy"] = member.tell() + 4 * math.prod(shapes[name])
+                member.write(bytes(16))
+            else:
+                np.lib.format.write_array(member, a)
+            archive.writestr(name + ".npy", member.getvalue())
+    data = bytearray(buffer.getvalue())
+    at = data.find(b"PK\x01\x02")
+    while at >= 0:  # each central directory record: its uncompressed size, as the forger wants it
+        length = int.from_bytes(data[at + 28:at + 30], "little")
+        member = data[at + 46:at + 46 + length].decode()
+        if member in needs:
+            data[at + 24:at + 28] = needs[member].to_bytes(4, "little")
+        at = data.find(b"PK\x01\x02", at + 4)
+    replace_weights(path, bytes(data))
+    with pytest.raises(CheckpointError, match=r"array 'policy.\d.\w+' holds 16 bytes of data \(its zip entry says \d+\)"):
         bots.load(path)
 
 
@@ -410,12 +447,19 @@ def test_a_path_that_is_not_a_regular_file_is_refused_as_such(tmp_path, kind):
         bots.load(path)
 
 
-def test_an_oversized_file_is_refused_before_it_is_read(tmp_path):
+def test_an_oversized_file_is_refused_before_it_is_read(tmp_path, monkeypatch):
     path = tiny_checkpoint(tmp_path)
     npz = path.with_suffix(".npz")
     size = npz.stat().st_size
     with open(npz, "ab") as f:
         f.truncate(size + 2**31)  # sparse: 2 GiB more on paper
+    real_read = Path.read_bytes
+
+    def read_bytes(self):
+        assert self.stat().st_size < 2**30, f"{self} was read"
+        return real_read(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
     with pytest.raises(CheckpointError, match=rf"tiny.npz: {size + 2**31} bytes, but tiny.json says {size}"):
         bots.load(path)
     with open(path, "ab") as f:

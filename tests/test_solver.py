@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import qwixx_env.bots.solo_optimal as solo_optimal_bot
+import qwixx_env.solver as cli_solver
 import qwixx_env.solver.table as solver_table
 from qwixx_env import bots, cli, decode_action, encode_action, qwixx_v0, solver
 from qwixx_env.core import COLORS, Variant, layout_for, rules, state_from_snapshot
@@ -482,7 +483,9 @@ def test_qwixx_solve_refuses_a_file_as_cache_dir_before_solving(tmp_path, capsys
     monkeypatch.setattr(solver_table, "solve", lambda *a, **k: pytest.fail("solved before refusing"))
     (tmp_path / "a_file").write_text("")
     assert cli.main(["solve", "--cache-dir", str(tmp_path / "a_file")]) == 2
-    assert "--cache-dir: " in (err := capsys.readouterr().err) and "is not a folder" in err
+    assert "qwixx solve: directory: " in (err := capsys.readouterr().err) and "a_file' is not a folder" in err
+    with pytest.raises(ValueError, match=r"directory: .*a_file' is not a folder; expected a folder to keep"):
+        load_table(reduced(2, lock_threshold=1), directory=tmp_path / "a_file")
 
 
 @pytest.mark.parametrize("text, message", [
@@ -494,7 +497,9 @@ def test_qwixx_solve_refuses_a_file_as_cache_dir_before_solving(tmp_path, capsys
     ('{"marks": {"red": [2.0]}}', r"sheet: red has no number 2.0"),
     ("{marks", r"--sheet: not JSON"),
 ])
-def test_qwixx_solve_names_what_is_wrong_with_a_sheet(classic, capsys, text, message):
+def test_qwixx_solve_names_what_is_wrong_with_a_sheet(classic, capsys, monkeypatch, text, message):
+    if "2.0" not in text:  # the shape is checked before the table is even loaded
+        monkeypatch.setattr(cli_solver, "load_table", lambda *a, **k: pytest.fail("loaded before refusing"))
     assert cli.main(["solve", "--sheet", text]) == 2
     assert re.search(message, capsys.readouterr().err)
 

@@ -338,11 +338,16 @@ def damage(folder: Path, how: str) -> None:
         state = json.loads(state_path.read_text())
         del state["pool"]
         state_path.write_text(json.dumps(state))
+    elif how == "file outside":  # a tampered entry naming a file beyond the checkpoint
+        state = json.loads(state_path.read_text())
+        state["pool"][0]["file"] = "../../elsewhere"
+        state_path.write_text(json.dumps(state))
     else:  # a snapshot file gone
         next((folder / "snapshots").glob("*.npz")).unlink()
 
 
 @pytest.mark.parametrize("how, message", [
+    ("file outside", r"pool: got .*'\.\./\.\./elsewhere'.*expected a list of snapshot entries"),
     ("not json", r"state.json: not a readable state file"),
     ("no pool", r"state.json: missing the fields \['pool'\]"),
     ("snapshot gone", r"the pool's snapshot file snapshot_\d+\.npz is missing"),
@@ -596,3 +601,14 @@ def test_best_response_collection_records_only_the_policy_seat(tmp_path):
         (report,) = json.loads(str(f["meta"]))["rounds"]
     assert report["opponent"] == "heuristic" and report["td_lambda"] == 0.7 and report["heuristic_games"] == 20
     assert 0.0 <= report["heuristic_win_rate"] <= 1.0
+
+
+def test_the_train_extra_qwixx_train_checks_is_the_one_pyproject_declares():
+    import re
+    import tomllib
+
+    import training
+
+    declared = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
+    names = {re.split(r"[<>=!~ ]", spec)[0].lower() for spec in declared["project"]["optional-dependencies"]["train"]}
+    assert {p.lower() for p in training.TRAIN_EXTRA.values()} == names

@@ -33,7 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     missing = missing_extra()
     if missing:
         print(f"error: qwixx-train needs the train extra, and {missing} are not installed: "
-              "pip install torch==2.13.0 (the CPU build), then pip install 'qwixx_env[train]'", file=sys.stderr)
+              "pip install 'qwixx_env[train]' (from a checkout: pip install -e '.[train]'; on a machine "
+              "without a GPU install torch's CPU build first, as the Makefile does)", file=sys.stderr)
         return 2
     from training.train import main as train
 

@@ -25,7 +25,7 @@ import yaml
 from qwixx_env import bots
 from qwixx_env.bots.afterstate import NETWORKS as AFTERSTATE_TABLES
 from qwixx_env.bots.afterstate import tables as afterstate_tables
-from qwixx_env.arena.schedule import parse_bot
+from qwixx_env.arena.schedule import parse_bot, table_options_in
 from qwixx_env.bots.pretrained import INPUTS
 from qwixx_env.core.policies import POLICY_NAMES
 from qwixx_env.core.rewards import REWARD_MODES, check_reward
@@ -409,7 +409,7 @@ def _check_plays(cfg: TrainConfig, name: str, key: str) -> None:
     if entry.name not in bots.available():
         raise ValueError(f"{key}: got {name!r}; expected one of {bots.available()}, optionally with "
                          "parameters ('rollout:leaf=afterstate')")
-    table = sorted(set(entry.params) & {"variant", "num_players", "lucky", "seed"})
+    table = sorted({*table_options_in(entry.params), *({"lucky"} & set(entry.params))})
     if table:
         raise ValueError(f"{key}: got {name!r}; {', '.join(table)} come(s) from the run's config, not from the "
                          "bot's parameters")

@@ -114,7 +114,9 @@ def check_entries(entries: Any, folder: Path) -> None:
     """A `ValueError` unless `entries` (a checkpoint's pool) lists snapshots whose files are
     all in `folder` (the checkpoint's copies), naming what is wrong."""
     if not isinstance(entries, list) or not all(
-        isinstance(e, dict) and {"name", "steps", "file"} <= set(e) and isinstance(e["file"], str) for e in entries
+        isinstance(e, dict) and {"name", "steps", "file"} <= set(e) and isinstance(e["file"], str)
+        and Path(e["file"]).name == e["file"] not in ("", ".", "..")  # a bare file name, no folder part
+        for e in entries
     ):
         raise ValueError(f"checkpoint {folder.parent}: pool: got {entries!r}; expected a list of snapshot entries "
                          "with name, steps and file (the checkpoint is damaged)")

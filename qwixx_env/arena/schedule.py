@@ -37,9 +37,6 @@ class BotEntry:
         rule, which the observation does not show) is told the game's, unless its parameters
         set it (`bots.build`)."""
         params = dict(self.params)
-        if "lucky" in params and not bots.takes(self.name if self.factory is None else self.factory, "lucky"):
-            raise ValueError(f"bot {self.label!r}: lucky is set, but this bot takes no lucky rule "
-                             "(it does not model Longo's lucky cross)")
         lucky = params.pop("lucky", lucky if variant == "longo" else None)
         table = dict(variant=variant, num_players=num_players, lucky=lucky, seed=seed)
         if self.factory is None:
@@ -66,7 +63,6 @@ def parse_bot(text: str) -> BotEntry:
             params[key] = json.loads(value)
         except ValueError:
             params[key] = value.strip()
-    _check_params(text, params)
     return BotEntry(label=text, name=name.strip(), params=params)
 
 
@@ -90,25 +86,42 @@ def _split_top_level(text: str) -> list[str]:
     return items
 
 
-def _check_params(label: str, params: dict[str, Any]) -> None:
-    """Refuse the table options in a bot's own parameters: the arena sets them per game."""
-    table = sorted({"variant", "num_players", "seed"} & set(params))
+TABLE_OPTIONS = ("variant", "num_players", "seed")  # set per game by whoever seats the bot
+
+
+def table_options_in(params: dict[str, Any]) -> list[str]:
+    """The table options (`TABLE_OPTIONS`) among a bot's own parameters, sorted."""
+    return sorted(set(TABLE_OPTIONS) & set(params))
+
+
+def _check_entry(entry: BotEntry) -> BotEntry:
+    """Refuse parameters a tournament sets itself (the table options), and `lucky` for a bot
+    that does not model the lucky rule."""
+    table = table_options_in(entry.params)
     if table:
-        raise ValueError(f"bot {label!r}: {table} set, but the arena sets the table's variant, player count and "
-                         "each game's seeds (use --variant / --players / --seed, or run_arena's arguments)")
+        raise ValueError(f"bot {entry.label!r}: {table} set, but the arena sets the table's variant, player count "
+                         "and each game's seeds (the --variant / --players / --seed options, or run_arena's arguments)")
+    if "lucky" in entry.params:
+        maker = entry.factory if entry.factory is not None else entry.name
+        if maker not in bots.available() and entry.factory is None:
+            return entry  # an unknown name: reported as such when the bot is made
+        if not bots.takes(maker, "lucky"):
+            modelling = [n for n in bots.available() if bots.takes(n, "lucky")]
+            raise ValueError(f"bot {entry.label!r}: lucky is set, but this bot takes no lucky rule (it does not "
+                             f"model Longo's lucky cross; the bots that do: {modelling})")
+    return entry
 
 
 def bot_entry(spec: Any) -> BotEntry:
     """A `BotEntry` from any accepted spelling (see the module docstring)."""
     if isinstance(spec, BotEntry):
-        return spec
+        return _check_entry(spec)
     if isinstance(spec, str):
-        return parse_bot(spec)
+        return _check_entry(parse_bot(spec))
     if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str) and isinstance(spec[1], dict):
         name, params = spec
         label = name + "".join(f"{':' if i == 0 else ','}{k}={v}" for i, (k, v) in enumerate(params.items()))
-        _check_params(label, params)
-        return BotEntry(label=label, name=name, params=dict(params))
+        return _check_entry(BotEntry(label=label, name=name, params=dict(params)))
     if callable(spec):
         label = getattr(spec, "name", None) or getattr(spec, "__name__", None) or type(spec).__name__
         return BotEntry(label=str(label), factory=spec)

@@ -46,8 +46,9 @@ from qwixx_env.envs.qwixx_v0 import check_num_players
 from qwixx_env.files import write_atomically
 
 FORMAT = "qwixx_env.policy/1"
-MAX_JSON_BYTES = 16 * 2**20  # far above any export (a few KB): a larger file is not read
 """The ``format`` field of the JSON: a name and a version, bumped when the layout changes."""
+
+MAX_JSON_BYTES = 16 * 2**20  # far above any export (a few KB): a larger file is not read
 
 ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, np.float32(0))}
 """Hidden-layer activations a checkpoint may name (the last layer of a network has none)."""
@@ -306,7 +307,7 @@ def _read(json_path: Path, npz_path: Path) -> tuple[dict[str, Any], dict[str, np
     if json_path.stat().st_size > MAX_JSON_BYTES:
         raise CheckpointError(
             f"checkpoint {json_path}: {json_path.stat().st_size} bytes; a checkpoint's JSON is at most "
-            f"{MAX_JSON_BYTES} (this is not one)"
+            f"{MAX_JSON_BYTES} bytes (this is not one)"
         )
     try:
         spec = json.loads(json_path.read_bytes().decode("utf-8"))
@@ -364,18 +365,19 @@ def _load_arrays(data: bytes, spec: dict[str, Any], source: str) -> dict[str, np
                         f"{' (Fortran order)' if fortran else ''}; expected float32 {shapes[name]}"
                     )
                 # the data must be in the file: a forged header cannot make np.load allocate more
+                # (stored members: the bytes read are compress_size, which file_size must equal)
                 data_bytes = 4 * math.prod(shapes[name])
-                if info.file_size != header_bytes + data_bytes:
+                if not info.compress_size == info.file_size == header_bytes + data_bytes:
                     raise CheckpointError(
-                        f"checkpoint {source}: array {name!r} holds {info.file_size - header_bytes} bytes of data; "
-                        f"float32 {shapes[name]} needs {data_bytes}"
+                        f"checkpoint {source}: array {name!r} holds {info.compress_size - header_bytes} bytes of data "
+                        f"(its zip entry says {info.file_size - header_bytes}); float32 {shapes[name]} needs {data_bytes}"
                     )
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:
             arrays = {name: npz[name] for name in shapes}
     except CheckpointError:
         raise
     # e.g. a bad header or object arrays (a pickle): ValueError; a broken archive: the others
-    except (ValueError, OSError, EOFError, RuntimeError, NotImplementedError, zipfile.BadZipFile) as err:
+    except (ValueError, OSError, EOFError, RuntimeError, NotImplementedError, MemoryError, zipfile.BadZipFile) as err:
         raise CheckpointError(f"checkpoint {source}: not a plain numpy .npz ({err})") from None
     for name, a in arrays.items():  # dtype and shape: checked in each header above
         if not np.isfinite(a).all():

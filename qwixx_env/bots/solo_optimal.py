@@ -15,18 +15,19 @@ in a process loads the table (solving and caching it first if the cache is empty
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from qwixx_env import bots
 from qwixx_env.core.observation import ObservationView
-from qwixx_env.core.variant import COLORS
-from qwixx_env.solver import load_table, policy
+from qwixx_env.core.variant import COLORS, get_variant
+from qwixx_env.solver import load_table, policy, table_path
 from qwixx_env.solver.states import row_code
 
 
-_REBUILT: set[tuple[str, str | None]] = set()  # tables solved again in this process (`rebuild`)
+_REBUILT: set[Path] = set()  # the tables solved again in this process (`rebuild`), by file
 
 
 class SoloOptimalBot:
@@ -55,10 +56,10 @@ class SoloOptimalBot:
         self.variant = variant
         self.num_players = num_players
         # `rebuild` solves again once per process: an arena makes a bot per game
-        key = (variant, None if directory is None else os.fspath(directory))
-        self.table = load_table(variant, directory=directory, rebuild=rebuild and key not in _REBUILT)
+        path = table_path(get_variant(variant), directory)
+        self.table = load_table(variant, directory=directory, rebuild=rebuild and path not in _REBUILT)
         if rebuild:
-            _REBUILT.add(key)
+            _REBUILT.add(path)
         self._values = self.table.values
         self._space = self.table.space
         self._tables = self.table.variant.tables

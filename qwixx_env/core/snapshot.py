@@ -10,6 +10,8 @@ from qwixx_env.core.rules import row_locked, scores
 from qwixx_env.core.state import PHASES, State
 from qwixx_env.core.variant import COLORS, Variant
 
+PLAYER_FIELDS = ("marks", "locks", "penalties", "lucky_numbers", "score")  # each player of a snapshot
+
 
 def snapshot(variant: Variant, state: State, b: int = 0) -> dict[str, Any]:
     """Game b of `state` as plain dicts and lists (pending white choices are not shown)."""
@@ -23,15 +25,14 @@ def snapshot(variant: Variant, state: State, b: int = 0) -> dict[str, Any]:
         for r, color in enumerate(COLORS):
             m = int(state.marks[b, s, r])
             marks[color] = [variant.row_numbers[r][c] for c in range(variant.cells) if m >> c & 1]
-        players.append(
-            {
-                "marks": marks,
-                "locks": [c for r, c in enumerate(COLORS) if state.locks[b, s, r]],
-                "penalties": int(state.penalties[b, s]),
-                "lucky_numbers": [int(x) for x in state.lucky[b, s, : variant.lucky_count]],
-                "score": int(points[s]),
-            }
+        player = (
+            marks,
+            [c for r, c in enumerate(COLORS) if state.locks[b, s, r]],
+            int(state.penalties[b, s]),
+            [int(x) for x in state.lucky[b, s, : variant.lucky_count]],
+            int(points[s]),
         )
+        players.append(dict(zip(PLAYER_FIELDS, player)))
     return {
         "variant": variant.name,
         "num_players": P,

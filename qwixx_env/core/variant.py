@@ -68,12 +68,16 @@ class Variant:
     tables: RuleTables = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        _check_int("faces", self.faces, 2)
+        # the state's arrays bound them: a row is an int32 bitmask (at most 31 cells, so 16
+        # faces), a sheet carries two lucky numbers, penalties are int8
+        _check_int("faces", self.faces, 2, 16)
         _check_int("lock_cells", self.lock_cells, 1, self.cells - 1)
         _check_int("lock_threshold", self.lock_threshold, 0)
-        _check_int("lucky_count", self.lucky_count, 0, self.cells)
+        _check_int("lucky_count", self.lucky_count, 0, 2)
+        if self.lucky_count == 1:
+            raise ValueError("lucky_count: got 1; expected 0 (no lucky numbers) or 2 (Longo's two per sheet)")
         _check_int("penalty_points", self.penalty_points, 0)
-        _check_int("max_penalties", self.max_penalties, 1)
+        _check_int("max_penalties", self.max_penalties, 1, 127)
         _check_int("rows_to_end", self.rows_to_end, 1, 4)
         if self.lucky_count and self.lucky_rule not in LUCKY_RULES:
             raise ValueError(f"lucky: got {self.lucky_rule!r}; expected one of {LUCKY_RULES}")

@@ -62,7 +62,9 @@ class QwixxGymEnv(gymnasium.Env):
         if not legal and self.illegal_action == "terminate":
             self._over = True
             self._obs = None  # the interrupted game is abandoned; reset() starts afresh
-            return _one(self.vector._observations()), -1.0, True, False, {"illegal_action": True}
+            last = _one(self.vector._observations())
+            last["action_mask"][:] = 0  # the game is over: nothing is legal (as after a normal end)
+            return last, -1.0, True, False, {"illegal_action": True}
         obs, rewards, terminated, truncated, infos = self.vector.step(np.array([action]))
         self._obs = obs
         if terminated[0]:

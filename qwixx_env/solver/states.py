@@ -27,12 +27,13 @@ the bot and `expected_score` share one definition.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from qwixx_env.core.compile import kernel
 from qwixx_env.core.rules import may_cross
+from qwixx_env.core.snapshot import PLAYER_FIELDS
 from qwixx_env.core.variant import COLORS, Variant
 
 _jit = kernel()
@@ -131,8 +132,26 @@ def row_code(space: Space, crossed_cells: "list[int] | np.ndarray", locked: bool
     return int(space.code_of[max(crossed_cells) + 1, len(crossed_cells)])
 
 
-# the fields of one player of `snapshot()`; "score" and "lucky_numbers" are read by nobody here
-SHEET_FIELDS = ("marks", "locks", "penalties", "score", "lucky_numbers")
+def check_sheet(sheet: Any, locked_rows: Any = ()) -> None:
+    """The shape of a snapshot-style sheet, checked without the solver's tables: an object of
+    `PLAYER_FIELDS` (a snapshot's player; "score" and "lucky_numbers" are not read) whose marks map row names to lists and whose locks (and `locked_rows`) are
+    lists of row names; a `ValueError` naming what is wrong (the numbers: `sheet_codes`)."""
+    if not isinstance(sheet, dict):
+        raise ValueError(f"sheet: got {sheet!r}; expected an object like one player of a snapshot, "
+                         "e.g. {'marks': {'red': [2, 3]}, 'locks': [], 'penalties': 1}")
+    unknown = sorted(set(sheet) - set(PLAYER_FIELDS), key=str)
+    if unknown:
+        raise ValueError(f"sheet: got field(s) {unknown}; expected some of {list(PLAYER_FIELDS)}")
+    marks = sheet.get("marks", {})
+    if not isinstance(marks, dict) or not all(isinstance(v, (list, tuple)) for v in marks.values()):
+        raise ValueError(f"sheet: marks {marks!r}; expected an object of rows to lists of numbers, "
+                         "e.g. {'red': [2, 3], 'green': [12]}")
+    for field, rows in (("locks", sheet.get("locks", [])), ("locked_rows", locked_rows)):
+        if isinstance(rows, (str, bytes, dict)) or not hasattr(rows, "__iter__"):
+            raise ValueError(f"sheet: {field} {rows!r}; expected a list of row names from {COLORS}")
+    for name in [*marks, *sheet.get("locks", []), *locked_rows]:
+        if name not in COLORS:
+            raise ValueError(f"sheet: got row {name!r}; expected one of {COLORS}")
 
 
 def sheet_codes(
@@ -146,24 +165,10 @@ def sheet_codes(
     on the row or crossed twice, a lock without its lock cell, a lock cell crossed without the
     crosses it needs, or penalties that are not a whole number from 0 to the maximum.
     """
-    if not isinstance(sheet, dict):
-        raise ValueError(f"sheet: got {sheet!r}; expected an object like one player of a snapshot, "
-                         "e.g. {'marks': {'red': [2, 3]}, 'locks': [], 'penalties': 1}")
-    unknown = sorted(set(sheet) - set(SHEET_FIELDS), key=str)
-    if unknown:
-        raise ValueError(f"sheet: got field(s) {unknown}; expected some of {list(SHEET_FIELDS)}")
-    marks = sheet.get("marks", {})
-    if not isinstance(marks, dict) or not all(isinstance(v, (list, tuple)) for v in marks.values()):
-        raise ValueError(f"sheet: marks {marks!r}; expected an object of rows to lists of numbers, "
-                         "e.g. {'red': [2, 3], 'green': [12]}")
-    for field, rows in (("locks", sheet.get("locks", [])), ("locked_rows", locked_rows)):
-        if isinstance(rows, (str, bytes, dict)) or not hasattr(rows, "__iter__"):
-            raise ValueError(f"sheet: {field} {rows!r}; expected a list of row names from {COLORS}")
-    locked_rows = tuple(locked_rows)
-    locks = set(sheet.get("locks", []))
-    for name in list(marks) + list(locks) + list(locked_rows):
-        if name not in COLORS:
-            raise ValueError(f"sheet: got row {name!r}; expected one of {COLORS}")
+    if hasattr(locked_rows, "__iter__") and not isinstance(locked_rows, (str, bytes, dict)):
+        locked_rows = tuple(locked_rows)  # once: a generator is read here, not by the check
+    check_sheet(sheet, locked_rows)
+    marks, locks = sheet.get("marks", {}), set(sheet.get("locks", []))
     codes = []
     for r, color in enumerate(COLORS):
         cells = []

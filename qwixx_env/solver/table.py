@@ -29,7 +29,7 @@ import numpy as np
 
 from qwixx_env.core.compile import cache_root
 from qwixx_env.core.variant import COLORS, Variant, get_variant
-from qwixx_env.files import write_atomically
+from qwixx_env.files import folder_problem, write_atomically
 from qwixx_env.solver import dp
 from qwixx_env.solver.states import Space, check_variant, combo_index, make_space, sheet_codes
 
@@ -192,6 +192,10 @@ def load_table(
             else:
                 _LOADED[path] = table
                 return table
+    problem = folder_problem(path.parent, create=True)  # before the solve, not after it
+    if problem:
+        raise ValueError(f"directory: {str(path.parent)!r} {problem}; expected a folder to keep the solo table in "
+                         "(qwixx solve --cache-dir)")
     solved = solve(v, progress)
     solved.save(path)
     # Keep what a later process will load (float32), so the policy is the same either way.
