@@ -413,7 +413,7 @@ def test_rollout_with_the_afterstate_leaf_reads_its_tables_network_and_plays_leg
 @pytest.mark.parametrize("seed", [-1, 1.5, "a", True])
 def test_a_bad_seed_is_refused_by_name(seed):
     for name in ("random", "heuristic", "ppo-classic-2p"):
-        with pytest.raises(ValueError, match=rf"seed: got {seed!r}; expected None or an integer >= 0"):
+        with pytest.raises(ValueError, match=rf"seed: got {seed!r}; expected None or a non-negative integer"):
             bots.make(name, seed=seed)
 
 

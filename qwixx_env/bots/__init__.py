@@ -20,7 +20,7 @@ import numpy as np
 
 from qwixx_env.core.observation import ObservationView, state_from_observation
 from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES, Variant
-from qwixx_env.envs.qwixx_v0 import check_num_players
+from qwixx_env.envs.qwixx_v0 import check_num_players, check_seed
 
 NO_LEGAL_ACTION = "observation: the action mask offers no legal action (not this seat's turn?)"
 
@@ -71,14 +71,6 @@ def takes(bot: "str | Callable[..., Bot]", option: str) -> bool:
         inspect.Parameter.KEYWORD_ONLY,
         inspect.Parameter.POSITIONAL_OR_KEYWORD,
     )
-
-
-def check_seed(seed: Any) -> None:
-    """Refuse a bot seed that is not None or a whole number >= 0, naming it."""
-    if seed is None:
-        return
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed: got {seed!r}; expected None or an integer >= 0")
 
 
 def available() -> list[str]:

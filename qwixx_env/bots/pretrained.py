@@ -42,7 +42,7 @@ import numpy as np
 from qwixx_env import bots
 from qwixx_env.core.observation import layout_for
 from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES, get_variant
-from qwixx_env.envs.qwixx_v0 import check_num_players
+from qwixx_env.envs.qwixx_v0 import check_num_players, check_seed
 from qwixx_env.files import write_atomically
 
 FORMAT = "qwixx_env.policy/1"
@@ -199,7 +199,7 @@ class PretrainedBot:
     ):
         if num_players is not None:
             check_num_players(num_players)  # 2.0 or True is no player count, even where it equals one
-        bots.check_seed(seed)
+        check_seed(seed)
         reads = "a policy reads the observation it was trained on"
         for option, wanted, plays, why in (
             ("variant", variant, policy.variant, reads),

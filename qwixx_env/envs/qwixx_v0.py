@@ -186,8 +186,7 @@ class raw_env(AECEnv, EzPickle):
         """Start a new game. With a seed the game is reproducible; without one the game's
         generator continues from the previous game (or starts from fresh entropy)."""
         if seed is not None:
-            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-                raise ValueError(f"seed: got {seed!r}; expected None or a non-negative integer")
+            check_seed(seed)
             self.core_state.rng[0] = seed_to_rng(int(seed))
         elif not self._rng_ready:
             self.core_state.rng[0] = seed_to_rng(np.random.SeedSequence().entropy)
@@ -348,6 +347,12 @@ def _with_score_table(variant, score_table: Any):
     if len(table) < need or not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in table):
         raise ValueError(f"score_table: got {score_table!r}; expected {accepted}")
     return variant.with_score_table(table)
+
+
+def check_seed(seed: Any) -> None:
+    """Refuse a seed that is not None or a whole number >= 0 (a game's, a bot's), naming it."""
+    if seed is not None and (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise ValueError(f"seed: got {seed!r}; expected None or a non-negative integer")
 
 
 def check_num_players(num_players: Any) -> int:
