@@ -374,44 +374,16 @@ def test_a_header_declaring_a_huge_array_is_refused_before_anything_is_allocated
         bots.load(path)
 
 
-def test_a_forged_pair_declaring_a_huge_layer_without_its_data_is_refused_unallocated(tmp_path):
-    """The JSON and the headers agree on a hidden layer of 2**30, but the data is not there:
-    refused from the member's size, before numpy is asked for 2**30 x 198 floats."""
-    path = tiny_checkpoint(tmp_path)
+def forged_hidden_layer(path, hidden):
+    """Make the checkpoint at `path` declare a policy hidden layer of `hidden` units, in its JSON
+    and in the npz members' headers, with 16 bytes of data behind each forged header. Returns
+    (the npz's bytes, member name -> the bytes its header needs)."""
     spec = json.loads(path.read_text())
-    huge = 2**30
-    spec["networks"]["policy"][0]["out"] = spec["networks"]["policy"][1]["in"] = huge
+    spec["networks"]["policy"][0]["out"] = spec["networks"]["policy"][1]["in"] = hidden
     rewrite(path, networks=spec["networks"])
     with np.load(path.with_suffix(".npz")) as npz:
         arrays = {k: npz[k] for k in npz.files}
-    shapes = {"policy.0.weight": (huge, 198), "policy.0.bias": (huge,), "policy.1.weight": (45, huge)}
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
-        for name, a in arrays.items():
-            member = io.BytesIO()
-            if name in shapes:  # the header of the forged shape, 16 bytes of data
-                np.lib.format.write_array_header_1_0(
-                    member, {"descr": "<f4", "fortran_order": False, "shape": shapes[name]})
-                member.write(bytes(16))
-            else:
-                np.lib.format.write_array(member, a)
-            archive.writestr(name + ".npy", member.getvalue())
-    replace_weights(path, buffer.getvalue())
-    with pytest.raises(CheckpointError, match=r"array 'policy.0.\w+' holds 16 bytes of data \(its zip entry says 16\); float32 \(1073741824"):
-        bots.load(path)
-
-
-def test_a_zip_entry_declaring_more_data_than_it_stores_is_refused_unallocated(tmp_path):
-    """The forger also sets the zip directory's uncompressed sizes to what the headers need
-    (2**20 rows: 830 MB), while each entry stores 16 bytes: the sizes must agree."""
-    path = tiny_checkpoint(tmp_path)
-    spec = json.loads(path.read_text())
-    big = 2**20
-    spec["networks"]["policy"][0]["out"] = spec["networks"]["policy"][1]["in"] = big
-    rewrite(path, networks=spec["networks"])
-    with np.load(path.with_suffix(".npz")) as npz:
-        arrays = {k: npz[k] for k in npz.files}
-    shapes = {"policy.0.weight": (big, 198), "policy.0.bias": (big,), "policy.1.weight": (45, big)}
+    shapes = {"policy.0.weight": (hidden, 198), "policy.0.bias": (hidden,), "policy.1.weight": (45, hidden)}
     buffer, needs = io.BytesIO(), {}
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
         for name, a in arrays.items():
@@ -424,7 +396,25 @@ def test_a_zip_entry_declaring_more_data_than_it_stores_is_refused_unallocated(t
             else:
                 np.lib.format.write_array(member, a)
             archive.writestr(name + ".npy", member.getvalue())
-    data = bytearray(buffer.getvalue())
+    return buffer.getvalue(), needs
+
+
+def test_a_forged_pair_declaring_a_huge_layer_without_its_data_is_refused_unallocated(tmp_path):
+    """The JSON and the headers agree on a hidden layer of 2**30, but the data is not there:
+    refused from the member's size, before numpy is asked for 2**30 x 198 floats."""
+    path = tiny_checkpoint(tmp_path)
+    data, _ = forged_hidden_layer(path, 2**30)
+    replace_weights(path, data)
+    with pytest.raises(CheckpointError, match=r"array 'policy.0.\w+' holds 16 bytes of data \(its zip entry says 16\); float32 \(1073741824"):
+        bots.load(path)
+
+
+def test_a_zip_entry_declaring_more_data_than_it_stores_is_refused_unallocated(tmp_path):
+    """The forger also sets the zip directory's uncompressed sizes to what the headers need
+    (2**20 rows: 830 MB), while each entry stores 16 bytes: the sizes must agree."""
+    path = tiny_checkpoint(tmp_path)
+    stored, needs = forged_hidden_layer(path, 2**20)
+    data = bytearray(stored)
     at = data.find(b"PK\x01\x02")
     while at >= 0:  # each central directory record: its uncompressed size, as the forger wants it
         length = int.from_bytes(data[at + 28:at + 30], "little")
