@@ -99,8 +99,8 @@ class OpponentPool:
 
     def restore(self, entries: list[dict[str, Any]], folder: Path) -> None:
         """Put back the snapshots of a checkpoint: its copies in `folder` return to the pool's
-        own folder and are loaded (and checked) from there."""
-        check_entries(entries, folder)
+        own folder and are loaded (and checked) from there. `entries` has passed
+        `check_entries` (the trainer checks them before it writes anything)."""
         self.folder.mkdir(parents=True, exist_ok=True)
         self.snapshots = []
         for e in entries:

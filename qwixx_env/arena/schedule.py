@@ -101,14 +101,11 @@ def _check_entry(entry: BotEntry) -> BotEntry:
     if table:
         raise ValueError(f"bot {entry.label!r}: {table} set, but the arena sets the table's variant, player count "
                          "and each game's seeds (the --variant / --players / --seed options, or run_arena's arguments)")
-    if "lucky" in entry.params:
-        maker = entry.factory if entry.factory is not None else entry.name
-        if maker not in bots.available() and entry.factory is None:
-            return entry  # an unknown name: reported as such when the bot is made
-        if not bots.takes(maker, "lucky"):
-            modelling = [n for n in bots.available() if bots.takes(n, "lucky")]
-            raise ValueError(f"bot {entry.label!r}: lucky is set, but this bot takes no lucky rule (it does not "
-                             f"model Longo's lucky cross; the bots that do: {modelling})")
+    known = entry.factory is not None or entry.name in bots.available()  # an unknown name: reported when made
+    if "lucky" in entry.params and known and not bots.takes(entry.factory or entry.name, "lucky"):
+        modelling = [n for n in bots.available() if bots.takes(n, "lucky")]
+        raise ValueError(f"bot {entry.label!r}: lucky is set, but this bot takes no lucky rule (it does not "
+                         f"model Longo's lucky cross; the bots that do: {modelling})")
     return entry
 
 

@@ -303,26 +303,24 @@ def _resolve(name_or_path: "str | os.PathLike[str]") -> tuple[Path, Path]:
 
 def _read(json_path: Path, npz_path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The checked JSON and arrays of a checkpoint (see the module docstring for the checks)."""
-    _check_is_file(json_path)
-    if json_path.stat().st_size > MAX_JSON_BYTES:
+    size = _check_is_file(json_path)
+    if size > MAX_JSON_BYTES:
         raise CheckpointError(
-            f"checkpoint {json_path}: {json_path.stat().st_size} bytes; a checkpoint's JSON is at most "
-            f"{MAX_JSON_BYTES} bytes (this is not one)"
+            f"checkpoint {json_path}: {size} bytes; a checkpoint's JSON is at most {MAX_JSON_BYTES} bytes (this is not one)"
         )
     try:
         spec = json.loads(json_path.read_bytes().decode("utf-8"))
     except (ValueError, RecursionError) as err:  # JSONDecodeError, UnicodeDecodeError; deep nesting
         raise CheckpointError(f"checkpoint {json_path}: not valid JSON ({err})") from None
     _check_spec(spec, str(json_path))
-    _check_is_file(npz_path, f" (the weights {json_path.name} describes)")
+    size = _check_is_file(npz_path, f" (the weights {json_path.name} describes)")
     weights = spec["weights"]
-    size = npz_path.stat().st_size  # before reading: a wrong size is refused without loading it
-    data = npz_path.read_bytes() if size == weights["bytes"] else b""
-    if len(data) != weights["bytes"]:
+    if size != weights["bytes"]:  # refused before reading (a file changed since: the sha256 below)
         raise CheckpointError(
             f"checkpoint {npz_path}: {size} bytes, but {json_path.name} says {weights['bytes']} "
             "(truncated, or not the file exported with it)"
         )
+    data = npz_path.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
     if digest != weights["sha256"]:
         raise CheckpointError(
@@ -386,17 +384,18 @@ def _load_arrays(data: bytes, spec: dict[str, Any], source: str) -> dict[str, np
     return arrays
 
 
-def _check_is_file(path: Path, what: str = "") -> None:
-    """A `FileNotFoundError` if `path` is missing, a `CheckpointError` if it is not a regular
-    file (a folder, a device, a pipe, a link loop)."""
+def _check_is_file(path: Path, what: str = "") -> int:
+    """The size of the regular file `path`; a `FileNotFoundError` if it is missing, a
+    `CheckpointError` if it is not a regular file (a folder, a device, a pipe, a link loop)."""
     try:
-        mode = path.stat().st_mode
+        info = path.stat()
     except FileNotFoundError:
         raise FileNotFoundError(f"checkpoint {path}: no such file{what}") from None
     except OSError as err:  # e.g. a symlink loop
         raise CheckpointError(f"checkpoint {path}: cannot be read ({err.strerror}){what}") from None
-    if not stat.S_ISREG(mode):
+    if not stat.S_ISREG(info.st_mode):
         raise CheckpointError(f"checkpoint {path}: not a regular file{what}")
+    return info.st_size
 
 
 def _npy_header(member: Any) -> tuple[tuple[int, ...], bool, np.dtype]:
