@@ -26,8 +26,9 @@ import numpy as np
 
 from qwixx_env.arena.play import GameArrays, Table, TableConfig, play_games
 from qwixx_env.arena.schedule import BotEntry, bot_entries, bot_seed, lineups, parse_bot
+from qwixx_env.core.checks import check_int
+from qwixx_env.core.options import TableOptions
 from qwixx_env.arena.stats import Z95, mean_and_se, openskill_ratings, ranks, wilson_interval, win_shares
-from qwixx_env.envs.qwixx_v0 import raw_env
 
 RESULT_FORMAT = "qwixx_env.arena/1"
 
@@ -107,15 +108,14 @@ def run_arena(
     first: bad input raises `ValueError` before any game is played.
     """
     entries = bot_entries(bots)
-    for name, value, low in (("games", games, 1), ("seed", seed, 0), ("workers", workers, 1)):
-        if name == "workers" and value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-            raise ValueError(f"{name}: got {value!r}; expected an integer >= {low}")
-    workers = int(workers or os.cpu_count() or 1)
+    games = check_int("games", games, minimum=1, accepted="an integer >= 1")
+    seed = check_int("seed", seed, minimum=0)
+    if workers is None:
+        workers = os.cpu_count() or 1
+    workers = check_int("workers", workers, minimum=1, accepted="an integer >= 1")
     lucky = "bonus" if lucky is None else lucky
-    raw_env(num_players=num_players, variant=variant, lucky=lucky)  # checks the game options
-    num_players = int(num_players)  # a numpy integer too: the result is plain JSON
+    # the game options, checked; num_players a plain int (a numpy integer too: the result is plain JSON)
+    num_players = TableOptions(num_players=num_players, variant=variant, lucky=lucky).num_players
     for e in entries:
         try:
             bot = e.make(variant=variant, num_players=num_players, seed=0, lucky=lucky)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from qwixx_env import bots
+from qwixx_env.bots import registry
+from qwixx_env.core.checks import check_int
 from qwixx_env.core.policies import greedy_action, greedy_defaults
 from qwixx_env.core.state import new_state
 from qwixx_env.core.variant import get_variant
@@ -32,18 +33,17 @@ class GreedyBot:
         penalty_worry: int | None = None,
     ):
         default_skip, default_worry = greedy_defaults(num_players)
-        self.max_skip = default_skip if max_skip is None else max_skip
-        self.penalty_worry = default_worry if penalty_worry is None else penalty_worry
-        for name, value in (("max_skip", self.max_skip), ("penalty_worry", self.penalty_worry)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{name}: got {value!r}; expected an integer >= 0")
+        self.max_skip = check_int("max_skip", default_skip if max_skip is None else max_skip, minimum=0)
+        self.penalty_worry = check_int(
+            "penalty_worry", default_worry if penalty_worry is None else penalty_worry, minimum=0
+        )
         self.variant = get_variant(variant)
         self.num_players = num_players
         self._state = new_state(num_players)
 
     def act(self, observation: dict[str, Any]) -> int:
-        st, mask = bots.decision_state(observation, self.variant, self.num_players, out=self._state)
+        st, mask = registry.decision_state(observation, self.variant, self.num_players, out=self._state)
         return int(greedy_action(st, self.variant.tables, 0, mask, self.max_skip, self.penalty_worry))
 
 
-bots.register("greedy", GreedyBot)
+registry.register("greedy", GreedyBot)

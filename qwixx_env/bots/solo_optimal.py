@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from qwixx_env import bots
+from qwixx_env.bots import registry
+from qwixx_env.core.checks import check_flag
 from qwixx_env.core.observation import ObservationView
 from qwixx_env.core.variant import COLORS, get_variant
 from qwixx_env.solver import load_table, policy, table_path
@@ -46,8 +47,7 @@ class SoloOptimalBot:
     ):
         if directory is not None and not isinstance(directory, (str, os.PathLike)):
             raise ValueError(f"directory: got {directory!r}; expected the solver's cache folder (a path) or None")
-        if not isinstance(rebuild, bool):
-            raise ValueError(f"rebuild: got {rebuild!r}; expected true or false")
+        check_flag("rebuild", rebuild)
         if variant != "classic":
             raise ValueError(
                 f"variant: got {variant!r}; the solo_optimal bot plays 'classic' only "
@@ -75,7 +75,7 @@ class SoloOptimalBot:
         view = ObservationView(observation, self.variant, self.num_players)
         mask = view.action_mask
         if not mask.any():
-            raise ValueError(bots.NO_LEGAL_ACTION)
+            raise ValueError(registry.NO_LEGAL_ACTION)
         rows, pen = self._sheet(view)
         seen = view.dice
         dice = np.array([d or 0 for d in [*seen["white"], *(seen[c] for c in COLORS)]], np.int64)
@@ -90,4 +90,4 @@ class SoloOptimalBot:
         raise ValueError(f"observation: phase {phase!r} is not a decision the solo_optimal bot makes")
 
 
-bots.register("solo_optimal", SoloOptimalBot)
+registry.register("solo_optimal", SoloOptimalBot)

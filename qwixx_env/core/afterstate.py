@@ -19,7 +19,7 @@ import numpy as np
 
 from qwixx_env.core import rules
 from qwixx_env.core.compile import kernel
-from qwixx_env.core.heuristic import _cross_scratch, _scratch_sheet, _undo_scratch
+from qwixx_env.core.heuristic import cross_scratch, scratch_sheet, undo_scratch
 from qwixx_env.core.observation import decode_one
 from qwixx_env.core.rules import may_cross
 from qwixx_env.core.state import COLOR, WHITE
@@ -57,9 +57,9 @@ def _best_color(st, tb, b, s, mk, lk, pen, closed, crossed, nxt, open_w, hw, net
             if not may_cross(tb, mk[r], c):
                 continue
             a = r * K + c
-            old = _cross_scratch(tb, mk, lk, closed, a)
+            old = cross_scratch(tb, mk, lk, closed, a)
             v = _value(st, tb, b, s, mk, lk, pen, closed, nxt, open_w, hw, net, x, h1, h2)
-            _undo_scratch(tb, mk, lk, closed, a, old)
+            undo_scratch(tb, mk, lk, closed, a, old)
             if v > best:
                 best = v
     return best
@@ -74,7 +74,7 @@ def action_values(st, tb, b, mask, hw, net, values, ws):
     phase = st.phase[b]
     active = st.active[b] == s
     nxt = (st.active[b] + 1) % st.marks.shape[1]
-    mk, lk, closed, open_w = _scratch_sheet(st, tb, b, s, hw, ws)
+    mk, lk, closed, open_w = scratch_sheet(st, tb, b, s, hw, ws)
     x, h1, h2 = ws.features, ws.hidden1, ws.hidden2
     pen = np.int64(st.penalties[b, s])
     crossed_before = phase == COLOR and rules.active_crossed(st, tb, b)
@@ -83,7 +83,7 @@ def action_values(st, tb, b, mask, hw, net, values, ws):
         if not mask[a]:
             continue
         crossing = a < 4 * K
-        old = _cross_scratch(tb, mk, lk, closed, a) if crossing else 0
+        old = cross_scratch(tb, mk, lk, closed, a) if crossing else 0
         if phase == WHITE:
             n_closed = 0
             for r in range(4):
@@ -97,7 +97,7 @@ def action_values(st, tb, b, mask, hw, net, values, ws):
             penalty = 0 if (crossing or crossed_before) else 1
             v = _value(st, tb, b, s, mk, lk, pen + penalty, closed, nxt, open_w, hw, net, x, h1, h2)
         if crossing:
-            _undo_scratch(tb, mk, lk, closed, a, old)
+            undo_scratch(tb, mk, lk, closed, a, old)
         values[a] = v
 
 

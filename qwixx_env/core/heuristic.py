@@ -34,6 +34,7 @@ from typing import Mapping
 
 import numpy as np
 
+from qwixx_env.core.checks import check_number
 from qwixx_env.core.compile import kernel
 from qwixx_env.core.rules import (
     BONUS,
@@ -118,10 +119,7 @@ def weights_array(weights: Mapping[str, float] | None = None) -> np.ndarray:
     for name, value in (weights or {}).items():
         if name not in merged:
             raise ValueError(f"weights: got unknown name {name!r}; expected some of {list(WEIGHT_NAMES)}")
-        number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-        if not number or not np.isfinite(value):
-            raise ValueError(f"weights[{name!r}]: got {value!r}; expected a finite number")
-        merged[name] = float(value)
+        merged[name] = check_number(f"weights[{name!r}]", value, accepted="a finite number")
     return np.array([merged[n] for n in WEIGHT_NAMES], np.float64)
 
 
@@ -178,7 +176,7 @@ def _sheet_value(tb, open_w, mk, lk, pen, closed, phi, hope, risk):
 
 
 @_jit
-def _evaluate(st, tb, b, s, mk, lk, pen, closed, open_w, w):
+def evaluate_sheet(st, tb, b, s, mk, lk, pen, closed, open_w, w):
     """Value for seat s of the position where s's sheet is (mk, lk, pen), the others' sheets
     are as committed, and `closed` marks the locked rows."""
     P = st.marks.shape[1]
@@ -226,7 +224,7 @@ def _evaluate(st, tb, b, s, mk, lk, pen, closed, open_w, w):
 
 
 @_jit
-def _scratch_sheet(st, tb, b, s, weights, ws):
+def scratch_sheet(st, tb, b, s, weights, ws):
     """Seat s's sheet in game b copied into the scratch `ws` (marks, locks, locked rows) with
     the open numbers' weights: what a look-ahead crosses on and evaluates."""
     mk, lk, closed, open_w = ws.marks, ws.locks, ws.closed, ws.open_weights
@@ -243,12 +241,12 @@ def position_value(st, tb, b, s, weights, ws):
     """The evaluation, for seat s, of game b's committed sheets (between decisions: what the
     `rollout` bot reads at the end of a truncated playout). A finished game is scored
     exactly (with the win bonus when there are opponents). `ws`: a `core.scratch.Scratch`."""
-    mk, lk, closed, open_w = _scratch_sheet(st, tb, b, s, weights, ws)
-    return _evaluate(st, tb, b, s, mk, lk, np.int64(st.penalties[b, s]), closed, open_w, weights)
+    mk, lk, closed, open_w = scratch_sheet(st, tb, b, s, weights, ws)
+    return evaluate_sheet(st, tb, b, s, mk, lk, np.int64(st.penalties[b, s]), closed, open_w, weights)
 
 
 @_jit
-def _cross_scratch(tb, mk, lk, closed, action):
+def cross_scratch(tb, mk, lk, closed, action):
     """Cross `action` on the scratch sheet; returns the row's old marks (to undo)."""
     r = action // tb.cells
     c = action % tb.cells
@@ -261,8 +259,8 @@ def _cross_scratch(tb, mk, lk, closed, action):
 
 
 @_jit
-def _undo_scratch(tb, mk, lk, closed, action, old):
-    """Undo `_cross_scratch` (a legal cross lies in a row that was open, its lock uncrossed)."""
+def undo_scratch(tb, mk, lk, closed, action, old):
+    """Undo `cross_scratch` (a legal cross lies in a row that was open, its lock uncrossed)."""
     r = action // tb.cells
     mk[r] = old
     lk[r] = False
@@ -273,7 +271,7 @@ def _undo_scratch(tb, mk, lk, closed, action, old):
 def _best_color(st, tb, b, s, mk, lk, pen, closed, crossed, open_w, w):
     """Best value over the colour options (pass included) on the scratch sheet."""
     K = tb.cells
-    best = _evaluate(st, tb, b, s, mk, lk, pen if crossed else pen + 1, closed, open_w, w)
+    best = evaluate_sheet(st, tb, b, s, mk, lk, pen if crossed else pen + 1, closed, open_w, w)
     for r in range(4):
         if closed[r] or st.dice[b, 2 + r] == 0:
             continue
@@ -284,9 +282,9 @@ def _best_color(st, tb, b, s, mk, lk, pen, closed, crossed, open_w, w):
             if not may_cross(tb, mk[r], c):
                 continue
             a = r * K + c
-            old = _cross_scratch(tb, mk, lk, closed, a)
-            v = _evaluate(st, tb, b, s, mk, lk, pen, closed, open_w, w)
-            _undo_scratch(tb, mk, lk, closed, a, old)
+            old = cross_scratch(tb, mk, lk, closed, a)
+            v = evaluate_sheet(st, tb, b, s, mk, lk, pen, closed, open_w, w)
+            undo_scratch(tb, mk, lk, closed, a, old)
             if v > best:
                 best = v
     return best
@@ -302,7 +300,7 @@ def _after_white(st, tb, b, s, mk, lk, pen, closed, crossed, active, open_w, w):
             n_closed += 1
     if active and n_closed < tb.rows_to_end:
         return _best_color(st, tb, b, s, mk, lk, pen, closed, crossed, open_w, w)
-    return _evaluate(st, tb, b, s, mk, lk, pen, closed, open_w, w)
+    return evaluate_sheet(st, tb, b, s, mk, lk, pen, closed, open_w, w)
 
 
 @_jit
@@ -326,9 +324,9 @@ def _with_lucky(st, tb, b, s, mk, lk, pen, closed, at_roll, crossed, active, ope
         nxt = rightmost(mk[r]) + 1
         if nxt < K and may_cross(tb, mk[r], nxt) and count(mk[r]) == fewest:
             a = r * K + nxt
-            old = _cross_scratch(tb, mk, lk, closed, a)
+            old = cross_scratch(tb, mk, lk, closed, a)
             v = _after_white(st, tb, b, s, mk, lk, pen, closed, True, active, open_w, w)
-            _undo_scratch(tb, mk, lk, closed, a, old)
+            undo_scratch(tb, mk, lk, closed, a, old)
             best = max(best, v)
     return best
 
@@ -345,21 +343,21 @@ def heuristic_action(st, tb, b, mask, weights, ws):
     s = st.turn[b]
     phase = st.phase[b]
     active = st.active[b] == s
-    mk, lk, closed, open_w = _scratch_sheet(st, tb, b, s, weights, ws)
+    mk, lk, closed, open_w = scratch_sheet(st, tb, b, s, weights, ws)
     at_roll = ws.at_roll
     for r in range(4):
         at_roll[r] = closed[r]
     pen = np.int64(st.penalties[b, s])
     lucky_bonus = phase == WHITE and tb.lucky_rule == BONUS and is_lucky(st, tb, b, s)
     if phase == LUCKY and 0 <= st.pending[b, s] < 4 * K:
-        _cross_scratch(tb, mk, lk, closed, st.pending[b, s])
+        cross_scratch(tb, mk, lk, closed, st.pending[b, s])
     crossed_before = phase == COLOR and active_crossed(st, tb, b)  # the white cross, this roll
     best, best_value = 4 * K, _WORST
     for a in range(4 * K + 1):
         if not mask[a]:
             continue
         crossing = a < 4 * K
-        old = _cross_scratch(tb, mk, lk, closed, a) if crossing else 0
+        old = cross_scratch(tb, mk, lk, closed, a) if crossing else 0
         if phase == WHITE:
             if lucky_bonus:
                 v = _with_lucky(st, tb, b, s, mk, lk, pen, closed, at_roll, crossing, active, open_w, weights)
@@ -371,9 +369,9 @@ def heuristic_action(st, tb, b, mask, weights, ws):
             v = _after_white(st, tb, b, s, mk, lk, pen, closed, True, active, open_w, weights)
         else:
             penalty = 0 if (crossing or crossed_before) else 1
-            v = _evaluate(st, tb, b, s, mk, lk, pen + penalty, closed, open_w, weights)
+            v = evaluate_sheet(st, tb, b, s, mk, lk, pen + penalty, closed, open_w, weights)
         if crossing:
-            _undo_scratch(tb, mk, lk, closed, a, old)
+            undo_scratch(tb, mk, lk, closed, a, old)
         if v > best_value:
             best, best_value = a, v
     return best

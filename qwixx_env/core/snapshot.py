@@ -6,8 +6,9 @@ from typing import Any
 
 import numpy as np
 
+from qwixx_env.core.checks import is_int
 from qwixx_env.core.rules import row_locked, scores
-from qwixx_env.core.state import PHASES, State
+from qwixx_env.core.state import PHASES, State, new_state
 from qwixx_env.core.variant import COLORS, Variant
 
 PLAYER_FIELDS = ("marks", "locks", "penalties", "lucky_numbers", "score")  # each player of a snapshot
@@ -55,8 +56,6 @@ def state_from_snapshot(variant: Variant, snap: dict[str, Any]) -> State:
     die of a locked row is out of play whatever it says (None in a snapshot). Anything else is a
     `ValueError` naming it.
     """
-    from qwixx_env.core.state import new_state  # local: keeps this module's imports flat
-
     P = int(snap["num_players"])
     if len(snap["players"]) != P:
         raise ValueError(f"players: got {len(snap['players'])} sheets; num_players is {P}")
@@ -79,7 +78,7 @@ def state_from_snapshot(variant: Variant, snap: dict[str, Any]) -> State:
     for name, value in [("white", d) for d in dice["white"]] + [(c, dice[c]) for c in COLORS]:
         if name in locked:
             continue  # out of play, as the engine holds it after the lock
-        is_die = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+        is_die = is_int(value)
         if not (is_die and 1 <= value <= variant.faces):
             raise ValueError(
                 f"dice.{name}: got {value!r}; expected 1 to {variant.faces} ({variant.name})"

@@ -16,7 +16,7 @@ import numpy as np
 
 from qwixx_env.core.compile import kernel
 from qwixx_env.core import rules
-from qwixx_env.core.heuristic import _evaluate, _scratch_sheet
+from qwixx_env.core.heuristic import evaluate_sheet, scratch_sheet
 from qwixx_env.core.rules import count, rightmost
 
 
@@ -82,7 +82,7 @@ def scratch_features(st, tb, b, s, mk, lk, pen, closed, next_active, open_w, hw,
         sheet_features(tb, st.marks[b, o], st.locks[b, o], st.penalties[b, o], other, out, 14 * k)
     for r in range(4):
         out[14 * P + r] = 1.0 if closed[r] else 0.0
-    evaluation = _evaluate(st, tb, b, s, mk, lk, pen, closed, open_w, hw)
+    evaluation = evaluate_sheet(st, tb, b, s, mk, lk, pen, closed, open_w, hw)
     table_features(st, b, s, next_active, evaluation, own, best_other, out)
 
 
@@ -94,7 +94,7 @@ def value_features(st, tb, b, s, weights, out, ws):
     read. `weights` are the heuristic's (for its evaluation, one of the features). The
     committed position is `scratch_features` of an untouched scratch copy of s's sheet (in
     `ws`, a `core.scratch.Scratch`)."""
-    mk, lk, closed, open_w = _scratch_sheet(st, tb, b, s, weights, ws)
+    mk, lk, closed, open_w = scratch_sheet(st, tb, b, s, weights, ws)
     scratch_features(st, tb, b, s, mk, lk, np.int64(st.penalties[b, s]), closed, st.active[b], open_w, weights, out)
 
 

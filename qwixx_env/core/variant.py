@@ -13,6 +13,8 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
+from qwixx_env.core.checks import check_int, is_int
+
 COLORS = ("red", "yellow", "green", "blue")
 LUCKY_RULES = ("bonus", "instead")
 VARIANT_NAMES = ("classic", "longo")
@@ -39,10 +41,8 @@ class RuleTables(NamedTuple):
 
 def _check_int(name: str, value: object, minimum: int, maximum: int | None = None) -> None:
     """Refuse a `Variant` field that is not an integer in ``minimum .. maximum``, naming it."""
-    ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-    if not ok or value < minimum or (maximum is not None and value > maximum):
-        accepted = f"from {minimum} to {maximum}" if maximum is not None else f">= {minimum}"
-        raise ValueError(f"{name}: got {value!r}; expected an integer {accepted}")
+    accepted = f"from {minimum} to {maximum}" if maximum is not None else f">= {minimum}"
+    check_int(name, value, minimum=minimum, maximum=maximum, accepted=f"an integer {accepted}")
 
 
 @dataclass(frozen=True)
@@ -215,11 +215,7 @@ def decode_action(action: int, variant: "str | Variant" = "classic") -> Mark:
     Raises `ValueError` if the index is outside ``0 .. 4*K``.
     """
     v = get_variant(variant)
-    if (
-        isinstance(action, bool)
-        or not isinstance(action, (int, np.integer))
-        or not 0 <= action <= v.pass_action
-    ):
+    if not (is_int(action) and 0 <= action <= v.pass_action):
         raise ValueError(
             f"action: got {action!r}; expected an integer from 0 to {v.pass_action} "
             f"({v.pass_action} is pass) for the {v.name} variant"

@@ -17,17 +17,12 @@ from typing import Sequence
 import numpy as np
 
 from qwixx_env.core import rules
+from qwixx_env.core.checks import check_flag, check_int, is_int
 from qwixx_env.core.compile import kernel
 from qwixx_env.core.observation import encode_one, layout_for
-from qwixx_env.core.rewards import REWARD_MODES, check_reward, rewards_one
+from qwixx_env.core.options import TableOptions
+from qwixx_env.core.rewards import REWARD_MODES, rewards_one
 from qwixx_env.core.state import OVER, new_state, seed_to_rng
-from qwixx_env.core.variant import get_variant
-from qwixx_env.envs.qwixx_v0 import (
-    _check_lucky_numbers,
-    _check_start_player,
-    _with_score_table,
-    check_num_players,
-)
 
 
 @kernel(refcounts=False)
@@ -82,20 +77,15 @@ def game_seeds(seed: "int | Sequence[int] | None", num_games: int) -> np.ndarray
     seed per game; None draws fresh entropy."""
     if seed is None:
         return np.random.SeedSequence().generate_state(num_games, np.uint64)
-    if isinstance(seed, (bool, np.bool_, float, np.floating, str)):
-        raise ValueError(f"seed: got {seed!r}; expected None, a non-negative integer or one per game")
-    if isinstance(seed, (int, np.integer)):
-        if seed < 0:
-            raise ValueError(f"seed: got {seed!r}; expected None, a non-negative integer or one per game")
-        return np.array([seed_to_rng(int(seed) + i) for i in range(num_games)], np.uint64)
+    if is_int(seed) or isinstance(seed, (bool, np.bool_, float, np.floating, str)):
+        seed = check_int("seed", seed, minimum=0, accepted="None, a non-negative integer or one per game")
+        return np.array([seed_to_rng(seed + i) for i in range(num_games)], np.uint64)
     accepted = f"expected None, a non-negative integer or {num_games} of them (one per game)"
     try:
         seeds = list(seed)
     except TypeError:
         raise ValueError(f"seed: got {seed!r}; {accepted}") from None
-    if len(seeds) != num_games or not all(
-        isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_)) and s >= 0 for s in seeds
-    ):
+    if len(seeds) != num_games or not all(is_int(s) and s >= 0 for s in seeds):
         raise ValueError(f"seed: got {seed!r}; {accepted}")
     return np.array([seed_to_rng(int(s)) for s in seeds], np.uint64)
 
@@ -136,17 +126,21 @@ class BatchedQwixx:
         score_table: Sequence[int] | None = None,
         autoreset: bool = True,
     ):
-        if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
-            raise ValueError(f"num_games: got {num_games!r}; expected a positive integer")
-        check_num_players(num_players)
-        self.variant = _with_score_table(get_variant(variant, lucky), score_table)
-        self.num_games, self.num_players = int(num_games), int(num_players)
-        fixed = _check_lucky_numbers(lucky_numbers, self.variant, self.num_players)
-        self._lucky_numbers = np.zeros((self.num_players, 2), np.int64) if fixed is None else fixed
-        self._start_player = _check_start_player(start_player, self.num_players)
-        self.reward_mode = check_reward(reward, self.num_players)
-        self._mode = REWARD_MODES.index(self.reward_mode)
-        self.autoreset = bool(autoreset)
+        num_games = check_int("num_games", num_games, minimum=1)
+        self.table = TableOptions(
+            num_players=num_players, variant=variant, lucky=lucky, lucky_numbers=lucky_numbers,
+            start_player=start_player, reward=reward, score_table=score_table,
+        )
+        self.variant = self.table.rules
+        self.num_games, self.num_players = num_games, self.table.num_players
+        fixed = self.table.lucky_array()
+        # what the kernels read: the fixed lucky numbers (zeros: drawn each game), the first
+        # active seat (-1: drawn), the reward mode's index
+        self.lucky_numbers = np.zeros((self.num_players, 2), np.int64) if fixed is None else fixed
+        self.start_seat = self.table.start_seat
+        self.reward_mode = self.table.reward
+        self.reward_index = REWARD_MODES.index(self.reward_mode)
+        self.autoreset = check_flag("autoreset", autoreset)
         self.layout = layout_for(self.variant, self.num_players)
         self.num_actions = self.variant.num_actions
         N, P = self.num_games, self.num_players
@@ -155,12 +149,12 @@ class BatchedQwixx:
         self.masks = np.zeros((N, self.num_actions), np.int8)
         self.rewards = np.zeros((N, P), np.int64)
         self.done = np.zeros(N, np.bool_)
-        self._last_scores = np.zeros((N, P), np.int64)
-        self._actions = np.zeros(N, np.int64)
+        self.last_scores = np.zeros((N, P), np.int64)  # each seat's score at its last reward
+        self.actions = np.zeros(N, np.int64)  # the actions of the step being taken
         self._has_reset = False
-        args = (self.state, self.variant.tables, self.layout.offsets, self._actions, self._mode,
-                self._last_scores, self.rewards, self.done, self.masks, self.obs,
-                self.autoreset, self._start_player, self._lucky_numbers)
+        args = (self.state, self.variant.tables, self.layout.offsets, self.actions, self.reward_index,
+                self.last_scores, self.rewards, self.done, self.masks, self.obs,
+                self.autoreset, self.start_seat, self.lucky_numbers)
         kernel = rules.compiled(step_games, *args)
         self._step_kernel = lambda: kernel(*args)
 
@@ -191,15 +185,15 @@ class BatchedQwixx:
             raise ValueError(
                 f"games: got index {int(outside[0])}; expected indices from 0 to {self.num_games - 1}"
             )
-        rules.reset_batch(self.state, self.variant.tables, idx, self._start_player, self._lucky_numbers)
-        self._last_scores[idx] = 0
+        rules.reset_batch(self.state, self.variant.tables, idx, self.start_seat, self.lucky_numbers)
+        self.last_scores[idx] = 0
         observe_games(self.state, self.variant.tables, self.layout.offsets, self.masks, self.obs)
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """One decision per game → (obs, masks, rewards, done). Raises ValueError, changing
         nothing, if any live game's action is not legal for its seat."""
         actions = as_actions(actions, self.num_games)
-        self._actions[:] = actions
+        self.actions[:] = actions
         bad = self._step_kernel()
         if bad >= 0:
             raise ValueError(
@@ -210,5 +204,5 @@ class BatchedQwixx:
 
     def memory_per_game(self) -> int:
         """Bytes held per game: the state arrays plus the observation, mask and reward buffers."""
-        arrays = [*self.state, self.obs, self.masks, self.rewards, self.done, self._last_scores, self._actions]
+        arrays = [*self.state, self.obs, self.masks, self.rewards, self.done, self.last_scores, self.actions]
         return sum(a.nbytes for a in arrays) // self.num_games

@@ -82,11 +82,13 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from qwixx_env.core import rules
+from qwixx_env.core.checks import check_choice, check_seed
 from qwixx_env.core.observation import encode_batch, layout_for
-from qwixx_env.core.rewards import REWARD_MODES, check_reward, rewards_batch
+from qwixx_env.core.options import TableOptions
+from qwixx_env.core.rewards import REWARD_MODES, rewards_batch
 from qwixx_env.core.snapshot import snapshot as _snapshot
 from qwixx_env.core.state import OVER, PHASES, new_state, seed_to_rng
-from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES, decode_action, get_variant
+from qwixx_env.core.variant import decode_action
 from qwixx_env.envs.guard import GuardedEnv
 from qwixx_env.envs.render import render_text
 
@@ -119,28 +121,18 @@ class raw_env(AECEnv, EzPickle):
             self, num_players, variant, render_mode, lucky, lucky_numbers, start_player, reward, score_table
         )
         super().__init__()
-        check_num_players(num_players)
-        if not isinstance(variant, str) or variant not in VARIANT_NAMES:
-            raise ValueError(f"variant: got {variant!r}; expected one of {VARIANT_NAMES}")
-        if render_mode not in RENDER_MODES:
-            raise ValueError(f"render_mode: got {render_mode!r}; expected one of {RENDER_MODES}")
-        if lucky not in LUCKY_RULES:
-            raise ValueError(f"lucky: got {lucky!r}; expected one of {LUCKY_RULES} (the lucky rule of variant='longo')")
-        self.variant = _with_score_table(get_variant(variant, lucky), score_table)
+        check_choice("render_mode", render_mode, RENDER_MODES)
+        self.table = TableOptions(
+            num_players=num_players, variant=variant, lucky=lucky, lucky_numbers=lucky_numbers,
+            start_player=start_player, reward=reward, score_table=score_table,
+        )
+        self.variant = self.table.rules
         self.num_actions = self.variant.num_actions
-        P = int(num_players)
-        self._fixed_lucky = _check_lucky_numbers(lucky_numbers, self.variant, P)
-        self._start_player = _check_start_player(start_player, P)
-        reward = check_reward(reward, P)
-        self.options = {
-            "num_players": P,
-            "variant": variant,
-            "lucky": self.variant.lucky_rule or "bonus",
-            "lucky_numbers": None if lucky_numbers is None else [list(map(int, p)) for p in lucky_numbers],
-            "start_player": start_player if start_player == "random" else int(start_player),
-            "reward": reward,
-            "score_table": None if score_table is None else list(self.variant.score_table),
-        }
+        P = self.table.num_players
+        self._fixed_lucky = self.table.lucky_array()
+        self._start_player = self.table.start_seat
+        reward = self.table.reward
+        self.options = self.table.as_dict()
         self.render_mode = render_mode
         self.reward_mode = reward
         self.possible_agents = [f"player_{i}" for i in range(P)]
@@ -333,69 +325,3 @@ class raw_env(AECEnv, EzPickle):
             return
         self._rewards_kernel()
         self.rewards = dict(zip(self.agents, self._rewards[0].tolist()))
-
-
-def _with_score_table(variant, score_table: Any):
-    if score_table is None:
-        return variant
-    need = variant.cells + 2
-    accepted = f"a sequence of at least {need} integers (points for 0, 1, 2, ... crosses in a row)"
-    try:
-        table = list(score_table)
-    except TypeError:
-        raise ValueError(f"score_table: got {score_table!r}; expected {accepted}") from None
-    if len(table) < need or not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in table):
-        raise ValueError(f"score_table: got {score_table!r}; expected {accepted}")
-    return variant.with_score_table(table)
-
-
-def check_seed(seed: Any) -> None:
-    """Refuse a seed that is not None or a whole number >= 0 (a game's, a bot's), naming it."""
-    if seed is not None and (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0):
-        raise ValueError(f"seed: got {seed!r}; expected None or a non-negative integer")
-
-
-def check_num_players(num_players: Any) -> int:
-    """`num_players` as an int from 1 to 5, or a ValueError naming it."""
-    if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) or not 1 <= num_players <= 5:
-        raise ValueError(f"num_players: got {num_players!r}; expected an integer from 1 to 5")
-    return int(num_players)
-
-
-def _check_lucky_numbers(lucky_numbers: Any, variant, num_players: int) -> np.ndarray | None:
-    if lucky_numbers is None:
-        return None
-    if not variant.lucky_count:
-        raise ValueError(
-            f"lucky_numbers: got {lucky_numbers!r}; the {variant.name!r} variant has no lucky "
-            "numbers (they belong to variant='longo')"
-        )
-    low, high = variant.numbers[0], variant.numbers[-1]
-    accepted = (
-        f"a list of {num_players} pairs (one per seat) of two different integers from {low} to {high}"
-    )
-    try:
-        pairs = [list(p) for p in lucky_numbers]
-    except TypeError:
-        raise ValueError(f"lucky_numbers: got {lucky_numbers!r}; expected {accepted}") from None
-    ok = len(pairs) == num_players and all(
-        len(p) == 2
-        and all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) and low <= x <= high for x in p)
-        and p[0] != p[1]
-        for p in pairs
-    )
-    if not ok:
-        raise ValueError(f"lucky_numbers: got {lucky_numbers!r}; expected {accepted}")
-    return np.array(pairs, np.int64)
-
-
-def _check_start_player(start_player: Any, num_players: int) -> int:
-    if start_player == "random":
-        return -1
-    if isinstance(start_player, bool) or not isinstance(start_player, (int, np.integer)) or not (
-        0 <= start_player < num_players
-    ):
-        raise ValueError(
-            f"start_player: got {start_player!r}; expected 'random' or a seat from 0 to {num_players - 1}"
-        )
-    return int(start_player)

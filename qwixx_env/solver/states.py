@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from qwixx_env.core.checks import is_int
 from qwixx_env.core.compile import kernel
 from qwixx_env.core.rules import may_cross
 from qwixx_env.core.snapshot import PLAYER_FIELDS
@@ -173,7 +174,7 @@ def sheet_codes(
     for r, color in enumerate(COLORS):
         cells = []
         for number in marks.get(color, []):
-            if isinstance(number, bool) or not isinstance(number, (int, np.integer)) or number not in variant.row_numbers[r]:
+            if not is_int(number) or number not in variant.row_numbers[r]:
                 raise ValueError(f"sheet: {color} has no number {number!r}")
             cells.append(int(variant.tables.cell_of[r, number]))
         if len(set(cells)) != len(cells):
@@ -192,9 +193,7 @@ def sheet_codes(
             )
         codes.append(row_code(space, [c for c in cells if c < space.cells - 1], lock_crossed or color in locked_rows))
     penalties = sheet.get("penalties", 0)
-    if isinstance(penalties, bool) or not isinstance(penalties, (int, np.integer)) or not (
-        0 <= penalties <= variant.max_penalties
-    ):
+    if not (is_int(penalties) and 0 <= penalties <= variant.max_penalties):
         raise ValueError(f"sheet: penalties {penalties!r}; expected a whole number from 0 to {variant.max_penalties}")
     penalties = int(penalties)
     return codes, penalties

@@ -1,0 +1,152 @@
+"""`TableOptions`: the options of a Qwixx table, checked once.
+
+Every place that sets up games — the AEC env, the batched engine, the vector and Gymnasium
+envs, the bots, the training config — takes the same table options under the same keyword
+names and builds a `TableOptions` from them, so an option is added, checked and documented
+here only. It is a frozen dataclass: build it, and it is valid.
+
+>>> table = TableOptions(num_players=3, variant="longo", lucky="instead")
+>>> table.rules            # the Variant the kernels play (lucky rule and score table applied)
+>>> table.reward           # "win": the default reward for 2+ players is filled in
+>>> table.as_dict()        # JSON-ready, as a game record stores it
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import numpy as np
+
+from qwixx_env.core.checks import check_choice, check_int, is_int
+from qwixx_env.core.rewards import check_reward
+from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES, Variant, get_variant
+
+MAX_PLAYERS = 5
+
+
+def check_num_players(num_players: Any) -> int:
+    """`num_players` as an int from 1 to 5, or a `ValueError` naming it."""
+    return check_int("num_players", num_players, minimum=1, maximum=MAX_PLAYERS)
+
+
+def check_variant(variant: Any) -> str:
+    """`variant` if it names a variant (``"classic"`` or ``"longo"``), or a `ValueError`."""
+    return check_choice("variant", variant, VARIANT_NAMES)
+
+
+def check_lucky(lucky: Any) -> str:
+    """`lucky` if it is a lucky rule (``"bonus"`` or ``"instead"``), or a `ValueError`."""
+    return check_choice("lucky", lucky, LUCKY_RULES, note=" (the lucky rule of variant='longo')")
+
+
+@dataclass(frozen=True)
+class TableOptions:
+    """The options of a table; each is checked when the value is built (see the fields).
+
+    The keyword names and meanings are those of ``qwixx_v0.env()``; `reward` None is replaced
+    by the default for the player count, and sequences are stored as tuples.
+    """
+
+    num_players: int = 2
+    """Seats at the table, 1 to 5 (1: solo, that player active on every roll)."""
+    variant: str = "classic"
+    """``"classic"`` or ``"longo"``."""
+    lucky: str = "bonus"
+    """Longo's lucky rule: ``"bonus"`` or ``"instead"`` (classic: only the default, ``"bonus"``)."""
+    lucky_numbers: tuple[tuple[int, int], ...] | None = None
+    """Longo only: fixed lucky numbers, one pair per seat; None draws them each game."""
+    start_player: int | str = 0
+    """The first active seat, or ``"random"`` (drawn from each game's generator)."""
+    reward: str | None = None
+    """``"win"``, ``"score"``, ``"score_delta"`` or ``"margin"``; None: ``"win"``, solo ``"score"``."""
+    score_table: tuple[int, ...] | None = None
+    """Points for 0, 1, 2, ... crosses in a row, replacing the variant's; None keeps it."""
+    rules: Variant = field(init=False, repr=False, compare=False)
+    """The `Variant` the kernels play: the variant with this lucky rule and score table."""
+
+    def __post_init__(self) -> None:
+        num_players = check_num_players(self.num_players)
+        variant = check_variant(self.variant)
+        lucky = check_lucky(self.lucky)
+        rules = _with_score_table(get_variant(variant, lucky), self.score_table)
+        set_ = object.__setattr__  # frozen: the checked, normalised values replace the given ones
+        set_(self, "num_players", num_players)
+        set_(self, "rules", rules)
+        set_(self, "lucky", rules.lucky_rule or "bonus")
+        set_(self, "lucky_numbers", _check_lucky_numbers(self.lucky_numbers, rules, num_players))
+        set_(self, "start_player", _check_start_player(self.start_player, num_players))
+        set_(self, "reward", check_reward(self.reward, num_players))
+        if self.score_table is not None:
+            set_(self, "score_table", tuple(rules.score_table))
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """The option names, in order (the keyword arguments every constructor takes)."""
+        return tuple(f.name for f in fields(cls) if f.init)
+
+    @property
+    def start_seat(self) -> int:
+        """The first active seat as the kernels take it: a seat, or -1 for ``"random"``."""
+        return -1 if self.start_player == "random" else int(self.start_player)
+
+    def lucky_array(self) -> np.ndarray | None:
+        """The fixed lucky numbers as a (P, 2) int64 array for the kernels, or None."""
+        return None if self.lucky_numbers is None else np.array(self.lucky_numbers, np.int64)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The options as JSON-ready data (lists for the sequences), as a game record stores them."""
+        return {
+            "num_players": self.num_players,
+            "variant": self.variant,
+            "lucky": self.lucky,
+            "lucky_numbers": None if self.lucky_numbers is None else [list(p) for p in self.lucky_numbers],
+            "start_player": self.start_player,
+            "reward": self.reward,
+            "score_table": None if self.score_table is None else list(self.score_table),
+        }
+
+
+def _with_score_table(variant: Variant, score_table: Any) -> Variant:
+    if score_table is None:
+        return variant
+    need = variant.cells + 2
+    accepted = f"a sequence of at least {need} integers (points for 0, 1, 2, ... crosses in a row)"
+    try:
+        table = list(score_table)
+    except TypeError:
+        raise ValueError(f"score_table: got {score_table!r}; expected {accepted}") from None
+    if len(table) < need or not all(is_int(x) for x in table):
+        raise ValueError(f"score_table: got {score_table!r}; expected {accepted}")
+    return variant.with_score_table(table)
+
+
+def _check_lucky_numbers(lucky_numbers: Any, variant: Variant, num_players: int) -> tuple | None:
+    if lucky_numbers is None:
+        return None
+    if not variant.lucky_count:
+        raise ValueError(
+            f"lucky_numbers: got {lucky_numbers!r}; the {variant.name!r} variant has no lucky "
+            "numbers (they belong to variant='longo')"
+        )
+    low, high = variant.numbers[0], variant.numbers[-1]
+    accepted = f"a list of {num_players} pairs (one per seat) of two different integers from {low} to {high}"
+    try:
+        pairs = [list(p) for p in lucky_numbers]
+    except TypeError:
+        raise ValueError(f"lucky_numbers: got {lucky_numbers!r}; expected {accepted}") from None
+    ok = len(pairs) == num_players and all(
+        len(p) == 2 and all(is_int(x) and low <= x <= high for x in p) and p[0] != p[1] for p in pairs
+    )
+    if not ok:
+        raise ValueError(f"lucky_numbers: got {lucky_numbers!r}; expected {accepted}")
+    return tuple((int(a), int(b)) for a, b in pairs)
+
+
+def _check_start_player(start_player: Any, num_players: int) -> int | str:
+    if isinstance(start_player, str) and start_player == "random":
+        return "random"
+    return check_int(
+        "start_player", start_player, minimum=0, maximum=num_players - 1,
+        accepted=f"'random' or a seat from 0 to {num_players - 1}",
+    )
