@@ -26,11 +26,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
+from pathlib import Path
 from typing import Callable
 
-from qwixx_env.core.variant import VARIANT_NAMES
+from qwixx_env.arena import run_arena
+from qwixx_env.arena.report import print_report, save_png
+from qwixx_env.arena.schedule import parse_bot
+from qwixx_env.core.variant import VARIANT_NAMES, get_variant
+from qwixx_env.files import folder_problem, write_atomically
+from qwixx_env.nets import NumpyPolicy, checkpoint_names
+from qwixx_env.solver import load_table, table_path
+from qwixx_env.solver.states import check_sheet, check_variant
 
 
 def _plain_progress() -> Callable[[int, int], None]:
@@ -47,9 +56,6 @@ def _plain_progress() -> Callable[[int, int], None]:
 
 
 def _solve(args: argparse.Namespace) -> int:
-    from qwixx_env.solver import load_table, table_path
-    from qwixx_env.solver.states import check_sheet
-
     try:
         path = table_path(_variant(args.variant), args.cache_dir)
     except ValueError as err:
@@ -109,8 +115,6 @@ def _solve(args: argparse.Namespace) -> int:
 
 
 def _arena(args: argparse.Namespace) -> int:
-    from qwixx_env.arena import run_arena
-
     def fail(message: str) -> int:
         print(f"qwixx arena: {message}", file=sys.stderr)
         return 2
@@ -154,15 +158,9 @@ def _arena(args: argparse.Namespace) -> int:
         return fail(str(err))
     finally:
         bar.stop()
-    from qwixx_env.arena.report import print_report, save_png
-
     out = Console()
     print_report(result, out if out.is_terminal else Console(width=120))
     if args.json:  # atomically: an interrupted write leaves the old file or none, never a part
-        from pathlib import Path
-
-        from qwixx_env.files import write_atomically
-
         write_atomically(Path(args.json), json.dumps(result.to_dict()).encode())
     if args.png:
         save_png(result, args.png)
@@ -173,10 +171,6 @@ def _output_problem(path: str | None) -> str | None:
     """Why an output file cannot be written there (checked before any game is played), or None."""
     if path is None:
         return None
-    import os
-
-    from qwixx_env.files import folder_problem
-
     if os.path.isdir(path):
         return "is a folder"
     folder = os.path.dirname(os.path.abspath(path))
@@ -187,9 +181,6 @@ def _output_problem(path: str | None) -> str | None:
 def _table_for(args: argparse.Namespace) -> tuple[str, int]:
     """The arena's (variant, players): as given, else what the pretrained bots among
     `args.bots` play (they must agree), else classic with 2 players."""
-    from qwixx_env.arena.schedule import parse_bot
-    from qwixx_env.bots.pretrained import NumpyPolicy, checkpoint_names
-
     installed = set(checkpoint_names())
     plays = {}
     for text in args.bots:
@@ -210,9 +201,6 @@ def _table_for(args: argparse.Namespace) -> tuple[str, int]:
 
 
 def _variant(name: str):
-    from qwixx_env.core.variant import get_variant
-    from qwixx_env.solver.states import check_variant
-
     v = get_variant(name)
     check_variant(v)
     return v

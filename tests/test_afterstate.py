@@ -16,7 +16,7 @@ from qwixx_env.bots.afterstate import (
     afterstate_policy,
 )
 from qwixx_env.bots.pretrained import CheckpointError, NumpyPolicy, write_policy
-from qwixx_env.bots.rollout import read_network
+from qwixx_env.nets import win_chance_network
 from qwixx_env.core import CLASSIC, encode_action, layout_for, rules, state_from_snapshot
 from qwixx_env.core.afterstate import action_values
 from qwixx_env.core.heuristic import FREQUENCY, _open_weights, weights_array
@@ -135,7 +135,7 @@ def test_a_game_ending_action_at_three_players_is_rated_by_its_share_of_the_win(
     )
     assert [int(v) for v in rules.scores(CLASSIC, st)[0]] == [28 + 15, *others]  # before the lock
     values = np.zeros(45)
-    net = read_network("afterstate-classic-3p.npz")
+    net = win_chance_network("afterstate", "classic", 3)
     action_values(st, CLASSIC.tables, 0, rules.legal_mask(CLASSIC, st)[0], weights_array(), net, values,
                   new_scratch(CLASSIC, 3, net))
     assert values[encode_action(("yellow", 12), CLASSIC)] == pytest.approx(share, abs=1e-12)
@@ -151,7 +151,7 @@ def test_an_action_that_ends_the_game_is_rated_exactly():
     )
     mask = rules.legal_mask(CLASSIC, st)[0]
     values = np.zeros(45)
-    net = read_network("afterstate-classic-2p.npz")
+    net = win_chance_network("afterstate", "classic", 2)
     action_values(st, CLASSIC.tables, 0, mask, weights_array(), net, values, new_scratch(CLASSIC, 2, net))
     lock_yellow = encode_action(("yellow", 12), CLASSIC)
     assert values[lock_yellow] == 1.0
@@ -205,7 +205,7 @@ def test_gaps_scale_clip_and_handle_rows_without_a_legal_action():
 @pytest.mark.parametrize("num_players", [2, 3, 4])
 def test_chances_of_the_observation_equal_those_of_the_engine_state(num_players):
     """The rebuilt state (observer as seat 0) rates every action as the true state does."""
-    net, hw = read_network(f"afterstate-classic-{num_players}p.npz"), weights_array()
+    net, hw = win_chance_network("afterstate", "classic", num_players), weights_array()
     engine_values = np.zeros(45)
     ws = new_scratch(CLASSIC, num_players, net)
     rows, want = [], []
@@ -235,9 +235,9 @@ def test_chances_do_not_depend_on_what_was_rated_before():
     np.testing.assert_array_equal(fresh["chances"], before)
     assert (before >= 0).any(axis=1).all()
     # one set of work arrays per thread: the same object again here, another in a new thread
-    from qwixx_env.bots.afterstate import _work_arrays
+    from qwixx_env.nets.afterstate import _work_arrays
 
-    net = read_network("afterstate-classic-2p.npz")
+    net = win_chance_network("afterstate", "classic", 2)
     mine, theirs = _work_arrays(CLASSIC, 2, net), []
     assert _work_arrays(CLASSIC, 2, net) is mine
     thread = threading.Thread(target=lambda: theirs.append(_work_arrays(CLASSIC, 2, net)))
@@ -274,7 +274,7 @@ def test_afterstate_wins_more_than_its_share_against_heuristics(num_players):
     two standard errors."""
     from training.afterstate import match
 
-    rate, se = match(read_network(f"afterstate-classic-{num_players}p.npz"), 1500, 5, threads=1,
+    rate, se = match(win_chance_network("afterstate", "classic", num_players), 1500, 5, threads=1,
                      num_players=num_players)
     assert rate > 1 / num_players + 2 * se
 
@@ -334,7 +334,7 @@ def test_a_reused_scratch_gives_the_same_ratings_and_decisions_as_a_fresh_one(nu
     left in it by an earlier decision (here: garbage in every array) changes the next one."""
     from qwixx_env.core.heuristic import heuristic_action
 
-    net, hw = read_network(f"afterstate-classic-{num_players}p.npz"), weights_array()
+    net, hw = win_chance_network("afterstate", "classic", num_players), weights_array()
     dirty = new_scratch(CLASSIC, num_players, net)
     fresh_values, dirty_values = np.zeros(45), np.zeros(45)
     checked = 0

@@ -226,7 +226,7 @@ def test_rollout_with_an_anchor_keeps_the_anchors_choice_without_evidence():
 
 @pytest.mark.parametrize("as_path", [str, Path])
 def test_rollout_anchored_on_a_checkpoint_file_beats_its_choice_and_plays_as_anchored_on_its_name(as_path):
-    from qwixx_env.bots.pretrained import checkpoints_dir
+    from qwixx_env.nets import checkpoints_dir
 
     path = as_path(checkpoints_dir() / "ppo-classic-2p.json")
     by_path, by_name = (bots.make("rollout", seed=5, continuations=4, threads=1, anchor=a)
@@ -318,11 +318,11 @@ def test_rollout_outscores_greedy_in_solo_classic():
 
 def _network_chances(engine, b):
     """The shipped network's win chance for each seat of game b of a 2-player engine."""
-    from qwixx_env.bots.rollout import load_value_network
+    from qwixx_env.nets import win_chance_network
     from qwixx_env.core.heuristic import weights_array
     from qwixx_env.core.value import NUM_FEATURES, value_features, win_chance
 
-    net = load_value_network("classic", 2)
+    net = win_chance_network("value", "classic", 2)
     feats, chances = [], []
     for s in range(2):
         x = np.zeros(NUM_FEATURES)
@@ -394,12 +394,11 @@ def test_rollout_default_leaf_is_the_network_where_one_ships():
 
 @pytest.mark.parametrize("num_players", [2, 3])
 def test_rollout_with_the_afterstate_leaf_reads_its_tables_network_and_plays_legal_games(num_players):
-    from qwixx_env.bots import afterstate
-    from qwixx_env.bots.rollout import read_network
+    from qwixx_env.nets import win_chance_network
     from qwixx_env.core.value import num_features
 
     bot = bots.make("rollout", num_players=num_players, leaf="afterstate", continuations=4, threads=1, seed=1)
-    assert bot._net is read_network(afterstate.NETWORKS[("classic", num_players)])
+    assert bot._net is win_chance_network("afterstate", "classic", num_players)
     assert bot._net[0].shape[0] == num_features(num_players)  # the leaf's features are the table's
     players = [bot] + [bots.make("random", num_players=num_players, seed=s) for s in range(1, num_players)]
     env = qwixx_v0.raw_env(num_players=num_players)  # raw: an illegal action would raise

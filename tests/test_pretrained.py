@@ -22,7 +22,8 @@ import pytest
 
 from qwixx_env import QwixxVectorEnv, bots, qwixx_v0
 from qwixx_env.arena import run_arena
-from qwixx_env.bots import pretrained
+from qwixx_env.bots import pretrained, registry
+from qwixx_env.nets import checkpoint, installed
 from qwixx_env.bots.pretrained import CheckpointError, NumpyPolicy, PretrainedBot, write_policy
 from qwixx_env.core import get_variant, layout_for
 
@@ -263,15 +264,15 @@ def test_load_takes_a_path_with_or_without_suffix_and_an_installed_name(tmp_path
     path = tiny_checkpoint(tmp_path)
     for spelling in (path, str(path), path.with_suffix(".npz"), str(path.with_suffix(""))):
         assert bots.load(spelling).name == "tiny"
-    monkeypatch.setattr(pretrained, "checkpoints_dir", lambda: tmp_path)
-    assert pretrained.checkpoint_names() == ["tiny"]
+    monkeypatch.setattr(installed, "checkpoints_dir", lambda: tmp_path)
+    assert installed.checkpoint_names() == ["tiny"]
     assert isinstance(bots.load("tiny"), PretrainedBot)
     with pytest.raises(CheckpointError, match=r"got name 'tinny'; installed checkpoints are \['tiny'\]"):
         bots.load("tinny")
 
 
 def test_registered_checkpoints_are_made_by_name_and_read_only_then(tmp_path, monkeypatch):
-    monkeypatch.setattr(bots, "_REGISTRY", dict(bots._REGISTRY))
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
     tiny_checkpoint(tmp_path, name="ppo-tiny-2p")
     (tmp_path / "ppo-broken.json").write_text("{ not json")  # registering does not read it
     assert pretrained._register_folder(tmp_path) == ["ppo-broken", "ppo-tiny-2p"]
@@ -285,7 +286,7 @@ def test_registered_checkpoints_are_made_by_name_and_read_only_then(tmp_path, mo
 
 
 def test_make_defaults_to_the_game_the_checkpoint_plays(tmp_path, monkeypatch):
-    monkeypatch.setattr(bots, "_REGISTRY", dict(bots._REGISTRY))
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
     tiny_checkpoint(tmp_path, name="ppo-tiny-3p", num_players=3)
     pretrained._register_folder(tmp_path)
     bot = bots.make("ppo-tiny-3p")  # no num_players: the checkpoint's 3, not make's usual 2
@@ -618,7 +619,7 @@ def test_a_crash_between_the_two_files_leaves_a_pair_loading_refuses(tmp_path, m
             raise KeyboardInterrupt("killed")
         real(target, data)
 
-    monkeypatch.setattr(pretrained, "write_atomically", crash_on_json)
+    monkeypatch.setattr(checkpoint, "write_atomically", crash_on_json)
     with pytest.raises(KeyboardInterrupt):
         tiny_checkpoint(tmp_path, seed=1)
     monkeypatch.undo()
@@ -675,7 +676,7 @@ def test_checkpoints_load_from_an_installed_wheel(tmp_path):
         f"modules missing from the wheel (pyproject's package list?): {sorted(modules - names)}"
     )
     assert {f"qwixx_env/checkpoints/ppo-wheel-test.{s}" for s in ("json", "npz", "md")} <= names
-    assert "qwixx_env/bots/data/value-classic-2p.npz" in names  # the rollout bot's leaf network
+    assert {f"qwixx_env/nets/data/value-classic-2p.{s}" for s in ("json", "npz")} <= names  # the rollout leaf
     subprocess.run(
         [*pip, "install", "--no-deps", "--target", str(tmp_path / "site"), str(wheel)],
         check=True,
@@ -686,7 +687,7 @@ def test_checkpoints_load_from_an_installed_wheel(tmp_path):
         "import numpy as np, qwixx_env; from qwixx_env import bots; from qwixx_env.bots import pretrained\n"
         "bot = bots.make('ppo-wheel-test', num_players=2)\n"
         "mask = np.zeros(45, np.int8); mask[[4, 44]] = 1\n"
-        "from qwixx_env.bots.rollout import load_value_network; assert load_value_network('classic', 2)[0].shape[0] == 36\n"
+        "from qwixx_env.nets import win_chance_network; assert win_chance_network('value', 'classic', 2)[0].shape[0] == 36\n"
         "print(qwixx_env.__file__, pretrained.checkpoints_dir(), bot.act({'observation': np.zeros(198), 'action_mask': mask}))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}

@@ -9,6 +9,7 @@ import math
 from typing import Sequence
 
 import numpy as np
+from openskill.models import PlackettLuce
 
 Z95 = 1.959963984540054  # the two-sided 95% quantile of the standard normal
 
@@ -61,8 +62,6 @@ def openskill_ratings(
     place). Games in which a bot holds more than one seat say nothing about it against the
     others and are skipped; None if no game is left (or solo).
     """
-    from openskill.models import PlackettLuce
-
     model = PlackettLuce()
     ratings = [model.rating(name=label) for label in labels]
     rated = 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from qwixx_env import bots
+from qwixx_env.bots import registry
 from qwixx_env.core import rules
 from qwixx_env.core.heuristic import heuristic_action, weights_array
 from qwixx_env.core.scratch import new_scratch
@@ -44,11 +44,11 @@ class HeuristicBot:
         self._kernel = None
 
     def act(self, observation: dict[str, Any]) -> int:
-        st, mask = bots.decision_state(observation, self.variant, self.num_players, out=self._base)
+        st, mask = registry.decision_state(observation, self.variant, self.num_players, out=self._base)
         args = (st, self.variant.tables, 0, mask, self.weights, self._scratch)
         if self._kernel is None:
             self._kernel = rules.compiled(heuristic_action, *args)  # the same types every call
         return int(self._kernel(*args))
 
 
-bots.register("heuristic", HeuristicBot)
+registry.register("heuristic", HeuristicBot)

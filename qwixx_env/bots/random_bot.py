@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from qwixx_env import bots
+from qwixx_env.bots import registry
 
 
 class RandomBot:
@@ -22,8 +22,8 @@ class RandomBot:
     def act(self, observation: dict[str, Any]) -> int:
         legal = np.flatnonzero(observation["action_mask"])
         if legal.size == 0:
-            raise ValueError(bots.NO_LEGAL_ACTION)
+            raise ValueError(registry.NO_LEGAL_ACTION)
         return int(legal[self.rng.integers(legal.size)])
 
 
-bots.register("random", RandomBot)
+registry.register("random", RandomBot)

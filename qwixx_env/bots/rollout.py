@@ -53,16 +53,15 @@ beats `heuristic` head to head.
 
 from __future__ import annotations
 
-import functools
 import os
 import threading
-from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 
-from qwixx_env import bots
-from qwixx_env.bots.pretrained import is_checkpoint_name
+from qwixx_env.bots import registry
+from qwixx_env.bots.pretrained import load
+from qwixx_env.core.checks import check_choice, check_int, check_number
 from qwixx_env.core.heuristic import weights_array
 from qwixx_env.core.observation import ObservationView, state_from_observation
 from qwixx_env.core.policies import POLICY_NAMES, greedy_defaults
@@ -70,6 +69,7 @@ from qwixx_env.core.scratch import new_scratch
 from qwixx_env.core.rollout import LEAF_HEURISTIC, LEAF_NETWORK, fill_seeds, rollout_outcomes, root_action
 from qwixx_env.core.state import new_state
 from qwixx_env.core.variant import get_variant
+from qwixx_env.nets import AFTERSTATE_TABLES, LEAF_TABLES, afterstate_tables, is_checkpoint_name, win_chance_network
 
 DEFAULT_CONTINUATIONS = 32
 DEFAULT_POLICY = "heuristic"
@@ -77,30 +77,7 @@ DEFAULT_CONFIDENCE = 0.5
 DEFAULT_HORIZON = 4
 DEFAULT_MARGIN_WEIGHT = 0.01
 LEAVES = {"heuristic": LEAF_HEURISTIC, "network": LEAF_NETWORK, "afterstate": LEAF_NETWORK}
-# (variant, players) -> the win-chance network's file in qwixx_env/bots/data/
-VALUE_NETWORKS = {("classic", 2): "value-classic-2p.npz"}
 _NO_NETWORK = tuple(np.zeros((1, 1)) if k % 2 == 0 else np.zeros(1) for k in range(6))
-
-
-@functools.lru_cache(maxsize=None)
-def read_network(filename: str) -> tuple[np.ndarray, ...]:
-    """A shipped win-chance network's (w1, b1, w2, b2, w3, b3) from `qwixx_env/bots/data/`
-    (read once)."""
-    with np.load(Path(__file__).parent / "data" / filename, allow_pickle=False) as f:
-        return tuple(np.ascontiguousarray(f[k], np.float64) for k in ("w1", "b1", "w2", "b2", "w3", "b3"))
-
-
-def load_value_network(variant: str, num_players: int) -> tuple[np.ndarray, ...]:
-    """The shipped win-chance network for the leaf of `variant` with `num_players`."""
-    return read_network(VALUE_NETWORKS[(variant, num_players)])
-
-
-def _check_number(name, value, *, minimum, integer=False):
-    ok = not isinstance(value, bool) and isinstance(value, (int,) if integer else (int, float))
-    if not ok or not np.isfinite(value) or value < minimum:
-        kind = "an integer" if integer else "a number"
-        raise ValueError(f"{name}: got {value!r}; expected {kind} >= {minimum}")
-    return value
 
 
 def _paired_stats(gain: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -109,10 +86,10 @@ def _paired_stats(gain: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _make_anchor(anchor, variant: str, num_players: int, lucky: str, seed: int | None):
-    """The anchor bot for the table (see `RolloutBot`): a registered bot's name (`bots.make`),
+    """The anchor bot for the table (see `RolloutBot`): a registered bot's name (`registry.make`),
     or else the path of a checkpoint file (`bots.load`); errors name `anchor`. Its seed is
     drawn from the rollout's (the same seed gives the same anchor), not the rollout's own."""
-    others = [n for n in bots.available() if n != "rollout"]
+    others = [n for n in registry.available() if n != "rollout"]
     if not isinstance(anchor, (str, os.PathLike)) or anchor == "rollout":
         raise ValueError(f"anchor: got {anchor!r}; expected a checkpoint file's path or the name of another bot, "
                          f"one of {others}")
@@ -120,11 +97,11 @@ def _make_anchor(anchor, variant: str, num_players: int, lucky: str, seed: int |
     seed = None if seed is None else int(np.random.SeedSequence(seed, spawn_key=(1,)).generate_state(1, np.uint64)[0] >> 1)
     table = dict(variant=variant, num_players=num_players, seed=seed, lucky=lucky if variant == "longo" else None)
     try:
-        if isinstance(anchor, str) and anchor in bots.available():
-            return bots.make(anchor, **table)
+        if isinstance(anchor, str) and anchor in registry.available():
+            return registry.make(anchor, **table)
         if is_checkpoint_name(anchor):  # a name, but no bot's (installed checkpoints are bots too)
             raise ValueError(f"not a bot name (one of {others}) nor a checkpoint file's path")
-        return bots.load(anchor, **table)
+        return load(anchor, **table)
     except (OSError, ValueError) as err:
         raise ValueError(f"anchor: got {anchor!r}; {err}") from err
 
@@ -138,7 +115,7 @@ class RolloutBot:
     `afterstate` bot's network, classic with 2-4 players) or ``"heuristic"`` (the heuristic's
     evaluation);
     `threads` how many threads share the playouts (default: 2, or 1 on a one-core machine;
-    the decisions are the same for any number); `anchor` a bot name (`bots.make`, for the same
+    the decisions are the same for any number); `anchor` a bot name (`registry.make`, for the same
     table and seed) or a checkpoint file's path (`bots.load`) whose action is the choice to
     beat, instead of the default policy's."""
 
@@ -165,17 +142,15 @@ class RolloutBot:
         threads: int | None = None,
         anchor: str | os.PathLike | None = None,
     ):
-        _check_number("continuations", continuations, minimum=2, integer=True)
-        if policy not in POLICY_NAMES:
-            raise ValueError(f"policy: got {policy!r}; expected one of {POLICY_NAMES}")
-        self.confidence = float(_check_number("confidence", confidence, minimum=0))
-        self.finalists = _check_number("finalists", finalists, minimum=0, integer=True)
-        self.refine = _check_number("refine", refine, minimum=1, integer=True)
-        self.horizon = _check_number("horizon", horizon, minimum=0, integer=True)
-        self.margin_weight = float(_check_number("margin_weight", margin_weight, minimum=0))
+        continuations = check_int("continuations", continuations, minimum=2, accepted="an integer >= 2")
+        check_choice("policy", policy, POLICY_NAMES)
+        self.confidence = check_number("confidence", confidence, minimum=0)
+        self.finalists = check_int("finalists", finalists, minimum=0)
+        self.refine = check_int("refine", refine, minimum=1, accepted="an integer >= 1")
+        self.horizon = check_int("horizon", horizon, minimum=0)
+        self.margin_weight = check_number("margin_weight", margin_weight, minimum=0)
         default_skip, worry = greedy_defaults(num_players)
-        self.max_skip = _check_number("max_skip", default_skip if max_skip is None else max_skip, minimum=0,
-                                      integer=True)
+        self.max_skip = check_int("max_skip", default_skip if max_skip is None else max_skip, minimum=0)
         self.penalty_worry = worry
         self.variant = get_variant(variant, lucky if variant == "longo" else None)
         self.num_players = num_players
@@ -187,7 +162,7 @@ class RolloutBot:
         # does not depend on how many threads ran them.
         if threads is None:
             threads = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-        self.threads = _check_number("threads", threads, minimum=1, integer=True)
+        self.threads = check_int("threads", threads, minimum=1, accepted="an integer >= 1")
         self._work = new_state(num_players, threads)
         self._base = new_state(num_players)
         self._policy_rng = np.zeros(1, np.uint64)  # the root decision's
@@ -198,24 +173,20 @@ class RolloutBot:
             leaf_w["opponent_weight"] = leaf_opponent_weight
         self._leaf_weights = weights_array(leaf_w)
         if leaf is None:
-            leaf = "network" if (self.variant.name, num_players) in VALUE_NETWORKS else "heuristic"
-        if not isinstance(leaf, str) or leaf not in LEAVES:
-            raise ValueError(f"leaf: got {leaf!r}; expected one of {tuple(LEAVES)}")
+            leaf = "network" if (self.variant.name, num_players) in LEAF_TABLES else "heuristic"
+        self.leaf = check_choice("leaf", leaf, tuple(LEAVES))
         table = (self.variant.name, num_players)
-        if leaf == "network" and table not in VALUE_NETWORKS:
+        if leaf == "network" and table not in LEAF_TABLES:
             raise ValueError(f"leaf: got 'network' for {self.variant.name} with {num_players} player(s); a win-chance "
-                             f"network ships for {sorted(VALUE_NETWORKS)} only (use leaf='heuristic')")
-        self.leaf = leaf
+                             f"network ships for {sorted(LEAF_TABLES)} only (use leaf='heuristic')")
+        if leaf == "afterstate" and table not in AFTERSTATE_TABLES:
+            raise ValueError(f"leaf: got 'afterstate' for {self.variant.name} with {num_players} player(s); the "
+                             f"afterstate network ships for {afterstate_tables()} only (use leaf='heuristic')")
         self._net = _NO_NETWORK
         if leaf == "network":
-            self._net = load_value_network(*table)
+            self._net = win_chance_network("value", *table)
         elif leaf == "afterstate":
-            from qwixx_env.bots.afterstate import NETWORKS, tables
-
-            if table not in NETWORKS:
-                raise ValueError(f"leaf: got 'afterstate' for {self.variant.name} with {num_players} player(s); the "
-                                 f"afterstate network ships for {tables()} only (use leaf='heuristic')")
-            self._net = read_network(NETWORKS[table])
+            self._net = win_chance_network("afterstate", *table)
         self._scratch = [new_scratch(self.variant, num_players, self._net) for _ in range(self.threads)]  # one per thread
         self.anchor_spec = anchor
         self.anchor = None if anchor is None else _make_anchor(anchor, variant, num_players, lucky, seed)
@@ -254,7 +225,7 @@ class RolloutBot:
         view = ObservationView(observation, self.variant, self.num_players)
         legal = view.legal_actions.astype(np.int64)
         if legal.size == 0:
-            raise ValueError(bots.NO_LEGAL_ACTION)
+            raise ValueError(registry.NO_LEGAL_ACTION)
         if legal.size == 1:
             return legal, None, 0
         base = state_from_observation(view, out=self._base)
@@ -302,4 +273,4 @@ class RolloutBot:
         return int(legal[np.argmax(np.where(better, mean, -np.inf))])
 
 
-bots.register("rollout", RolloutBot)
+registry.register("rollout", RolloutBot)

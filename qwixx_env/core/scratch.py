@@ -14,6 +14,7 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
+from qwixx_env.core.value import num_features
 from qwixx_env.core.variant import Variant, get_variant
 
 
@@ -35,8 +36,6 @@ class Scratch(NamedTuple):
 def new_scratch(variant: "str | Variant", num_players: int, net: Sequence[np.ndarray] | None = None) -> Scratch:
     """Work arrays for decisions at this table; `net` (w1, b1, w2, b2, w3, b3) sizes the
     hidden layers of a win-chance network the decisions run (none: empty)."""
-    from qwixx_env.core.value import num_features  # value imports the heuristic, which needs nothing here
-
     v = get_variant(variant)
     return Scratch(
         marks=np.zeros(4, np.int64),

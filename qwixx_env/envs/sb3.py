@@ -15,9 +15,12 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
+import torch
+from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
 from qwixx_env.envs.vector import QwixxVectorEnv
+from qwixx_env.nets import afterstate_inputs, check_afterstate_table
 
 
 class Sb3VecEnv(VecEnv):
@@ -93,8 +96,6 @@ def frozen_policy(model, deterministic: bool = True):
     The returned callable takes (observations (n, D), masks (n, A)) and returns actions (n,)
     from one forward pass; later training of `model` does not change it.
     """
-    import torch
-
     # A new policy of the same class and settings with copied weights (SB3's own save/load
     # route; a deepcopy trips over non-leaf tensors the training holds).
     source = model.policy
@@ -117,7 +118,7 @@ def frozen_policy(model, deterministic: bool = True):
 
 
 class AfterstateInputs(VecEnvWrapper):
-    """Appends `qwixx_env.bots.afterstate.afterstate_inputs` to an `Sb3VecEnv`'s observations
+    """Appends `qwixx_env.nets.afterstate_inputs` to an `Sb3VecEnv`'s observations
     (a table with a win-chance network): one number per action, how far its afterstate win chance falls
     below the best action's. `export_policy` records it (``inputs: ["afterstate"]``), and the
     loaded policy computes the same numbers from the plain observation.
@@ -128,13 +129,9 @@ class AfterstateInputs(VecEnvWrapper):
     policy_inputs = ("afterstate",)
 
     def __init__(self, venv: Sb3VecEnv):
-        from gymnasium import spaces
-
-        from qwixx_env.bots.afterstate import check_table  # not at import: bots import the envs
-
         game = venv.env
         self._variant, self._players = game.variant.name, game.num_players
-        check_table(self._variant, self._players)
+        check_afterstate_table(self._variant, self._players)
         base = venv.observation_space
         extra = game.single_action_space.n
         space = spaces.Box(
@@ -145,8 +142,6 @@ class AfterstateInputs(VecEnvWrapper):
         super().__init__(venv, observation_space=space)
 
     def _extend(self, obs: np.ndarray) -> np.ndarray:
-        from qwixx_env.bots.afterstate import afterstate_inputs
-
         obs = np.asarray(obs, np.float32)
         return np.hstack([obs, afterstate_inputs(obs.reshape(-1, obs.shape[-1]), self._variant, self._players)
                           .reshape(*obs.shape[:-1], -1)])

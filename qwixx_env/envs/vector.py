@@ -18,7 +18,6 @@ observation in ``infos["final_obs"]`` (valid where ``infos["_final_obs"]``).
 
 from __future__ import annotations
 
-import math
 from typing import Any, Callable, Mapping, Sequence, Union
 
 import numpy as np
@@ -27,6 +26,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from qwixx_env.core import rules
+from qwixx_env.core.checks import check_int, is_int, is_number
 from qwixx_env.core.compile import kernel
 from qwixx_env.core.heuristic import weights_array
 from qwixx_env.core.observation import encode_one
@@ -35,6 +35,7 @@ from qwixx_env.core.rewards import rewards_one
 from qwixx_env.core.scratch import new_scratch
 from qwixx_env.core.state import OVER
 from qwixx_env.envs.batched import BatchedQwixx, as_actions, game_seeds
+from qwixx_env.nets import NumpyPolicy, checkpoint_names
 
 Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """A frozen policy: (observations (n, D) float32, masks (n, A) int8) -> actions (n,)."""
@@ -118,8 +119,7 @@ class QwixxVectorEnv(VectorEnv):
         opponents: "Opponent | Sequence[Opponent] | Mapping[Opponent, float]" = "random",
         greedy_max_skip: int | None = None,
     ):
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs: got {num_envs!r}; expected a positive integer")
+        check_int("num_envs", num_envs, minimum=1)
         self.engine = BatchedQwixx(
             num_envs, num_players, variant, lucky=lucky, lucky_numbers=lucky_numbers,
             start_player=start_player, reward=reward, score_table=score_table, autoreset=False,
@@ -133,9 +133,7 @@ class QwixxVectorEnv(VectorEnv):
         default_skip, self._penalty_worry = greedy_defaults(self.num_players)
         if greedy_max_skip is None:
             greedy_max_skip = default_skip
-        if isinstance(greedy_max_skip, bool) or not isinstance(greedy_max_skip, int) or greedy_max_skip < 0:
-            raise ValueError(f"greedy_max_skip: got {greedy_max_skip!r}; expected an integer >= 0")
-        self.greedy_max_skip = greedy_max_skip
+        self.greedy_max_skip = check_int("greedy_max_skip", greedy_max_skip, minimum=0)
         self._heuristic_weights = weights_array()
         self.single_observation_space = spaces.Dict(
             {
@@ -172,7 +170,7 @@ class QwixxVectorEnv(VectorEnv):
         entropy only on the first reset), so ``reset(seed=0)`` then ``reset()`` is reproducible."""
         if seed is not None or not self._has_reset:
             self.engine.state.rng[:] = game_seeds(seed, self.num_envs)
-            root = None if seed is None else (seed if isinstance(seed, (int, np.integer)) else list(seed))
+            root = None if seed is None else (seed if is_int(seed) else list(seed))
             self._rng = np.random.default_rng(root)
             self.policy_rng[:] = self._rng.integers(0, 2**63, self.num_envs, dtype=np.uint64)
         self._start_games(np.arange(self.num_envs))
@@ -185,18 +183,18 @@ class QwixxVectorEnv(VectorEnv):
             raise RuntimeError("reset() needs to be called before step()")
         e = self.engine
         actions = as_actions(actions, self.num_envs)
-        e._actions[:] = actions
-        ok = (e._actions >= 0) & (e._actions < e.num_actions)
-        ok[ok] = self._masks[np.flatnonzero(ok), e._actions[ok]] == 1
+        e.actions[:] = actions
+        ok = (e.actions >= 0) & (e.actions < e.num_actions)
+        ok[ok] = self._masks[np.flatnonzero(ok), e.actions[ok]] == 1
         if not ok.all():
             b = int(np.flatnonzero(~ok)[0])
             raise ValueError(
                 f"actions: game {b} (learner seat {int(self.learner[b])}) got action {int(actions[b])}; "
                 f"legal there: {np.flatnonzero(self._masks[b]).tolist()}"
             )
-        rules.apply_batch(e.state, self.variant.tables, e._actions)
+        rules.apply_batch(e.state, self.variant.tables, e.actions)
         self._play_opponents()
-        settle(e.state, self.variant.tables, self.layout.offsets, e._mode, self.learner, e._last_scores,
+        settle(e.state, self.variant.tables, self.layout.offsets, e.reward_index, self.learner, e.last_scores,
                self._seat_rewards, self._rewards, self._done, self._final_obs)
         infos: dict[str, Any] = {}
         finished = np.flatnonzero(self._done)
@@ -215,8 +213,6 @@ class QwixxVectorEnv(VectorEnv):
         checkpoint has that name. Loaded once per env, so naming it again (`set_opponents`)
         keeps the seats that play it. A `ValueError` when it plays another game."""
         if name not in self._checkpoints:
-            from qwixx_env.bots.pretrained import NumpyPolicy, checkpoint_names
-
             if name not in checkpoint_names():
                 return None
             policy = NumpyPolicy.load(name)
@@ -259,8 +255,8 @@ class QwixxVectorEnv(VectorEnv):
         """Restart games (continuing their generators), draw seats and opponents, play on to
         the learner's first decision."""
         e = self.engine
-        rules.reset_batch(e.state, self.variant.tables, games, e._start_player, e._lucky_numbers)
-        e._last_scores[games] = 0
+        rules.reset_batch(e.state, self.variant.tables, games, e.start_seat, e.lucky_numbers)
+        e.last_scores[games] = 0
         if self._learner_random:
             self.learner[games] = self._rng.integers(0, self.num_players, games.size)
         self.seat_opponent[games] = self._rng.choice(
@@ -323,14 +319,10 @@ def _check_policy_actions(policy: Any, returned: Any, masks: np.ndarray) -> np.n
 
 
 def _check_learner_seat(learner_seat: Any, num_players: int) -> bool:
-    if learner_seat == "random":
+    if isinstance(learner_seat, str) and learner_seat == "random":
         return True
-    if isinstance(learner_seat, bool) or not isinstance(learner_seat, (int, np.integer)) or not (
-        0 <= learner_seat < num_players
-    ):
-        raise ValueError(
-            f"learner_seat: got {learner_seat!r}; expected 'random' or a seat from 0 to {num_players - 1}"
-        )
+    check_int("learner_seat", learner_seat, minimum=0, maximum=num_players - 1,
+              accepted=f"'random' or a seat from 0 to {num_players - 1}")
     return False
 
 
@@ -354,9 +346,7 @@ def _check_pool(opponents: Any, checkpoint: Callable[[str], Any]) -> tuple[list,
         raise ValueError(f"opponents: got an empty pool; expected {accepted}")
     pool, kinds, weights = [], [], []
     for given, weight in items:
-        if not isinstance(weight, (int, float, np.integer, np.floating)) or isinstance(weight, (bool, np.bool_)) or not (
-            0 < weight < math.inf
-        ):
+        if not (is_number(weight) and weight > 0):
             raise ValueError(f"opponents: weight {weight!r} for {given!r}; expected a positive finite number")
         opponent = given
         if isinstance(given, str) and given not in POLICY_NAMES:

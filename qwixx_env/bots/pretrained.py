@@ -1,0 +1,122 @@
+"""Pretrained bots: policy checkpoints played through the common bot interface.
+
+A checkpoint (a json + npz pair in the format of `qwixx_env.nets.checkpoint`) is run by
+`qwixx_env.nets.NumpyPolicy`, a numpy forward pass: neither torch nor stable-baselines3 is
+needed. `load` makes a bot from an installed checkpoint's name or a checkpoint file's path;
+every installed checkpoint is also registered as a bot under its name, so
+``bots.make("ppo-classic-2p")`` (variant and players default to the checkpoint's) and
+`qwixx arena` know them too.
+
+>>> from qwixx_env import bots
+>>> bot = bots.load("ppo-classic-2p")                 # an installed checkpoint, by name
+>>> bot = bots.load("runs/best.json", num_players=2)  # a file; a mismatch is an error
+>>> bot.act(observation)                              # the common bot interface
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from qwixx_env.bots import registry
+from qwixx_env.core.checks import check_seed
+from qwixx_env.core.options import check_num_players
+from qwixx_env.core.variant import get_variant
+from qwixx_env.nets import (  # noqa: F401 (CheckpointError, NumpyPolicy, write_policy, ...: their former home)
+    FORMAT,
+    INPUTS,
+    CheckpointError,
+    Layer,
+    NumpyPolicy,
+    checkpoint_names,
+    checkpoints_dir,
+    is_checkpoint_name,
+    write_policy,
+)
+from qwixx_env.nets.installed import names_in
+
+
+class PretrainedBot:
+    """The common bot interface over a `NumpyPolicy`: ``act(observation dict) -> action``.
+
+    `variant`, `num_players` and (Longo) `lucky` default to the checkpoint's; given, they must
+    match it (a policy only reads the observation it was trained on, and plays the lucky rule it
+    was trained under; classic has no lucky numbers, so there only ``"bonus"``, the default, is
+    accepted). The bot is deterministic, so `seed` is accepted for the interface and unused.
+    """
+
+    def __init__(
+        self,
+        policy: NumpyPolicy,
+        *,
+        variant: str | None = None,
+        num_players: int | None = None,
+        lucky: str | None = None,
+        seed: int | None = None,
+    ):
+        if num_players is not None:
+            check_num_players(num_players)  # 2.0 or True is no player count, even where it equals one
+        check_seed(seed)
+        reads = "a policy reads the observation it was trained on"
+        for option, wanted, plays, why in (
+            ("variant", variant, policy.variant, reads),
+            ("num_players", num_players, policy.num_players, reads),
+            ("lucky", lucky, policy.lucky, "a policy plays the lucky rule it was trained under"),
+        ):
+            if option == "lucky" and wanted is not None and policy.lucky is None:
+                get_variant(policy.variant, wanted)  # classic: "bonus" is harmless, anything else an error
+                continue
+            if wanted is not None and (wanted != plays or isinstance(wanted, bool)):
+                raise ValueError(
+                    f"{option}: got {wanted!r}; checkpoint {policy.name!r} ({policy.source}) plays "
+                    f"{option}={plays!r} only ({why})"
+                )
+        self.policy = policy
+        self.name = policy.name
+        self.variant, self.num_players = policy.variant, policy.num_players
+
+    def __repr__(self) -> str:
+        return f"PretrainedBot({self.name!r}: {self.variant}, {self.num_players} player(s))"
+
+    def act(self, observation: dict[str, Any]) -> int:
+        vector = np.asarray(observation["observation"], np.float32)[None]
+        mask = np.asarray(observation["action_mask"])[None]
+        return int(self.policy(vector, mask)[0])
+
+
+def load(
+    name_or_path: "str | os.PathLike[str]",
+    *,
+    variant: str | None = None,
+    num_players: int | None = None,
+    lucky: str | None = None,
+    seed: int | None = None,
+) -> PretrainedBot:
+    """A `PretrainedBot` from an installed checkpoint's name or a checkpoint file's path.
+
+    See `NumpyPolicy.load` for how the argument is read and the errors; `variant`,
+    `num_players` and `lucky`, when given, must be the checkpoint's (a `ValueError` says what
+    it plays).
+    """
+    policy = NumpyPolicy.load(name_or_path)
+    return PretrainedBot(policy, variant=variant, num_players=num_players, lucky=lucky, seed=seed)
+
+
+# --- finding checkpoints --------------------------------------------------------------------
+
+
+
+def _register_folder(folder: Path) -> list[str]:
+    """Register every checkpoint in `folder` as a bot under its name; return the names.
+    Cheap: only the folder is listed; `bots.make` reads and checks the files."""
+    names = names_in(folder)
+    for name in names:
+        registry.register(name, functools.partial(load, folder / f"{name}.json"))
+    return names
+
+
+_register_folder(checkpoints_dir())

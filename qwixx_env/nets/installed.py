@@ -1,0 +1,64 @@
+"""Finding policy checkpoints: the installed ones by name, a user's by path.
+
+Installed checkpoints live in the ``qwixx_env.checkpoints`` package (the repository's
+top-level ``checkpoints/`` folder). A checkpoint is named by a plain name
+(``"ppo-classic-2p"``: an installed one) or by a path (a str with a path separator or a
+``.json``/``.npz`` ending, or any `os.PathLike`).
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import resources
+from pathlib import Path
+
+from qwixx_env.nets.checkpoint import CheckpointError, json_and_npz
+
+
+def checkpoints_dir() -> Path:
+    """The installed checkpoints: the ``qwixx_env.checkpoints`` package's folder, or, in a
+    source checkout where that package is not installed, the repository's ``checkpoints/``."""
+    try:
+        return Path(str(resources.files("qwixx_env.checkpoints")))
+    except ModuleNotFoundError as err:
+        if err.name != "qwixx_env.checkpoints":
+            raise
+        return Path(__file__).resolve().parents[2] / "checkpoints"
+
+
+def checkpoint_names() -> list[str]:
+    """The names of the installed checkpoints (their JSON files), sorted."""
+    return names_in(checkpoints_dir())
+
+
+def names_in(folder: Path) -> list[str]:
+    """The names of the checkpoints (their JSON files) in `folder`, sorted."""
+    return sorted(p.name[: -len(".json")] for p in folder.glob("*.json")) if folder.is_dir() else []
+
+
+def is_checkpoint_name(name_or_path: "str | os.PathLike[str]") -> bool:
+    """Whether `load` reads the argument as an installed checkpoint's name rather than a
+    file's path: a `str` with no path separator and no ``.json``/``.npz`` ending."""
+    text = os.fspath(name_or_path)
+    return isinstance(name_or_path, str) and not (
+        any(s in text for s in ("/", os.sep)) or text.endswith((".json", ".npz"))
+    )
+
+
+def resolve(name_or_path: "str | os.PathLike[str]") -> tuple[Path, Path]:
+    """(json, npz) paths of a checkpoint name or path (see `NumpyPolicy.load`)."""
+    if not isinstance(name_or_path, (str, os.PathLike)):
+        raise TypeError(
+            f"checkpoint: got {name_or_path!r}; expected a checkpoint name or a path (str or Path)"
+        )
+    text = os.fspath(name_or_path)
+    if is_checkpoint_name(name_or_path):
+        if text not in checkpoint_names():
+            raise CheckpointError(
+                f"checkpoint: got name {text!r}; installed checkpoints are {checkpoint_names()} "
+                f"(in {checkpoints_dir()}); for a file of your own pass its path, e.g. './{text}.json'"
+            )
+        base = checkpoints_dir() / text
+    else:
+        base = Path(text)
+    return json_and_npz(base)
