@@ -13,6 +13,10 @@ One roll, as `docs/rules.md` states it::
 
 Random numbers come from each game's own splitmix64 generator (`State.rng`), drawn in a
 fixed order, so a seed and the decisions reproduce a game exactly on every machine.
+
+The module is longer than the others on purpose: it is the whole rule book, and a reader
+checking a rule against `docs/rules.md` should find every rule and every helper it uses here,
+in the order of a roll, rather than spread over files.
 """
 
 from __future__ import annotations

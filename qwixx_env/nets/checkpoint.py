@@ -17,8 +17,9 @@ layers of each network with their activations, the npz's sha256 and size, and fr
 size and sha256 against it, reads the arrays with ``allow_pickle=False`` and checks every
 member's header, shape and values, so a missing, truncated, altered or pickled file is a
 clear `CheckpointError` (or `FileNotFoundError`) and nothing in a file is ever executed.
-`write` checks a description the same way and writes the pair atomically.
-`docs/pretrained.md` describes the format field by field.
+`write` checks a description the same way and writes the pair atomically. Reading, checking
+and writing stay in this one module: they are one definition of the format, and a change to
+one side must be seen next to the others. `docs/pretrained.md` describes it field by field.
 """
 
 from __future__ import annotations
