@@ -25,26 +25,8 @@ Wilson interval, for the default (tuned) weights or ``--weights name=value,...``
 plays solo games through ``qwixx_v0.raw_env`` with the bot class instead (same seeds, so the
 same games as `measure`).
 
-Results with the tuned defaults (``measure --games 10000``, seeds 12345.., which no tuning run
-used; one heuristic against greedy at every other seat, its seat rotated; ties count half):
-
-=================== ====================================================
-classic solo        mean 109.76 ± 0.28 (greedy ~73; the exact optimum 115.48)
-classic 2 players   win rate 0.8129 (95% Wilson 0.8051–0.8204)
-classic 3 players   win rate 0.7078 (0.6988–0.7166)
-classic 4 players   win rate 0.6322 (0.6227–0.6416)
-classic 5 players   win rate 0.5653 (0.5555–0.5749)
-longo solo          mean 172.00 ± 0.45 (lucky="bonus"), 168.19 ± 0.44 ("instead")
-longo 2 players     win rate 0.8457 (0.8385–0.8526) bonus; 0.8551 (0.8481–0.8619) instead
-longo 3 players     win rate 0.7647 (0.7563–0.7729) bonus
-longo 4 players     win rate 0.7189 (0.7100–0.7277) bonus
-=================== ====================================================
-
-`measure-aec --games 1000` gives mean 108.97 ± 0.88, the same as the batched loop's first
-1,000 games (the bot from observations plays exactly as the kernel on the engine state);
-``bot.act`` makes about 66,000 decisions/s (the kernel alone in the batched loop: 636,000–
-830,000/s on 2 threads, 2-player and solo; 2026-12-01, after the kernels stopped keeping
-reference counts: 29,000 and 200,000–400,000/s before).
+What the tuned defaults score (``measure --games 10000``) is in docs/baselines.md, "The
+heuristic against greedy"; how fast the bot and its kernel decide, in docs/benchmarks.md.
 """
 
 from __future__ import annotations

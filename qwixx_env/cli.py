@@ -4,7 +4,7 @@
 expected score with the time taken::
 
     qwixx solve                        # cached table if there is one, else solve and cache it
-    qwixx solve --rebuild              # solve from nothing again (about 15 s on two cores)
+    qwixx solve --rebuild              # solve from nothing again
     qwixx solve --cache-dir DIR        # another cache directory (default: see qwixx_env.solver)
     qwixx solve --sheet '{"marks": {"red": [2, 3, 5]}, "penalties": 1}'
                                        # also: what is this solo sheet worth?

@@ -1,7 +1,7 @@
 """The environment's demo: a few seeded games between random legal agents, their final
 scorecards and a results table. Run as ``python -m qwixx_env.demo [--games N] [--seed S]``.
 
-(`make demo` trains a PPO bot and plays it against the ladder: `training.demo`.)
+(`make demo` trains a PPO bot and plays it against the ladder: `qwixx_env.training.demo`.)
 """
 
 from __future__ import annotations

@@ -65,9 +65,9 @@ def kernel(*, refcounts: bool = True, **options: Any) -> Callable:
     reference counts on the arrays it is given or slices, and may not allocate an array,
     itself or in anything it calls (numba then refuses to compile it). Each count is an atomic
     instruction, and a kernel that reads a `State` (a tuple of 12 arrays) through inlined
-    rules makes dozens of them per game: on a virtualised 2-core Xeon they were 60% of a
-    batched step, and the batched engine ran 5 times faster without them. Use it on the
-    hot kernels that only read and write arrays their caller passes in.
+    rules makes dozens of them per game, enough to dominate a batched step (measured in
+    docs/benchmarks.md, "Reference counts"). Use it on the hot kernels that only read and
+    write arrays their caller passes in.
     """
 
     def wrap(fn: Callable) -> Callable:

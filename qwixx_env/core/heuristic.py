@@ -75,9 +75,8 @@ _WORST = -1e18
 # score + 50 x the 2-player classic win rate against greedy (common random numbers). Run 1
 # (``--games 6000 --rounds 6 --seed 1``) from hand-set values; `fill` and `fill_multiplayer`
 # then moved together by hand (the search moves one weight at a time); run 2
-# (``--games 8000 --rounds 4 --seed 2 --step 0.15``) refined that. Measured on 10,000 other
-# games: solo classic mean 109.8, 2-player win rate against greedy 81% (the script's docstring
-# has the figures for every player count and both variants).
+# (``--games 8000 --rounds 4 --seed 2 --step 0.15``) refined that. What these weights score,
+# at every player count and in both variants: docs/baselines.md, "The heuristic against greedy".
 DEFAULT_WEIGHTS: dict[str, float] = {
     # fraction of a row's open numbers (frequency-weighted) it is expected to still cross
     "fill": 1.0,

@@ -91,10 +91,9 @@ def policy_action(kind, st, tb, b, policy_rng, max_skip, penalty_worry, weights,
     return random_legal(mask, policy_rng, b)
 
 
-# The best max_skip (`benchmarks/baselines.py greedy`, docs/baselines.md): alone, skipping at
-# most one number scores most (73.0 against 65.4 for 2); with opponents the game is shorter
-# and 2 wins most (2-player classic round robin of 0-4: 67.8% of games; 56.8% head to head
-# against 1; the best of 1-3 in 3- and 4-player classic too).
+# The best max_skip, measured by `benchmarks/baselines.py greedy` (docs/baselines.md): alone,
+# skipping at most one number scores most; with opponents the game is shorter and 2 wins
+# most (in 2-, 3- and 4-player classic).
 BEST_MAX_SKIP_SOLO, BEST_MAX_SKIP_MULTIPLAYER = 1, 2
 PENALTY_WORRY = 2
 

@@ -29,8 +29,8 @@ from qwixx_env.core.variant import Variant
 
 _jit = kernel(refcounts=False)  # the batch kernels below allocate nothing
 # Functions called from other kernels are inlined at numba level: a call that is not inlined
-# passes the State and RuleTables tuples as ~150 scalar arguments, which cost more (~100 ns)
-# than most of these functions do.
+# passes the State and RuleTables tuples as ~150 scalar arguments, which cost more than most
+# of these functions do.
 _inline = kernel(inline="always")
 
 BONUS, INSTEAD = 1, 2  # RuleTables.lucky_rule
@@ -439,8 +439,8 @@ def scores_batch(st, tb, out):
 def compiled(kernel, *args):
     """The compiled specialisation of a numba `kernel` for these arguments' types.
 
-    Numba's dispatcher works out the argument types on every call, which costs about 4 µs
-    for the tuple arguments used here; the AEC environment calls the same kernels with the
+    Numba's dispatcher works out the argument types on every call, which is slow for the
+    tuple arguments used here; the AEC environment calls the same kernels with the
     same arrays every step, so it resolves the specialisation once. The returned function
     does no type checks: call it only with arguments of exactly these types.
     """

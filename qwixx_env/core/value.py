@@ -4,9 +4,9 @@ rating.
 `value_features` describes a position between rolls from one seat's side as a fixed vector
 (each sheet row by row, penalties, scores, locked rows, who rolls next, and the heuristic's
 own evaluation); `win_chance` runs a small multi-layer perceptron (ReLU hidden layers, a
-sigmoid output) on it. The network is trained by `training/value_leaf.py` on positions of
-heuristic-against-heuristic games labelled with who went on to win, and shipped as a numpy
-file beside the `rollout` bot (`qwixx_env/bots/data/`). The features are defined for any table of
+sigmoid output) on it. The network is trained by `qwixx_env.training.value_leaf` on positions of
+heuristic-against-heuristic games labelled with who went on to win, and shipped as a network
+file (json + npz) in `qwixx_env/nets/data/`. The features are defined for any table of
 2 or more players (`num_features`); the 2-player layout is the one the 2-player networks read.
 """
 

@@ -6,7 +6,7 @@ table is cached on disk (`table`) and drives the optimal bot (`policy`,
 ``bots.make("solo_optimal")``).
 
 >>> from qwixx_env import solver
->>> table = solver.load_table()        # solves and caches it the first time (about 15 s)
+>>> table = solver.load_table()        # solves and caches it the first time
 >>> round(table.root, 4)
 115.4831
 >>> round(solver.expected_score({"marks": {"red": [2, 3]}, "locks": [], "penalties": 1}), 4)

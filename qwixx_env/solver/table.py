@@ -151,7 +151,7 @@ class ValueTable:
 
 
 def solve(variant: "str | Variant" = "classic", progress: Callable[[int, int], None] | None = None) -> ValueTable:
-    """Solve a variant from nothing (about 15 s for classic on two cores); nothing is cached.
+    """Solve a variant from nothing (docs/solver.md has the time it takes); nothing is cached.
 
     `progress(done, total)` is called as layers of sheets are solved. Raises `ValueError`
     for variants the solver does not cover (Longo: two lock cells and lucky numbers).
