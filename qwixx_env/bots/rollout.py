@@ -14,11 +14,10 @@ What a playout is worth:
   opponent (multi-player: the expected win rate, ties broken by the margin);
 * ``horizon=n`` (default 4): it stops at the start of the n-th roll from now, or at the end,
   and the position is scored by the `leaf` evaluation. A full playout's outcome is dominated
-  by the dice of the far future: in solo classic two actions' outcomes on the same dice
-  differ by 25-35 points (s.d.), so 32 playouts cannot separate actions a few points apart
-  and picking the best mean plays *worse* than the default policy alone (97 against 112
-  points over the same 100 deals). Four rolls ahead the paired difference has a s.d. of
-  about 5, and the search sees what the next rolls actually bring.
+  by the dice of the far future: two actions' outcomes on the same dice differ so much that
+  a few dozen playouts cannot separate actions a few points apart, and picking the best mean
+  plays worse than the default policy alone. Four rolls ahead the paired difference is small
+  enough to read, and the search sees what the next rolls actually bring (docs/baselines.md).
 
 The `leaf` evaluations:
 
@@ -28,9 +27,8 @@ The `leaf` evaluations:
   outcome (win share + `margin_weight` x margin, as with full playouts);
 * ``"afterstate"`` (classic, 2-4 players; not the default): the `afterstate` bot's win-chance
   network for the table (trained further, on its own play, by `training/afterstate.py`),
-  scored the same way. In 2-player classic it won 2.8 ± 1.0 points more often than
-  ``"network"`` against `heuristic` on the same 2,000 games (60.6% against 57.8%;
-  docs/baselines.md), for about 20% more time;
+  scored the same way; in 2-player classic the stronger leaf, for a little more time
+  (docs/baselines.md);
 * ``"heuristic"`` (elsewhere): the heuristic's evaluation (`core.heuristic.position_value`:
   expected final points against the best opponent's, a finished game scored exactly with
   the win bonus).
@@ -44,11 +42,9 @@ for every action; then the actions that might beat the choice (mean gain within 
 errors of it; at most `finalists` with the choice) get `refine` x `continuations` more; when
 none might, the choice stands at once.
 
-Defaults (measured in `docs/baselines.md`): 32 continuations, heuristic playouts, horizon 4,
-confidence 0.5, 3 finalists, refine 4, the network leaf in 2-player classic: about 2.4 ms a
-decision on average in 2-player classic on 2 threads (3.3 ms on one), under 20 ms at worst on
-the 2-core machine; it
-beats `heuristic` head to head.
+Defaults: 32 continuations, heuristic playouts, horizon 4, confidence 0.5, 3 finalists,
+refine 4, the network leaf in 2-player classic. Their time per decision and strength are
+measured in `docs/baselines.md`.
 """
 
 from __future__ import annotations
