@@ -200,7 +200,9 @@ def play(opts: dict, seed: int, pass_chance: float, choice_seed: int, record_at:
             action = choices.choice(crosses)
         env.step(action)
         after = env.snapshot()
-        game.steps.append(Step(env.agent_name_mapping[agent], action, set(legal), before, after, dict(env.rewards)))
+        game.steps.append(
+            Step(env.agent_name_mapping[agent], action, set(legal), before, after, dict(env.rewards))
+        )
         before = after
     game.final_record = env.record()
     return game
@@ -399,7 +401,9 @@ def test_the_colour_action_crosses_only_the_active_players_choice(game):
         if step.before["phase"] != "color":
             continue
         for seat in range(game.opts["num_players"]):
-            expected = {step.action} if seat == step.seat and step.action != pass_action(game.variant) else set()
+            expected = (
+                {step.action} if seat == step.seat and step.action != pass_action(game.variant) else set()
+            )
             assert new_crosses(game, step, seat) == expected
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import re
 import warnings
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -26,6 +26,8 @@ from qwixx_env import bots, cli, decode_action, encode_action, qwixx_v0, solver
 from qwixx_env.core import COLORS, Variant, layout_for, rules, state_from_snapshot
 from qwixx_env.solver import ValueTable, load_table, table_path
 from qwixx_env.solver.states import make_space
+
+from conftest import play_game
 
 PUBLISHED_OPTIMUM = 115.4831  # the published anchor (a C program, about 75 minutes)
 SOLVED_OPTIMUM = 115.483126  # this solver's value (docs/solver.md)
@@ -62,7 +64,7 @@ def brute_force(v):
     def over(rows):
         return sum(locked for _, _, locked in rows) >= v.rows_to_end
 
-    @lru_cache(maxsize=None)
+    @cache
     def value(rows, pen):
         if over(rows) or pen >= v.max_penalties:
             return 0.0
@@ -158,7 +160,11 @@ def classic(tmp_path_factory):
 
 
 def sheet(marks=None, locks=(), penalties=0):
-    return {"marks": {c: list((marks or {}).get(c, [])) for c in COLORS}, "locks": list(locks), "penalties": penalties}
+    return {
+        "marks": {c: list((marks or {}).get(c, [])) for c in COLORS},
+        "locks": list(locks),
+        "penalties": penalties,
+    }
 
 
 def test_root_value_is_the_published_optimum(classic):
@@ -181,7 +187,9 @@ def test_a_finished_sheet_is_worth_its_score(classic):
     # red     [2][3][4][5][6] 7  8  9 10 11[12] L   locked: 6 numbers + lock = 28
     # green   [12][11][10][9][8] 7 6 5 4 3 [2] L    locked: 28
     # 1 penalty: 28 + 28 - 5 = 51, and the game is over
-    done = sheet({"red": [2, 3, 4, 5, 6, 12], "green": [12, 11, 10, 9, 8, 2]}, locks=["red", "green"], penalties=1)
+    done = sheet(
+        {"red": [2, 3, 4, 5, 6, 12], "green": [12, 11, 10, 9, 8, 2]}, locks=["red", "green"], penalties=1
+    )
     assert solver.expected_score(done) == 51
     assert solver.expected_score(sheet({"blue": [12, 10]}, penalties=4)) == 3 - 20
 
@@ -193,7 +201,9 @@ def test_a_sheet_that_can_cross_nothing_takes_penalties_until_the_fourth(classic
     # blue    12 .. 4 [3] 2 L                   1 cross
     dead = {"red": [2, 3, 4, 5, 6, 12], "yellow": [2, 3, 4, 11], "green": [12, 11, 3], "blue": [3]}
     banked = 28 + 10 + 6 + 1 - 5
-    assert solver.expected_score(sheet(dead, locks=["red"], penalties=1)) == pytest.approx(banked - 3 * 5, abs=1e-4)
+    assert solver.expected_score(sheet(dead, locks=["red"], penalties=1)) == pytest.approx(
+        banked - 3 * 5, abs=1e-4
+    )
 
 
 def test_a_position_decided_by_one_number(classic):
@@ -209,7 +219,9 @@ def test_a_position_decided_by_one_number(classic):
     for _ in range(4 - 2):  # from 2 penalties: V_k = q*13 + (1-q)*(-5 + V_{k+1}), V_4 = 0
         further = q * 13 + (1 - q) * (-5 + further)
     banked = 28 + 15 + 1 + 1 - 10
-    assert solver.expected_score(sheet(position, locks=["red"], penalties=2)) == pytest.approx(banked + further, abs=1e-4)
+    assert solver.expected_score(sheet(position, locks=["red"], penalties=2)) == pytest.approx(
+        banked + further, abs=1e-4
+    )
 
 
 def test_sheets_related_by_the_symmetries_are_worth_the_same(classic):
@@ -339,7 +351,9 @@ def crossable(v, marks, color, number):
     cells = [int(v.tables.cell_of[r, x]) for x in marks[color]]
     c = int(v.tables.cell_of[r, number])
     locked = v.cells - 1 in cells
-    return not locked and (not cells or c > max(cells)) and (c < v.cells - 1 or len(cells) >= v.lock_threshold)
+    return (
+        not locked and (not cells or c > max(cells)) and (c < v.cells - 1 or len(cells) >= v.lock_threshold)
+    )
 
 
 def worth(table, marks, penalties):
@@ -378,7 +392,10 @@ def roll_values(table, marks, penalties, dice):
         ({"red": [2, 4], "yellow": [3], "green": [12, 10], "blue": [11]}, (3, 4, 2, 5, 1, 6)),
         ({"red": [2, 3, 5, 6, 7], "yellow": [4, 6, 7], "green": [12], "blue": []}, (6, 5, 6, 1, 3, 3)),
         ({"red": [], "yellow": [], "green": [], "blue": []}, (1, 1, 1, 6, 6, 1)),
-        ({"red": [2, 3, 4, 5, 6, 8], "yellow": [], "green": [12, 10, 8, 7, 6], "blue": []}, (6, 6, 6, 2, 1, 4)),
+        (
+            {"red": [2, 3, 4, 5, 6, 8], "yellow": [], "green": [12, 10, 8, 7, 6], "blue": []},
+            (6, 6, 6, 2, 1, 4),
+        ),
     ],
 )
 def test_the_bot_plays_the_best_pair_of_crosses_by_the_table(classic, marks, dice):
@@ -424,10 +441,7 @@ def test_the_bot_only_plays_legal_actions(classic, num_players):
         bots.make("random", num_players=num_players, seed=s) for s in range(num_players - 1)
     ]
     for seed in range(20):
-        env.reset(seed=seed)
-        for agent in env.agent_iter():
-            obs, _, term, trunc, _ = env.last()
-            env.step(None if term or trunc else players[env.agent_name_mapping[agent]].act(obs))
+        play_game(env, players, seed=seed)
 
 
 def test_the_bot_scores_the_table_value_in_seeded_solo_games(classic):
@@ -436,7 +450,7 @@ def test_the_bot_scores_the_table_value_in_seeded_solo_games(classic):
     scores = []
     for seed in range(400):
         env.reset(seed=seed)
-        for agent in env.agent_iter():
+        for _ in env.agent_iter():
             obs, reward, term, trunc, _ = env.last()
             env.step(None if term or trunc else bot.act(obs))
         scores.append(reward)  # solo: the final score
