@@ -254,6 +254,7 @@ def test_inputs_of_a_wrong_shape_are_refused():
         afterstate_inputs(np.zeros((3, 10), np.float32))
 
 
+@pytest.mark.slow
 def test_afterstate_beats_heuristic_head_to_head():
     """Same dice, seats swapped: over 400 games the learned ratings win more than half."""
     from qwixx_env.arena import run_arena
@@ -263,6 +264,7 @@ def test_afterstate_beats_heuristic_head_to_head():
     assert result.bots[0]["win_rate"] > 0.5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("num_players", [3, 4])
 def test_afterstate_wins_more_than_its_share_against_heuristics(num_players):
     """Its seat in turn, 1,500 games against P - 1 heuristics: more than 1/P of the wins, by

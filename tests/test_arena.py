@@ -342,6 +342,7 @@ def test_bad_input_fails_before_any_game(monkeypatch, specs, options, message):
 # --- the command line ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cli_writes_json_and_png(tmp_path):
     out_json, out_png = tmp_path / "arena.json", tmp_path / "arena.png"
     command = [sys.executable, "-m", "qwixx_env.cli", "arena", "random", "greedy", "--games", "20"]
@@ -356,6 +357,7 @@ def test_cli_writes_json_and_png(tmp_path):
     assert out_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_cli_reports_bad_input_as_an_error():
     command = [sys.executable, "-m", "qwixx_env.cli", "arena", "random", "greedy:max_skip=x"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=60)
@@ -363,6 +365,7 @@ def test_cli_reports_bad_input_as_an_error():
     assert done.stderr.startswith("qwixx arena: bot 'greedy:max_skip=x'")
 
 
+@pytest.mark.slow
 def test_cli_takes_the_table_from_the_pretrained_bots_named(tmp_path):
     out_json = tmp_path / "arena.json"
     command = [sys.executable, "-m", "qwixx_env.cli", "arena", "ppo-longo-2p", "greedy", "--games", "2"]

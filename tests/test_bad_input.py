@@ -526,6 +526,7 @@ def test_observation_view_unknown_field_and_missing_mask():
 # --- the benchmark scripts' options ----------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "script, args, message",
     [

@@ -109,6 +109,7 @@ def play_side_by_side(options: dict, seed: int, num_games: int = 3) -> set[str]:
     return phases
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(CONFIGS))
 def test_batched_games_equal_aec_games_game_after_game(name):
     options = CONFIGS[name]

@@ -102,6 +102,7 @@ def test_available_lists_the_registered_bots():
     assert {"random", "greedy", "solo_optimal"} <= set(bots.available())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "-".join(map(str, c.values())))
 def test_rollout_bot_picks_only_legal_actions(config):
     P = config["num_players"]
@@ -124,6 +125,7 @@ def test_rollout_bot_is_deterministic_for_a_seed():
     np.testing.assert_array_equal(a[1], b[1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "config", [dict(num_players=2, variant="classic"), dict(num_players=3, variant="longo")]
 )
@@ -286,6 +288,7 @@ def test_rollout_rejects_bad_parameters(param, value):
         bots.make("rollout", **{param: value})
 
 
+@pytest.mark.slow
 def test_rollout_outscores_greedy_in_solo_classic():
     means = {}
     for name, params in (("greedy", {}), ("rollout", {"continuations": 32})):

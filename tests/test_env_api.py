@@ -170,6 +170,7 @@ def test_win_reward_is_terminal_and_matches_final_scores(variant, num_players, s
     assert all(v == 0 for step in per_step[:-1] for v in step.values())  # terminal only
 
 
+@pytest.mark.slow
 def test_win_reward_shared_top_score_gives_zero():
     """Find seeded games that end in a tie for the top and check the 0 for the sharers."""
     found = 0
@@ -697,6 +698,7 @@ def test_record_replays_to_the_same_game(extra, num_players, tmp_path):
     assert again.snapshot() == game.snapshot()
 
 
+@pytest.mark.slow
 def test_record_replays_when_a_row_locks_in_the_white_action():
     """The die of a row locked in the white action leaves play at once (rule 8); the record
     keeps the dice as rolled, and the replay must accept them."""

@@ -263,6 +263,7 @@ def test_seeding_the_vec_env_seeds_its_games():
     assert not np.array_equal(c.reset(), first)
 
 
+@pytest.mark.slow
 def test_a_tiny_maskable_ppo_run_learns_on_it():
     torch.set_num_threads(1)
     venv = make_venv(num_envs=16, num_players=2, variant="longo")
@@ -276,6 +277,7 @@ def test_a_tiny_maskable_ppo_run_learns_on_it():
     venv.step(actions)  # and the env accepts them
 
 
+@pytest.mark.slow
 def test_a_frozen_copy_of_a_maskableppo_policy_plays_as_an_opponent_and_stays_frozen():
     torch.set_num_threads(1)
     venv = Sb3VecEnv(QwixxVectorEnv(16, num_players=2, opponents="random"))

@@ -101,6 +101,7 @@ def exported(request, tmp_path_factory):
     return model, NumpyPolicy.load(path), path
 
 
+@pytest.mark.slow
 def test_numpy_policy_picks_the_torch_policys_actions_logits_and_values(exported):
     import torch
 
@@ -129,6 +130,7 @@ def test_numpy_policy_picks_the_torch_policys_actions_logits_and_values(exported
     np.testing.assert_allclose(policy.value(obs), values, atol=1e-5, rtol=0)
 
 
+@pytest.mark.slow
 def test_export_describes_the_game_the_layers_and_the_training(exported):
     model, policy, path = exported
     spec = json.loads(path.read_text())
@@ -150,6 +152,7 @@ def test_export_describes_the_game_the_layers_and_the_training(exported):
     assert sorted(p.name for p in path.parent.iterdir()) == ["ppo.json", "ppo.npz"]  # no temp files left
 
 
+@pytest.mark.slow
 def test_export_refuses_a_model_whose_game_it_cannot_tell(exported, tmp_path):
     model, _, _ = exported
     env = model.get_env()
@@ -656,6 +659,7 @@ def test_each_installed_checkpoint_loads_and_plays_a_legal_game(name):
     play_game(env, bot, seed=0)  # raw: an illegal action raises
 
 
+@pytest.mark.slow
 def test_checkpoints_load_from_an_installed_wheel(tmp_path):
     """Build a wheel of a copy of the package with a tiny checkpoint added, install it into a
     folder, and load the checkpoint by name from there in a fresh interpreter without torch."""

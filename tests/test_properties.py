@@ -13,6 +13,7 @@ import random
 from dataclasses import dataclass, field
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -28,6 +29,8 @@ PENALTY_POINTS = 5
 SETTINGS = settings(
     max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
 )
+
+pytestmark = pytest.mark.slow  # every test plays 150 drawn games
 
 
 # --- the rules, written out again -------------------------------------------------------------

@@ -137,6 +137,7 @@ def close_interval(cell: str, iv: list[float]) -> bool:
     return close_pct(lo.strip(), iv[0]) and close_pct(hi.strip(), iv[1])
 
 
+@pytest.mark.slow
 def test_publishing_a_two_player_run_installs_evaluates_and_writes_a_card(tmp_path):
     run = tiny_run(tmp_path / "run")
     assert run_main(tmp_path, run, "ppo-test", "--games", "2", "--search-games", "1") == 0
@@ -212,6 +213,7 @@ def test_publishing_a_solo_run_reports_the_regret_against_the_solver(tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_publishing_a_three_player_run_plays_a_mixed_table_and_a_rollout_table(tmp_path):
     run = tiny_run(tmp_path / "run", num_players=3)
     assert run_main(tmp_path, run, "ppo-3p", "--games", "1", "--search-games", "1") == 0

@@ -113,6 +113,7 @@ def table_value(table, rows, pen):
     return table.further(codes, pen)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "v",
     [
@@ -131,6 +132,7 @@ def test_solver_equals_brute_force_on_every_sheet_of_a_two_faced_game(v):
             assert table_value(table, rows, pen) == pytest.approx(value(rows, pen), abs=1e-9), (rows, pen)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "rows",
     [
@@ -167,12 +169,14 @@ def sheet(marks=None, locks=(), penalties=0):
     }
 
 
+@pytest.mark.slow
 def test_root_value_is_the_published_optimum(classic):
     assert classic.root == pytest.approx(SOLVED_OPTIMUM, abs=1e-4)
     assert abs(classic.root - PUBLISHED_OPTIMUM) < 1e-3
     assert solver.expected_score(sheet()) == pytest.approx(classic.root, abs=1e-4)
 
 
+@pytest.mark.slow
 def test_table_is_cached_and_loads_back_the_same(classic):
     path = table_path(classic.variant)
     assert path.exists() and path.parent == solver.cache_dir()
@@ -183,6 +187,7 @@ def test_table_is_cached_and_loads_back_the_same(classic):
     assert load_table("classic") is classic  # kept in memory after the first load
 
 
+@pytest.mark.slow
 def test_a_finished_sheet_is_worth_its_score(classic):
     # red     [2][3][4][5][6] 7  8  9 10 11[12] L   locked: 6 numbers + lock = 28
     # green   [12][11][10][9][8] 7 6 5 4 3 [2] L    locked: 28
@@ -194,6 +199,7 @@ def test_a_finished_sheet_is_worth_its_score(classic):
     assert solver.expected_score(sheet({"blue": [12, 10]}, penalties=4)) == 3 - 20
 
 
+@pytest.mark.slow
 def test_a_sheet_that_can_cross_nothing_takes_penalties_until_the_fourth(classic):
     # red     [2][3][4][5][6] 7 .. 11 [12][L]   locked: 7 crosses = 28
     # yellow  [2][3][4] 5 .. 10 [11] 12 L       4 crosses: the 12 needs 5, nothing else is left
@@ -206,6 +212,7 @@ def test_a_sheet_that_can_cross_nothing_takes_penalties_until_the_fourth(classic
     )
 
 
+@pytest.mark.slow
 def test_a_position_decided_by_one_number(classic):
     # red     [2][3][4][5][6] 7 .. 11 [12][L]   locked: 28
     # yellow  [2][3][4][5] 6 .. 10 [11] 12 L    5 crosses: may cross 12 (and lock, ending the game)
@@ -224,6 +231,7 @@ def test_a_position_decided_by_one_number(classic):
     )
 
 
+@pytest.mark.slow
 def test_sheets_related_by_the_symmetries_are_worth_the_same(classic):
     # red <-> yellow, green <-> blue, and red/yellow <-> green/blue with mirrored numbers (14 - x)
     base = {"red": [3, 6], "yellow": [5], "green": [11, 9, 8], "blue": []}
@@ -233,12 +241,14 @@ def test_sheets_related_by_the_symmetries_are_worth_the_same(classic):
     assert values[0] == values[1] == values[2]
 
 
+@pytest.mark.slow
 def test_a_row_locked_by_another_player_is_closed(classic):
     open_ = solver.expected_score(sheet({"red": [2, 3]}))
     closed = solver.expected_score(sheet({"red": [2, 3]}), locked_rows=["green"])
     assert closed < open_
 
 
+@pytest.mark.slow
 def test_bad_sheets_are_refused(classic):
     with pytest.raises(ValueError, match="red has no number 13"):
         solver.expected_score(sheet({"red": [13]}))
@@ -386,6 +396,7 @@ def roll_values(table, marks, penalties, dice):
     return values
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "marks, dice",
     [
@@ -414,6 +425,7 @@ def test_the_bot_plays_the_best_pair_of_crosses_by_the_table(classic, marks, dic
     assert values[(white_mark, decode_action(colour, v))] == pytest.approx(best, abs=1e-4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "white_dice, expected",
     [((1, 1), ("yellow", 2)), ((3, 4), None)],
@@ -434,6 +446,7 @@ def test_on_another_players_roll_the_bot_crosses_only_what_the_table_gains(class
     assert bot.act(obs) == encode_action(expected, v)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("num_players", [1, 3])
 def test_the_bot_only_plays_legal_actions(classic, num_players):
     env = qwixx_v0.raw_env(num_players=num_players)  # raw: an illegal action raises
@@ -444,6 +457,7 @@ def test_the_bot_only_plays_legal_actions(classic, num_players):
         play_game(env, players, seed=seed)
 
 
+@pytest.mark.slow
 def test_the_bot_scores_the_table_value_in_seeded_solo_games(classic):
     env = qwixx_v0.env(num_players=1)
     bot = bots.make("solo_optimal", num_players=1)
@@ -469,6 +483,7 @@ def test_the_bots_table_options_are_checked_by_name_and_type(options, message, m
         bots.make("solo_optimal", **options)
 
 
+@pytest.mark.slow
 def test_rebuild_solves_the_bots_table_again_once_per_process(monkeypatch, classic):
     calls = []
     monkeypatch.setattr(solo_optimal_bot, "_REBUILT", set())
@@ -486,6 +501,7 @@ def test_the_bot_refuses_longo():
 # --- the command line -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_qwixx_solve_prints_the_value_and_a_sheet_value(classic, capsys):
     assert cli.main(["solve", "--sheet", '{"marks": {"red": [2]}, "penalties": 0}']) == 0
     out = capsys.readouterr().out
@@ -502,6 +518,7 @@ def test_qwixx_solve_refuses_a_file_as_cache_dir_before_solving(tmp_path, capsys
         load_table(reduced(2, lock_threshold=1), directory=tmp_path / "a_file")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text, message", [
     ('{"markz": {"red": [2]}}', r"sheet: got field\(s\) \['markz'\]; expected some of \['marks'"),
     ("[1]", r"sheet: got \[1\]; expected an object like one player of a snapshot"),

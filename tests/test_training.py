@@ -320,6 +320,7 @@ def run(tmp_path_factory):
     return out, first, second
 
 
+@pytest.mark.slow
 def test_a_run_writes_checkpoint_evaluations_curves_and_the_final_policy(run):
     out, first, second = run
     assert first["steps"] == 1024 and second["steps"] == 2048
@@ -345,6 +346,7 @@ def test_a_run_writes_checkpoint_evaluations_curves_and_the_final_policy(run):
     assert meta["steps"] == 2048 and meta["config"]["name"] == "tiny" and meta["machine"]["cpu_count"]
 
 
+@pytest.mark.slow
 def test_a_solo_run_clones_the_optimal_policy_and_is_measured_by_its_mean_score(tmp_path):
     data = tiny(
         num_players=1, reward="score_delta", reward_scale=0.02, opponents=None, total_steps=512,
@@ -359,6 +361,7 @@ def test_a_solo_run_clones_the_optimal_policy_and_is_measured_by_its_mean_score(
     assert bots.load(tmp_path / "final").num_players == 1
 
 
+@pytest.mark.slow
 def test_the_final_policy_plays_as_a_bot_without_torch_objects(run):
     out, _, _ = run
     bot = bots.load(out / "final", num_players=2)
@@ -367,6 +370,7 @@ def test_the_final_policy_plays_as_a_bot_without_torch_objects(run):
     assert env.unwrapped.snapshot()["roll"] > 0
 
 
+@pytest.mark.slow
 def test_the_same_config_and_seed_train_the_same_weights_and_another_seed_does_not(tmp_path):
     def weights(out, **changes):
         quiet_run(tiny(evaluation=None, **changes), out)
@@ -378,6 +382,7 @@ def test_the_same_config_and_seed_train_the_same_weights_and_another_seed_does_n
     assert not all(np.array_equal(first[k], other[k]) for k in first)
 
 
+@pytest.mark.slow
 def test_resume_refuses_a_changed_game_and_a_run_without_checkpoint(run, tmp_path):
     out, _, _ = run
     with pytest.raises(ValueError, match=r"differs from the checkpoint's in \['network'\]"):
@@ -408,6 +413,7 @@ def damage(folder: Path, how: str) -> None:
         next((folder / "snapshots").glob("*.npz")).unlink()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how, message", [
     ("file outside", r"pool: got .*'\.\./\.\./elsewhere'.*expected a list of snapshot entries"),
     ("not json", r"state.json: not a readable state file"),
@@ -427,6 +433,7 @@ def test_resume_from_a_damaged_checkpoint_names_the_damage_and_writes_nothing(ru
 # --- interrupted checkpoints -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_run_killed_while_saving_resumes_from_the_previous_complete_checkpoint(tmp_path, monkeypatch):
     saves = []
     real_sync = checkpoint._sync_tree
@@ -503,6 +510,7 @@ def test_behaviour_cloning_agrees_with_the_teacher_far_above_chance():
 # --- the package without torch -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_package_and_its_bots_import_without_torch():
     script = textwrap.dedent(
         """
@@ -552,6 +560,7 @@ def test_value_leaf_training_writes_a_network_the_rollout_bot_reads(tmp_path):
     assert not list(tmp_path.glob(".*.tmp"))  # no temporary file left behind
 
 
+@pytest.mark.slow
 def test_a_run_with_afterstate_inputs_exports_a_policy_that_computes_them(tmp_path):
     """Warm start from `afterstate`, the `afterstate` bot in the pool, afterstate inputs: the
     final numpy policy records the inputs and picks the torch model's actions from plain
@@ -644,6 +653,7 @@ def test_td_labels_blend_the_next_value_with_the_next_target_along_each_seat():
         td_labels(net, x, share, game, seat, 1.5)
 
 
+@pytest.mark.slow
 def test_best_response_collection_records_only_the_policy_seat(tmp_path):
     """--opponent heuristic: the policy takes one seat of each game (alternating) and only its
     side is recorded; a bad opponent or lambda is refused by name; each round reports its
