@@ -305,27 +305,11 @@ def plot(configs: dict[str, dict], path: Path, cpu: int) -> None:
     batched = sorted((c for c in configs.values() if c["kind"] == "batched"), key=lambda c: c["N"])
     xs = [c["N"] for c in batched]
     fig, ax = plt.subplots(figsize=(8, 6.4), dpi=130)
-    ax.plot(
-        xs,
-        [c["median_decisions_per_s"] for c in batched],
-        "o-",
-        color="tab:blue",
-        lw=2.2,
-        ms=7,
-        label=f"BatchedQwixx per wall second (median; {batched[0]['memory_per_game']:,} bytes/game)",
-        zorder=3,
-    )
-    ax.plot(
-        xs,
-        [c["median_decisions_per_cpu_s"] for c in batched],
-        "o--",
-        color="tab:blue",
-        alpha=0.4,
-        lw=1.2,
-        ms=4,
-        label="BatchedQwixx per CPU-second (median)",
-        zorder=2,
-    )
+    per_game = f"{batched[0]['memory_per_game']:,} bytes/game"
+    ax.plot(xs, [c["median_decisions_per_s"] for c in batched], "o-", color="tab:blue", lw=2.2, ms=7,
+            label=f"BatchedQwixx per wall second (median; {per_game})", zorder=3)
+    ax.plot(xs, [c["median_decisions_per_cpu_s"] for c in batched], "o--", color="tab:blue", alpha=0.4,
+            lw=1.2, ms=4, label="BatchedQwixx per CPU-second (median)", zorder=2)
     for c in batched:
         ax.annotate(f"{c['median_decisions_per_s'] / 1e6:.2f}M", (c["N"], c["median_decisions_per_s"]),
                     textcoords="offset points", xytext=(-7, 7), ha="right", fontsize=9, color="tab:blue")
