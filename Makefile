@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo lint test test-fast bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 	# torch first, by exact version: on these machines that is the CPU build on local disk,
 	# and the train extra's pin then installs nothing more (never a CUDA build).
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e ".[test,demo,bench,train]"
+	$(PY) -m pip install -q -e ".[test,demo,bench,train,lint]"
 	touch $(STAMP)
 
 # Train a 2-player PPO bot from scratch (~2 minutes on 2 idle cores) and play it against the ladder;
@@ -20,8 +20,18 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(PY) -m training.demo
 
-test: $(STAMP)
+# Style (ruff) and the one-way import layers (import-linter's contracts in pyproject.toml).
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
+
+# CI: lint, then every test.
+test: lint
 	$(PY) -m pytest -q
+
+# A developer's quick run: every test but those marked slow.
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not slow"
 
 bench: $(STAMP)
 	$(PY) benchmarks/aec_speed.py

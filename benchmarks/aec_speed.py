@@ -41,9 +41,9 @@ import platform
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 from pettingzoo.classic import connect_four_v3
@@ -80,7 +80,7 @@ def play(env, seconds: float, first_seed: int, rng: np.random.Generator) -> dict
     while True:
         env.reset(seed=seed)
         seed += 1
-        for agent in env.agent_iter():
+        for _ in env.agent_iter():
             obs, rew, term, trunc, info = env.last()
             action = None if term or trunc else pick(rng, obs["action_mask"])
             env.step(action)
@@ -142,21 +142,34 @@ def summarise(runs: dict[str, list[dict]]) -> dict[str, dict]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=10.0, help="wall time per env per repeat (default 10)")
-    parser.add_argument("--repeats", type=int, default=3, help="rounds over all envs; the median is reported (default 3)")
-    parser.add_argument("--warmup", type=float, default=1.0, help="seconds of warm-up play per env (default 1)")
+    parser.add_argument(
+        "--seconds", type=float, default=10.0, help="wall time per env per repeat (default 10)"
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="rounds over all envs; the median is reported (default 3)"
+    )
+    parser.add_argument(
+        "--warmup", type=float, default=1.0, help="seconds of warm-up play per env (default 1)"
+    )
     parser.add_argument("--slice", type=float, default=1.0, dest="slice_s",
                         help="seconds an env plays before the next takes its turn (default 1)")
-    parser.add_argument("--seed", type=int, default=0, help="first game seed and action-stream seed (default 0)")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="first game seed and action-stream seed (default 0)"
+    )
     parser.add_argument("--cpu", type=int, default=None, help="pin this process to one CPU core (Linux)")
-    parser.add_argument("--json", type=Path, default=None, metavar="PATH", help="also write the figures as JSON")
+    parser.add_argument(
+        "--json", type=Path, default=None, metavar="PATH", help="also write the figures as JSON"
+    )
     parser.add_argument("--strict", action="store_true", help="exit with status 1 if the target is missed")
     args = parser.parse_args(argv)
     if args.seconds <= 0 or args.repeats < 1 or args.warmup < 0 or args.slice_s <= 0:
         parser.error("--seconds and --slice must be > 0, --repeats >= 1, --warmup >= 0")
     if args.cpu is not None:
         if args.cpu not in os.sched_getaffinity(0):
-            parser.error(f"--cpu: got {args.cpu}; expected one of this process's cores {sorted(os.sched_getaffinity(0))}")
+            parser.error(
+                f"--cpu: got {args.cpu}; expected one of this process's cores "
+                f"{sorted(os.sched_getaffinity(0))}"
+            )
         os.sched_setaffinity(0, {args.cpu})
 
     console = Console()

@@ -56,7 +56,10 @@ def _measured_against_heuristic() -> dict[str, tuple[float, float]]:
     ladder = OUT / "ladder_classic_2p_heuristic_vs_rollout.json"
     if ladder.exists():
         rows = {b["label"]: b for b in json.loads(ladder.read_text())["bots"]}
-        points["rollout"] = (rows["rollout"]["score_mean"] - rows["heuristic"]["score_mean"], rows["rollout"]["win_rate"])
+        points["rollout"] = (
+            rows["rollout"]["score_mean"] - rows["heuristic"]["score_mean"],
+            rows["rollout"]["win_rate"],
+        )
     card = OUT.parent / "pretrained" / "ppo-classic-2p.json"
     if card.exists():
         for o in json.loads(card.read_text())["evaluation"].get("opponents", []):
@@ -80,14 +83,19 @@ def edge(bot: str, *, deals: int, seed: int, workers: int | None) -> dict:
     scores = result.games.scores
     rows = np.arange(len(scores))
     margin = scores[rows, np.argmax(seats == 0, axis=1)] - scores[rows, np.argmax(seats == 1, axis=1)]
-    curve = [float(win_shares(np.stack([margin + e, np.zeros_like(margin)], axis=1))[:, 0].mean()) for e in EDGES]
+    curve = [
+        float(win_shares(np.stack([margin + e, np.zeros_like(margin)], axis=1))[:, 0].mean()) for e in EDGES
+    ]
     out = {"bot": bot, "games": int(len(margin)), "margin_mean": float(margin.mean()),
            "margin_sd": float(margin.std(ddof=1)), "edges": list(EDGES), "win_rate": curve}
     path = OUT / f"edge_{bot}_vs_heuristic.json"
     summary = json.loads(path.read_text())
     summary["edge"] = out
     write_atomically(path, json.dumps(summary, indent=1).encode())
-    print(f"{bot} vs heuristic: {len(margin):,} games, margin {out['margin_mean']:+.2f} (sd {out['margin_sd']:.1f})")
+    print(
+        f"{bot} vs heuristic: {len(margin):,} games, "
+        f"margin {out['margin_mean']:+.2f} (sd {out['margin_sd']:.1f})"
+    )
     print("extra points a game -> win rate: " + ", ".join(f"+{e}: {_pct(w)}" for e, w in zip(EDGES, curve)))
     plot_edge(out)
     return out
@@ -178,7 +186,9 @@ def main() -> None:
             deals = a.rollout_deals if "rollout" in (low, high) else a.deals
             arena(f"ladder_{v}_2p_{low}_vs_{high}", [low, high], deals=deals, players=2, **common)
     elif a.part == "solo":
-        arena(f"solo_{v}", ["random", "greedy", "heuristic", "solo_optimal"], deals=a.deals, players=1, **common)
+        arena(
+            f"solo_{v}", ["random", "greedy", "heuristic", "solo_optimal"], deals=a.deals, players=1, **common
+        )
         arena(f"solo_{v}_rollout", ["rollout"], deals=a.rollout_deals, players=1, **common)
     elif a.part == "edge":
         edge(a.bot, deals=a.deals, seed=a.seed, workers=a.workers)

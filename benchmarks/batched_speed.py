@@ -102,7 +102,13 @@ def run_batched(engine: BatchedQwixx, seconds: float, seed: int) -> dict:
             break
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     decisions = steps * engine.num_games
-    return {"steps": steps, "decisions": decisions, "seconds": elapsed, "cpu_seconds": cpu, "decisions_per_s": decisions / elapsed}
+    return {
+        "steps": steps,
+        "decisions": decisions,
+        "seconds": elapsed,
+        "cpu_seconds": cpu,
+        "decisions_per_s": decisions / elapsed,
+    }
 
 
 def aec_pick(rng: np.random.Generator, mask: np.ndarray) -> int:
@@ -119,7 +125,7 @@ def run_aec(env, seconds: float, seed: int) -> dict:
     while True:
         env.reset(seed=game_seed)
         game_seed += 1
-        for agent in env.agent_iter():
+        for _ in env.agent_iter():
             obs, rew, term, trunc, info = env.last()
             if term or trunc:
                 env.step(None)
@@ -131,8 +137,15 @@ def run_aec(env, seconds: float, seed: int) -> dict:
         if time.perf_counter() >= deadline:
             break
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
-    return {"decisions": decisions, "dead_steps": dead_steps, "games": games, "seconds": elapsed, "cpu_seconds": cpu,
-            "decisions_per_s": decisions / elapsed, "agent_steps_per_s": (decisions + dead_steps) / elapsed}
+    return {
+        "decisions": decisions,
+        "dead_steps": dead_steps,
+        "games": games,
+        "seconds": elapsed,
+        "cpu_seconds": cpu,
+        "decisions_per_s": decisions / elapsed,
+        "agent_steps_per_s": (decisions + dead_steps) / elapsed,
+    }
 
 
 def run_pig(game, seconds: float, seed: int) -> dict:
@@ -164,11 +177,19 @@ def run_pig(game, seconds: float, seed: int) -> dict:
         if time.perf_counter() >= deadline:
             break
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
-    return {"decisions": decisions, "chance_moves": chance, "games": games, "seconds": elapsed, "cpu_seconds": cpu,
-            "decisions_per_s": decisions / elapsed}
+    return {
+        "decisions": decisions,
+        "chance_moves": chance,
+        "games": games,
+        "seconds": elapsed,
+        "cpu_seconds": cpu,
+        "decisions_per_s": decisions / elapsed,
+    }
 
 
-def vector_loop(env: QwixxVectorEnv, seed: int, seconds: float | None, max_steps: int | None) -> tuple[int, int, float, float]:
+def vector_loop(
+    env: QwixxVectorEnv, seed: int, seconds: float | None, max_steps: int | None
+) -> tuple[int, int, float, float]:
     """Random learner play; stops at the deadline or after max_steps."""
     obs, _ = env.reset(seed=seed)
     rng = pick_rngs(env.num_envs, seed + 1)
@@ -208,23 +229,27 @@ def measure(batch_sizes, seconds: float, repeats: int, warmup: float, console: C
         engine = BatchedQwixx(n, num_players=NUM_PLAYERS)
         configs[f"batched N={n}"] = {"kind": "batched", "N": n, "memory_per_game": engine.memory_per_game(),
                                      "run": lambda s, seed, e=engine: run_batched(e, s, seed)}
-    configs["qwixx_v0.env()"] = {"kind": "aec", "run": lambda s, seed, e=qwixx_v0.env(num_players=NUM_PLAYERS): run_aec(e, s, seed)}
-    configs["qwixx_v0.raw_env()"] = {"kind": "aec",
-                                     "run": lambda s, seed, e=qwixx_v0.raw_env(num_players=NUM_PLAYERS): run_aec(e, s, seed)}
+    for name, make in (("qwixx_v0.env()", qwixx_v0.env), ("qwixx_v0.raw_env()", qwixx_v0.raw_env)):
+        env = make(num_players=NUM_PLAYERS)
+        configs[name] = {"kind": "aec", "run": lambda s, seed, e=env: run_aec(e, s, seed)}
     pig = pyspiel.load_game("pig")
     configs["openspiel pig"] = {"kind": "pig", "run": lambda s, seed: run_pig(pig, s, seed)}
     for opp in ("greedy", "random"):
         for n in VECTOR_SIZES:
             env = QwixxVectorEnv(n, num_players=NUM_PLAYERS, opponents=opp)
-            configs[f"vector N={n} vs {opp}"] = {"kind": "vector", "N": n, "opponents": opp,
-                                                 "run": lambda s, seed, e=env, o=opp: run_vector(e, o, s, seed)}
+            configs[f"vector N={n} vs {opp}"] = {
+                "kind": "vector",
+                "N": n,
+                "opponents": opp,
+                "run": lambda s, seed, e=env, o=opp: run_vector(e, o, s, seed),
+            }
     console.print(f"warming up {len(configs)} configurations ({warmup:g} s each) ...")
     for c in configs.values():
         c["run"](warmup, 10**6)
         c["runs"] = []
     for r in range(repeats):
         console.print(f"round {r + 1}/{repeats} ({len(configs)} x {seconds:g} s) ...")
-        for name, c in configs.items():
+        for c in configs.values():
             c["runs"].append(c["run"](seconds, r))
     for c in configs.values():
         del c["run"]
@@ -242,21 +267,29 @@ def summarise(configs: dict[str, dict]) -> dict:
         c["median_decisions_per_cpu_s"] = statistics.median(
             r["decisions_per_s"] * r["seconds"] / r["cpu_seconds"] for r in c["runs"])
         if c["kind"] == "vector":
-            c["median_total_decisions_per_s"] = statistics.median(r["total_decisions_per_s"] for r in c["runs"])
+            c["median_total_decisions_per_s"] = statistics.median(
+                r["total_decisions_per_s"] for r in c["runs"]
+            )
             learner = sum(r["learner_decisions"] for r in c["runs"])
-            c["opponent_decisions_per_learner_decision"] = sum(r["opponent_decisions"] for r in c["runs"]) / learner
+            c["opponent_decisions_per_learner_decision"] = (
+                sum(r["opponent_decisions"] for r in c["runs"]) / learner
+            )
             c["learner_decisions_per_episode"] = learner / max(1, sum(r["episodes"] for r in c["runs"]))
         if c["kind"] == "aec":
             c["median_agent_steps_per_s"] = statistics.median(r["agent_steps_per_s"] for r in c["runs"])
     batched = {k: c for k, c in configs.items() if c["kind"] == "batched"}
     best_name = max(batched, key=lambda k: batched[k]["median_decisions_per_s"])
     best = batched[best_name]["median_decisions_per_s"]
-    refs = {k: configs[k]["median_decisions_per_s"] for k in ("qwixx_v0.env()", "qwixx_v0.raw_env()", "openspiel pig")}
+    refs = {
+        k: configs[k]["median_decisions_per_s"]
+        for k in ("qwixx_v0.env()", "qwixx_v0.raw_env()", "openspiel pig")
+    }
     return {
         "best": {"config": best_name, "N": batched[best_name]["N"], "decisions_per_s": best},
         "ratios": {f"batched best / {k}": best / v for k, v in refs.items()},
         "ratios_per_cpu_s": {
-            f"batched best / {k}": batched[best_name]["median_decisions_per_cpu_s"] / configs[k]["median_decisions_per_cpu_s"]
+            f"batched best / {k}": batched[best_name]["median_decisions_per_cpu_s"]
+            / configs[k]["median_decisions_per_cpu_s"]
             for k in refs
         },
         "target": {"decisions_per_s": TARGET, "passed": best >= TARGET},
@@ -272,10 +305,11 @@ def plot(configs: dict[str, dict], path: Path, cpu: int) -> None:
     batched = sorted((c for c in configs.values() if c["kind"] == "batched"), key=lambda c: c["N"])
     xs = [c["N"] for c in batched]
     fig, ax = plt.subplots(figsize=(8, 6.4), dpi=130)
+    per_game = f"{batched[0]['memory_per_game']:,} bytes/game"
     ax.plot(xs, [c["median_decisions_per_s"] for c in batched], "o-", color="tab:blue", lw=2.2, ms=7,
-            label=f"BatchedQwixx per wall second (median; {batched[0]['memory_per_game']:,} bytes/game)", zorder=3)
-    ax.plot(xs, [c["median_decisions_per_cpu_s"] for c in batched], "o--", color="tab:blue", alpha=0.4, lw=1.2,
-            ms=4, label="BatchedQwixx per CPU-second (median)", zorder=2)
+            label=f"BatchedQwixx per wall second (median; {per_game})", zorder=3)
+    ax.plot(xs, [c["median_decisions_per_cpu_s"] for c in batched], "o--", color="tab:blue", alpha=0.4,
+            lw=1.2, ms=4, label="BatchedQwixx per CPU-second (median)", zorder=2)
     for c in batched:
         ax.annotate(f"{c['median_decisions_per_s'] / 1e6:.2f}M", (c["N"], c["median_decisions_per_s"]),
                     textcoords="offset points", xytext=(-7, 7), ha="right", fontsize=9, color="tab:blue")
@@ -294,7 +328,12 @@ def plot(configs: dict[str, dict], path: Path, cpu: int) -> None:
     lines = [
         (TARGET, "target 1M", "tab:red", "-"),
         (configs["openspiel pig"]["median_decisions_per_s"], "OpenSpiel pig", "tab:purple", "-."),
-        (configs["qwixx_v0.raw_env()"]["median_decisions_per_s"], "qwixx_v0.raw_env() (AEC)", "tab:orange", "-."),
+        (
+            configs["qwixx_v0.raw_env()"]["median_decisions_per_s"],
+            "qwixx_v0.raw_env() (AEC)",
+            "tab:orange",
+            "-.",
+        ),
         (configs["qwixx_v0.env()"]["median_decisions_per_s"], "qwixx_v0.env() (AEC)", "tab:brown", ":"),
     ]
     ticks = sorted({*xs, *(c["N"] for cs in vec.values() for c in cs)})
@@ -336,15 +375,28 @@ def pkg_version(name: str) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=3.0, help="wall time per configuration per round (default 3)")
+    parser.add_argument(
+        "--seconds", type=float, default=3.0, help="wall time per configuration per round (default 3)"
+    )
     parser.add_argument("--repeats", type=int, default=3, help="rounds; the median is reported (default 3)")
-    parser.add_argument("--warmup", type=float, default=0.5, help="seconds of warm-up per configuration (default 0.5)")
-    parser.add_argument("--batch-sizes", default=",".join(map(str, DEFAULT_BATCH_SIZES)),
-                        help="comma-separated batch sizes of the engine sweep (default 64,256,1024,4096,16384)")
+    parser.add_argument(
+        "--warmup", type=float, default=0.5, help="seconds of warm-up per configuration (default 0.5)"
+    )
+    parser.add_argument(
+        "--batch-sizes",
+        default=",".join(map(str, DEFAULT_BATCH_SIZES)),
+        help="comma-separated batch sizes of the engine sweep (default 64,256,1024,4096,16384)",
+    )
     parser.add_argument("--cpu", type=int, default=0, help="the core to pin this process to (default 0)")
-    parser.add_argument("--quick", action="store_true", help="smoke test: 0.3 s x 1 round, batch sizes 64,1024")
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results",
-                        help="folder for batched_speed.json and batched_scaling.png (default benchmarks/results)")
+    parser.add_argument(
+        "--quick", action="store_true", help="smoke test: 0.3 s x 1 round, batch sizes 64,1024"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path(__file__).resolve().parent / "results",
+        help="folder for batched_speed.json and batched_scaling.png (default benchmarks/results)",
+    )
     parser.add_argument("--strict", action="store_true", help="exit with status 1 if the target is missed")
     args = parser.parse_args(argv)
     try:
@@ -358,7 +410,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.seconds <= 0 or args.repeats < 1 or args.warmup < 0 or not batch_sizes or min(batch_sizes) < 1:
         parser.error("--seconds must be > 0, --repeats >= 1, --warmup >= 0, batch sizes >= 1")
     if args.cpu not in os.sched_getaffinity(0):
-        parser.error(f"--cpu: got {args.cpu}; expected one of this process's cores {sorted(os.sched_getaffinity(0))}")
+        parser.error(
+            f"--cpu: got {args.cpu}; expected one of this process's cores {sorted(os.sched_getaffinity(0))}"
+        )
     os.sched_setaffinity(0, {args.cpu})
     numba.set_num_threads(1)
 
@@ -387,21 +441,32 @@ def main(argv: list[str] | None = None) -> int:
         total = f"{c['median_total_decisions_per_s']:,.0f}" if c["kind"] == "vector" else ""
         steps = f"{c['median_agent_steps_per_s']:,.0f}" if c["kind"] == "aec" else ""
         mem = f"{c['memory_per_game']:,}" if c["kind"] == "batched" else ""
-        table.add_row(name, f"{c['median_decisions_per_s']:,.0f}",
-                      f"{short(c['best_decisions_per_s'])} .. {short(c['worst_decisions_per_s'])}", total, steps, mem,
-                      f"{best / c['median_decisions_per_s']:,.1f}x", f"{c['median_cpu_share']:.2f}",
-                      f"{c['median_decisions_per_cpu_s']:,.0f}")
+        table.add_row(
+            name,
+            f"{c['median_decisions_per_s']:,.0f}",
+            f"{short(c['best_decisions_per_s'])} .. {short(c['worst_decisions_per_s'])}",
+            total,
+            steps,
+            mem,
+            f"{best / c['median_decisions_per_s']:,.1f}x",
+            f"{c['median_cpu_share']:.2f}",
+            f"{c['median_decisions_per_cpu_s']:,.0f}",
+        )
     console.print(table)
     vec = [c for c in configs.values() if c["kind"] == "vector"]
     console.print(
-        "  batched: engine.step with autoreset, N decisions per step; bytes/game = engine.memory_per_game().\n"
+        "  batched: engine.step with autoreset, N decisions per step; "
+        "bytes/game = engine.memory_per_game().\n"
         "  AEC: decisions = live-agent steps; agent-steps also count each finished agent's step(None).\n"
         "  pig: player moves (observation_tensor + legal_actions each); chance moves sampled, not counted.\n"
         "  vector: decisions/s = learner decisions; '+ opponents' adds the opponents' decisions, counted "
         "exactly by the engine ("
-        + ", ".join(f"N={c['N']} {c['opponents']}: {c['opponent_decisions_per_learner_decision']:.3f}" for c in vec)
+        + ", ".join(
+            f"N={c['N']} {c['opponents']}: {c['opponent_decisions_per_learner_decision']:.3f}" for c in vec
+        )
         + " opponent decisions per learner decision).\n"
-        "  CPU share: process CPU time / wall time while measuring (below ~0.95 another process took the core; "
+        "  CPU share: process CPU time / wall time while measuring "
+        "(below ~0.95 another process took the core; "
         "'per CPU-s' divides decisions by CPU time instead, less sensitive to that)."
     )
     for k, v in summary["ratios"].items():
@@ -412,7 +477,9 @@ def main(argv: list[str] | None = None) -> int:
         f"[{'green' if passed else 'red'}]{'PASS' if passed else 'FAIL'}[/] "
         f"(best N={summary['best']['N']}: {best:,.0f} decisions/s)"
     )
-    console.print("Load average after: " + ", ".join(f"{x:.2f}" for x in load_after) + f"; {wall:.0f} s in all.")
+    console.print(
+        "Load average after: " + ", ".join(f"{x:.2f}" for x in load_after) + f"; {wall:.0f} s in all."
+    )
 
     args.out.mkdir(parents=True, exist_ok=True)
     png = args.out / "batched_scaling.png"

@@ -28,7 +28,9 @@ def main() -> None:
     ap.add_argument("--players", type=int, default=2)
     ap.add_argument("--variant", default="classic")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--param", action="append", default=[], help="a rollout parameter, name=value (JSON value)")
+    ap.add_argument(
+        "--param", action="append", default=[], help="a rollout parameter, name=value (JSON value)"
+    )
     a = ap.parse_args()
     if a.games < 1:
         ap.error(f"--games: got {a.games}; expected an integer >= 1")

@@ -67,7 +67,11 @@ print(json.dumps({"load_s": time.perf_counter() - start, "root": table.root}))
 def child(code: str, *args: str, env: dict[str, str] | None = None) -> dict:
     """Run `code` in a fresh Python; return the JSON it prints last."""
     out = subprocess.run(
-        [sys.executable, "-c", code, *args], env={**os.environ, **(env or {})}, check=True, capture_output=True, text=True
+        [sys.executable, "-c", code, *args],
+        env={**os.environ, **(env or {})},
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -112,7 +116,13 @@ def simulate(bot: str, games: int, workers: int, cache: str, first_seed: int = 0
         except ImportError:
             results = list(stream)
         else:
-            columns = (TextColumn(f"{bot:>12}"), BarColumn(), MofNCompleteColumn(), TextColumn("games"), TimeRemainingColumn())
+            columns = (
+                TextColumn(f"{bot:>12}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("games"),
+                TimeRemainingColumn(),
+            )
             with Progress(*columns, transient=True) as bar:
                 task = bar.add_task(bot, total=games)
                 for scores in stream:
@@ -133,8 +143,15 @@ def simulate(bot: str, games: int, workers: int, cache: str, first_seed: int = 0
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
-    parser.add_argument("--games", type=int, default=100_000, help="solo games with solo_optimal (default 100000)")
-    parser.add_argument("--bot", action="append", default=None, help="a bot whose regret to measure (repeatable; default: random)")
+    parser.add_argument(
+        "--games", type=int, default=100_000, help="solo games with solo_optimal (default 100000)"
+    )
+    parser.add_argument(
+        "--bot",
+        action="append",
+        default=None,
+        help="a bot whose regret to measure (repeatable; default: random)",
+    )
     parser.add_argument("--bot-games", type=int, default=20_000, help="solo games per --bot (default 20000)")
     parser.add_argument("--workers", type=int, default=2, help="simulation processes (default 2)")
     parser.add_argument("--skip-cold", action="store_true", help="skip the solve with an empty numba cache")
@@ -155,7 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as numba_cache:
         if not args.skip_cold:
             print("solving from nothing with an empty numba cache (compile included) ...", flush=True)
-            report["cold"] = child(SOLVE_CHILD, str(Path(cache) / "cold"), env={"NUMBA_CACHE_DIR": numba_cache})
+            report["cold"] = child(
+                SOLVE_CHILD, str(Path(cache) / "cold"), env={"NUMBA_CACHE_DIR": numba_cache}
+            )
             print(f"  {report['cold']}", flush=True)
         print("solving from nothing (numba kernels cached) ...", flush=True)
         report["solve"] = child(SOLVE_CHILD, cache)
@@ -185,7 +204,12 @@ def _print(report: dict) -> None:
         ("solve (kernels cached)", f"{solve['solve_s']:.1f} s; whole process {solve['process_s']:.1f} s"),
     ]
     if "cold" in report:
-        lines.append(("solve (empty numba cache)", f"{report['cold']['solve_s']:.1f} s; whole process {report['cold']['process_s']:.1f} s"))
+        lines.append(
+            (
+                "solve (empty numba cache)",
+                f"{report['cold']['solve_s']:.1f} s; whole process {report['cold']['process_s']:.1f} s",
+            )
+        )
     lines += [
         ("peak memory (solve process)", f"{solve['peak_rss_mib']:.0f} MiB"),
         ("table on disk", f"{solve['table_mib']:.1f} MiB"),

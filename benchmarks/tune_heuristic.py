@@ -162,8 +162,11 @@ def parse_weights(text: str | None) -> dict[str, float]:
         except ValueError:
             eq = ""
         if not eq or not name.strip():
-            print(f"tune_heuristic.py: error: --weights: got {item!r}; expected name=number,... (e.g. fill=1.5)",
-                  file=sys.stderr)
+            print(
+                f"tune_heuristic.py: error: --weights: got {item!r}; "
+                "expected name=number,... (e.g. fill=1.5)",
+                file=sys.stderr,
+            )
             raise SystemExit(2)
     return weights
 
@@ -200,7 +203,7 @@ def measure_aec(args) -> None:
     scores, decisions, spent = [], 0, 0.0
     for game in range(args.games):
         env.reset(seed=args.seed + game)
-        for agent in env.agent_iter():
+        for _ in env.agent_iter():
             obs, _, terminated, truncated, _ = env.last()
             action = None
             if not (terminated or truncated):

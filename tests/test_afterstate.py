@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from qwixx_env import BatchedQwixx, QwixxVectorEnv, bots, qwixx_v0
+from qwixx_env import QwixxVectorEnv, bots, qwixx_v0
 from qwixx_env.bots.afterstate import (
     INPUT_SCALE,
     afterstate_chances,
@@ -16,44 +16,17 @@ from qwixx_env.bots.afterstate import (
     afterstate_policy,
 )
 from qwixx_env.bots.pretrained import CheckpointError, NumpyPolicy, write_policy
+from qwixx_env.core import CLASSIC, encode_action, layout_for, rules
 from qwixx_env.nets import win_chance_network
-from qwixx_env.core import CLASSIC, encode_action, layout_for, rules, state_from_snapshot
 from qwixx_env.core.afterstate import action_values
 from qwixx_env.core.heuristic import FREQUENCY, _open_weights, weights_array
-from qwixx_env.core.value import NUM_FEATURES, num_features, scratch_features, value_features
-from qwixx_env.core.state import OVER, WHITE
 from qwixx_env.core.scratch import new_scratch
+from qwixx_env.core.state import OVER, WHITE
+from qwixx_env.core.value import NUM_FEATURES, num_features, scratch_features, value_features
+
+from conftest import play_game, position, random_layers, random_positions
 
 COLORS = ("red", "yellow", "green", "blue")
-
-
-def random_positions(games=16, steps=50, seed=0, num_players=2):
-    """Yield (engine, b) over positions of random classic play."""
-    engine = BatchedQwixx(games, num_players=num_players)
-    engine.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-    for _ in range(steps):
-        for b in range(games):
-            yield engine, b
-        engine.step(np.array([rng.choice(np.flatnonzero(m)) for m in engine.masks]))
-
-
-def position(sheets, dice, active=0, turn=None):
-    snap = {
-        "num_players": len(sheets),
-        "players": [
-            {"marks": {c: list(s.get(c, [])) for c in COLORS}, "locks": list(s.get("locks", [])),
-             "penalties": s.get("penalties", 0)}
-            for s in sheets
-        ],
-        "dice": {"white": list(dice[:2]), **dict(zip(COLORS, dice[2:]))},
-        "active_player": active,
-        "phase": "white",
-    }
-    st = state_from_snapshot(CLASSIC, snap)
-    if turn is not None:
-        st.turn[0] = turn
-    return st
 
 
 def observation_of(st):
@@ -70,7 +43,7 @@ def test_scratch_features_of_an_unchanged_sheet_are_the_engines_value_features(n
     open_w = np.zeros((4, CLASSIC.cells + 1))
     _open_weights(CLASSIC.tables, hw[FREQUENCY], open_w)
     checked = 0
-    for engine, b in random_positions(steps=40, num_players=num_players):
+    for engine, b in random_positions(16, 40, num_players=num_players):
         st = engine.state
         if st.phase[b] != WHITE or st.turn[b] != st.active[b]:
             continue  # a roll start
@@ -99,7 +72,7 @@ def test_value_features_at_three_players_read_own_sheet_then_the_others_in_seat_
     (one bit per seat from seat 1 on), the heuristic's evaluation, the margin, 1."""
     from qwixx_env.core.heuristic import position_value
 
-    st = position([
+    st = position(CLASSIC, [
         {"red": [2, 3], "penalties": 1},    # seat 0: 3 - 5 = -2 points
         {"green": [12, 11, 10]},            # seat 1: 6 points
         {"yellow": [5], "blue": [12, 9]},   # seat 2: 1 + 3 = 4 points
@@ -113,9 +86,18 @@ def test_value_features_at_three_players_read_own_sheet_then_the_others_in_seat_
             n, right = rows.get(c, (0, -1))
             out += [n / K, (right + 1) / K, 0.0]
         return out + [penalties / 4, points / 100]
-    want = (sheet({"green": (3, 2)}, 0, 6) + sheet({"yellow": (1, 3), "blue": (2, 3)}, 0, 4)
-            + sheet({"red": (2, 1)}, 1, -2) + [0.0] * 4 + [0.0, 1.0, 0.0]
-            + [position_value(st, CLASSIC.tables, 0, 1, weights_array(), new_scratch(CLASSIC, 3)) / 100, (6 - 4) / 50, 1.0])
+    want = (
+        sheet({"green": (3, 2)}, 0, 6)
+        + sheet({"yellow": (1, 3), "blue": (2, 3)}, 0, 4)
+        + sheet({"red": (2, 1)}, 1, -2)
+        + [0.0] * 4
+        + [0.0, 1.0, 0.0]
+        + [
+            position_value(st, CLASSIC.tables, 0, 1, weights_array(), new_scratch(CLASSIC, 3)) / 100,
+            (6 - 4) / 50,
+            1.0,
+        ]
+    )
     np.testing.assert_allclose(x, want, atol=1e-12)
 
 
@@ -130,8 +112,15 @@ def test_a_game_ending_action_at_three_players_is_rated_by_its_share_of_the_win(
         return {"green": green, "blue": blue}
 
     st = position(
-        [{"red": [2, 3, 4, 5, 6, 12], "yellow": [2, 3, 4, 5, 6], "locks": ["red"]}, sheet(others[0]), sheet(others[1])],
-        (6, 6, 1, 2, 3, 4), active=1, turn=0,
+        CLASSIC,
+        [
+            {"red": [2, 3, 4, 5, 6, 12], "yellow": [2, 3, 4, 5, 6], "locks": ["red"]},
+            sheet(others[0]),
+            sheet(others[1]),
+        ],
+        (6, 6, 1, 2, 3, 4),
+        active=1,
+        turn=0,
     )
     assert [int(v) for v in rules.scores(CLASSIC, st)[0]] == [28 + 15, *others]  # before the lock
     values = np.zeros(45)
@@ -145,6 +134,7 @@ def test_an_action_that_ends_the_game_is_rated_exactly():
     """Seat 0 leads with red locked; white 6 + 6 locks yellow and ends the game: rated 1.0.
     The trailing seat's own lock (if it had one) would be rated 0."""
     st = position(
+        CLASSIC,
         [{"red": [2, 3, 4, 5, 6, 12], "yellow": [2, 3, 4, 5, 6], "locks": ["red"]},
          {"red": [2], "green": [12]}],
         (6, 6, 1, 2, 3, 4), active=1, turn=0,
@@ -160,12 +150,21 @@ def test_an_action_that_ends_the_game_is_rated_exactly():
     # The same roll when behind (the other seat has crossed far more): the lock would end the
     # game lost, exactly 0.
     behind = position(
+        CLASSIC,
         [{"red": [2, 3, 4, 5, 6, 12], "yellow": [2, 3, 4, 5, 6], "locks": ["red"]},
          {"green": [12, 11, 10, 9, 8, 7, 6, 5], "blue": [12, 11, 10, 9, 8, 7, 6, 5]}],
         (6, 6, 1, 2, 3, 4), active=1, turn=0,
     )
-    action_values(behind, CLASSIC.tables, 0, rules.legal_mask(CLASSIC, behind)[0], weights_array(), net, values,
-                  new_scratch(CLASSIC, 2, net))
+    action_values(
+        behind,
+        CLASSIC.tables,
+        0,
+        rules.legal_mask(CLASSIC, behind)[0],
+        weights_array(),
+        net,
+        values,
+        new_scratch(CLASSIC, 2, net),
+    )
     assert values[lock_yellow] == 0.0
     assert bots.make("afterstate").act(observation_of(behind)) != lock_yellow
 
@@ -177,13 +176,7 @@ def test_bot_policy_and_inputs_agree_and_pick_legal_actions(num_players):
     env = qwixx_v0.env(num_players=num_players)
     bot = bots.make("afterstate", num_players=num_players)
     for seed in range(3):
-        env.reset(seed=seed)
-        for agent in env.agent_iter():
-            obs, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            action = bot.act(obs)
+        for obs, action in play_game(env, bot, seed=seed):
             assert obs["action_mask"][action]
             batch, mask = obs["observation"][None], obs["action_mask"][None]
             assert afterstate_policy(batch, mask, num_players=num_players)[0] == action
@@ -191,7 +184,6 @@ def test_bot_policy_and_inputs_agree_and_pick_legal_actions(num_players):
             assert gaps[action] == 0.0
             assert (gaps[mask[0] == 0] == -1.0).all()
             assert ((gaps >= -1.0) & (gaps <= 0.0)).all()
-            env.step(action)
 
 
 def test_gaps_scale_clip_and_handle_rows_without_a_legal_action():
@@ -209,7 +201,7 @@ def test_chances_of_the_observation_equal_those_of_the_engine_state(num_players)
     engine_values = np.zeros(45)
     ws = new_scratch(CLASSIC, num_players, net)
     rows, want = [], []
-    for engine, b in random_positions(games=8, steps=30, seed=3, num_players=num_players):
+    for engine, b in random_positions(8, 30, seed=3, num_players=num_players):
         action_values(engine.state, CLASSIC.tables, b, engine.masks[b], hw, net, engine_values, ws)
         rows.append(engine.obs[b].copy())
         want.append(np.where(engine.masks[b] == 1, engine_values, -1.0))
@@ -222,7 +214,7 @@ def test_chances_do_not_depend_on_what_was_rated_before():
     table): a batch rates the same after other batches, and in another thread, as at first."""
     import threading
 
-    rows = [engine.obs[b].copy() for engine, b in random_positions(games=6, steps=30, seed=5, num_players=2)]
+    rows = [engine.obs[b].copy() for engine, b in random_positions(6, 30, seed=5, num_players=2)]
     first, other = np.array(rows[::2]), np.array(rows[1::2])
     fresh = {}
     thread = threading.Thread(target=lambda: fresh.update(chances=afterstate_chances(first)))
@@ -248,9 +240,12 @@ def test_chances_do_not_depend_on_what_was_rated_before():
 
 @pytest.mark.parametrize("kwargs", [dict(num_players=5), dict(variant="longo"), dict(num_players=1)])
 def test_other_tables_are_refused_by_name(kwargs):
-    with pytest.raises(ValueError, match=r"afterstate: got variant=.*a win-chance network is trained for "
-                                         r"classic with 2 players, classic with 3 players, classic with 4 players "
-                                         r"only"):
+    with pytest.raises(
+        ValueError,
+        match=r"afterstate: got variant=.*a win-chance network is trained for "
+        r"classic with 2 players, classic with 3 players, classic with 4 players "
+        r"only",
+    ):
         bots.make("afterstate", **kwargs)
 
 
@@ -259,6 +254,7 @@ def test_inputs_of_a_wrong_shape_are_refused():
         afterstate_inputs(np.zeros((3, 10), np.float32))
 
 
+@pytest.mark.slow
 def test_afterstate_beats_heuristic_head_to_head():
     """Same dice, seats swapped: over 400 games the learned ratings win more than half."""
     from qwixx_env.arena import run_arena
@@ -268,6 +264,7 @@ def test_afterstate_beats_heuristic_head_to_head():
     assert result.bots[0]["win_rate"] > 0.5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("num_players", [3, 4])
 def test_afterstate_wins_more_than_its_share_against_heuristics(num_players):
     """Its seat in turn, 1,500 games against P - 1 heuristics: more than 1/P of the wins, by
@@ -282,15 +279,11 @@ def test_afterstate_wins_more_than_its_share_against_heuristics(num_players):
 # --- policies that read the inputs ------------------------------------------------------------
 
 
-def _layers(sizes, rng):
-    return [(rng.normal(0, 1 / np.sqrt(a), (b, a)), rng.normal(0, 0.1, b), "tanh" if i < len(sizes) - 2 else None)
-            for i, (a, b) in enumerate(zip(sizes, sizes[1:]))]
-
-
 def test_a_checkpoint_with_afterstate_inputs_computes_them_itself(tmp_path):
     rng = np.random.default_rng(0)
     D, A = 198, 45
-    path = write_policy(tmp_path / "p", policy=_layers([D + A, 8, A], rng), value=_layers([D + A, 8, 1], rng),
+    path = write_policy(tmp_path / "p", policy=random_layers([D + A, 8, A], "tanh", rng),
+                        value=random_layers([D + A, 8, 1], "tanh", rng),
                         variant="classic", num_players=2, meta={}, inputs=["afterstate"])
     assert json.loads(path.read_text())["inputs"] == ["afterstate"]
     policy = NumpyPolicy.load(path)
@@ -303,14 +296,21 @@ def test_a_checkpoint_with_afterstate_inputs_computes_them_itself(tmp_path):
     assert obs["action_mask"][np.arange(16), policy(obs["observation"], obs["action_mask"])].all()
 
 
-@pytest.mark.parametrize("change, message", [
-    (dict(inputs=["dice"]), r"inputs: got \['dice'\]; expected a list of distinct names from \['afterstate'\]"),
-    (dict(inputs="afterstate"), r"inputs: got 'afterstate'; expected a list"),
-    (dict(inputs=[]), r"networks.policy\[0\].in: got 243; the observation has 198"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            dict(inputs=["dice"]),
+            r"inputs: got \['dice'\]; expected a list of distinct names from \['afterstate'\]",
+        ),
+        (dict(inputs="afterstate"), r"inputs: got 'afterstate'; expected a list"),
+        (dict(inputs=[]), r"networks.policy\[0\].in: got 243; the observation has 198"),
+    ],
+)
 def test_wrong_inputs_are_refused_by_name(tmp_path, change, message):
     rng = np.random.default_rng(0)
-    path = write_policy(tmp_path / "p", policy=_layers([243, 8, 45], rng), value=_layers([243, 8, 1], rng),
+    path = write_policy(tmp_path / "p", policy=random_layers([243, 8, 45], "tanh", rng),
+                        value=random_layers([243, 8, 1], "tanh", rng),
                         variant="classic", num_players=2, meta={}, inputs=["afterstate"])
     spec = json.loads(path.read_text())
     spec.update(change)
@@ -322,9 +322,13 @@ def test_wrong_inputs_are_refused_by_name(tmp_path, change, message):
 def test_afterstate_inputs_need_a_table_with_a_network(tmp_path):
     rng = np.random.default_rng(0)
     D = layout_for("classic", 5).size
-    with pytest.raises(ValueError, match=r"inputs: 'afterstate' is for classic with 2 players, classic with 3 "
-                                         r"players, classic with 4 players; got classic with 5"):
-        write_policy(tmp_path / "p", policy=_layers([D + 45, 8, 45], rng), value=_layers([D + 45, 8, 1], rng),
+    with pytest.raises(
+        ValueError,
+        match=r"inputs: 'afterstate' is for classic with 2 players, classic with 3 "
+        r"players, classic with 4 players; got classic with 5",
+    ):
+        write_policy(tmp_path / "p", policy=random_layers([D + 45, 8, 45], "tanh", rng),
+                     value=random_layers([D + 45, 8, 1], "tanh", rng),
                      variant="classic", num_players=5, meta={}, inputs=["afterstate"])
 
 
@@ -338,7 +342,7 @@ def test_a_reused_scratch_gives_the_same_ratings_and_decisions_as_a_fresh_one(nu
     dirty = new_scratch(CLASSIC, num_players, net)
     fresh_values, dirty_values = np.zeros(45), np.zeros(45)
     checked = 0
-    for engine, b in random_positions(games=6, steps=30, seed=5, num_players=num_players):
+    for engine, b in random_positions(6, 30, seed=5, num_players=num_players):
         st, tb, mask = engine.state, CLASSIC.tables, engine.masks[b]
         if st.phase[b] == OVER:
             continue

@@ -25,6 +25,8 @@ from qwixx_env.arena import (
     win_shares,
 )
 
+from conftest import play_game
+
 
 def without_timing(result):
     d = result.to_dict()
@@ -70,20 +72,29 @@ def test_bot_specs_parse_names_parameters_and_repeats():
     assert weights == {"weights": {"fill": 0.5, "opponent_weight": 1}, "lucky": "bonus"}
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("greedy:max_skip=2,max_skip=3", r"parameter 'max_skip' is set twice"),
-    ("greedy:seed=3", r"\['seed'\] set, but the arena sets"),
-    (("random", {"variant": "longo", "num_players": 3}), r"\['num_players', 'variant'\] set, but the arena sets"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("greedy:max_skip=2,max_skip=3", r"parameter 'max_skip' is set twice"),
+        ("greedy:seed=3", r"\['seed'\] set, but the arena sets"),
+        (
+            ("random", {"variant": "longo", "num_players": 3}),
+            r"\['num_players', 'variant'\] set, but the arena sets",
+        ),
+    ],
+)
 def test_a_spec_setting_a_key_twice_or_a_table_option_is_refused(spec, message):
     with pytest.raises(ValueError, match=message):
         bot_entries([spec])
 
 
 def test_lucky_for_a_bot_without_a_lucky_rule_is_refused():
-    with pytest.raises(ValueError, match=r"bot 'greedy:lucky=\"instead\"': lucky is set, but this bot takes no lucky") as err:
+    with pytest.raises(
+        ValueError, match=r"bot 'greedy:lucky=\"instead\"': lucky is set, but this bot takes no lucky"
+    ) as err:
         run_arena(['greedy:lucky="instead"', "heuristic"], variant="longo", games=1, workers=1)
-    assert str(err.value).count("bot 'greedy") == 1 and "'heuristic'" in str(err.value)  # named once; who does
+    # named once; who does
+    assert str(err.value).count("bot 'greedy") == 1 and "'heuristic'" in str(err.value)
 
 
 def test_a_numpy_player_count_gives_a_plain_json_result():
@@ -116,10 +127,7 @@ def test_dice_agree_roll_by_roll_until_the_locked_rows_differ(variant):
     def rolls(bot_seed):
         env = qwixx_v0.raw_env(num_players=2, variant=variant)
         players = [bots.make("random", variant=variant, seed=bot_seed + s) for s in range(2)]
-        env.reset(seed=5)
-        for agent in env.agent_iter():
-            obs, _, done, _, _ = env.last()
-            env.step(None if done else players[env.agent_name_mapping[agent]].act(obs))
+        play_game(env, players, seed=5)
         return env.record()["rolls"]
 
     a, b = rolls(0), rolls(100)
@@ -215,8 +223,12 @@ def test_results_do_not_depend_on_the_number_of_workers(three_bots):
     again = run_arena(["random", "greedy", "greedy:max_skip=0"], num_players=2, games=8, seed=3, workers=2)
     assert again.timing["workers"] == 2
     assert without_timing(again) == without_timing(three_bots)
-    a = run_arena(["greedy", "random"], num_players=3, variant="longo", lucky="instead", games=3, seed=1, workers=1)
-    b = run_arena(["greedy", "random"], num_players=3, variant="longo", lucky="instead", games=3, seed=1, workers=3)
+    a = run_arena(
+        ["greedy", "random"], num_players=3, variant="longo", lucky="instead", games=3, seed=1, workers=1
+    )
+    b = run_arena(
+        ["greedy", "random"], num_players=3, variant="longo", lucky="instead", games=3, seed=1, workers=3
+    )
     assert without_timing(a) == without_timing(b)
 
 
@@ -330,6 +342,7 @@ def test_bad_input_fails_before_any_game(monkeypatch, specs, options, message):
 # --- the command line ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cli_writes_json_and_png(tmp_path):
     out_json, out_png = tmp_path / "arena.json", tmp_path / "arena.png"
     command = [sys.executable, "-m", "qwixx_env.cli", "arena", "random", "greedy", "--games", "20"]
@@ -344,6 +357,7 @@ def test_cli_writes_json_and_png(tmp_path):
     assert out_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_cli_reports_bad_input_as_an_error():
     command = [sys.executable, "-m", "qwixx_env.cli", "arena", "random", "greedy:max_skip=x"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=60)
@@ -351,21 +365,25 @@ def test_cli_reports_bad_input_as_an_error():
     assert done.stderr.startswith("qwixx arena: bot 'greedy:max_skip=x'")
 
 
+@pytest.mark.slow
 def test_cli_takes_the_table_from_the_pretrained_bots_named(tmp_path):
     out_json = tmp_path / "arena.json"
     command = [sys.executable, "-m", "qwixx_env.cli", "arena", "ppo-longo-2p", "greedy", "--games", "2"]
-    done = subprocess.run(command + ["--json", str(out_json), "--quiet"], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        command + ["--json", str(out_json), "--quiet"], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(out_json.read_text())
     assert (result["variant"], result["num_players"]) == ("longo", 2)
-    mixed = subprocess.run(command[:4] + ["ppo-longo-2p", "ppo-classic-3p"], capture_output=True, text=True, timeout=120)
+    mixed = subprocess.run(
+        command[:4] + ["ppo-longo-2p", "ppo-classic-3p"], capture_output=True, text=True, timeout=120
+    )
     assert mixed.returncode == 2
     assert "--variant: the checkpoints play different games" in mixed.stderr
 
 
 def test_cli_json_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
-    from qwixx_env import cli
-    from qwixx_env import files
+    from qwixx_env import cli, files
 
     out_json = tmp_path / "arena.json"
     out_json.write_text("the previous result")
@@ -375,7 +393,8 @@ def test_cli_json_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
 
     monkeypatch.setattr(files.os, "fsync", killed)
     with pytest.raises(KeyboardInterrupt):
-        cli.main(["arena", "random", "greedy", "--games", "2", "--workers", "1", "--quiet", "--json", str(out_json)])
+        cli.main(["arena", "random", "greedy", "--games", "2", "--workers", "1", "--quiet",
+                  "--json", str(out_json)])
     assert out_json.read_text() == "the previous result"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["arena.json"]  # no temporary left behind
 

@@ -14,6 +14,8 @@ import pytest
 from qwixx_env import ObservationView, decode_action, encode_action, qwixx_v0, replay
 from qwixx_env.core.variant import get_variant
 
+from conftest import visible
+
 CONSTRUCTORS = [qwixx_v0.raw_env, qwixx_v0.env]
 
 
@@ -197,10 +199,7 @@ def test_a_variant_with_one_lucky_number_is_refused():
 
 def everything_visible(game: qwixx_v0.raw_env) -> dict:
     return {
-        "snapshot": game.snapshot(),
-        "agent_selection": game.agent_selection,
-        "obs": {a: game.observe(a)["observation"].tobytes() for a in game.possible_agents},
-        "masks": {a: game.observe(a)["action_mask"].tobytes() for a in game.possible_agents},
+        **visible(game),
         "rewards": dict(game.rewards),
         "cumulative": dict(game._cumulative_rewards),
         "terminations": dict(game.terminations),
@@ -519,14 +518,15 @@ def test_observation_view_rejects_an_observation_of_another_game():
 def test_observation_view_unknown_field_and_missing_mask():
     view = ObservationView(np.zeros(198, np.float32), "classic", 2)
     with pytest.raises(KeyError):
-        view["nothing"]
+        _ = view["nothing"]
     with pytest.raises(ValueError):
-        view.legal_actions
+        _ = view.legal_actions
 
 
 # --- the benchmark scripts' options ----------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "script, args, message",
     [
@@ -535,7 +535,11 @@ def test_observation_view_unknown_field_and_missing_mask():
         ("rollout_speed.py", ["--games", "0"], "--games: got 0; expected an integer >= 1"),
         ("rollout_speed.py", ["--param", "horizon"], "--param: got 'horizon'; expected name=value"),
         ("aec_speed.py", ["--cpu", "99"], "--cpu: got 99; expected one of this process's cores"),
-        ("tune_heuristic.py", ["measure", "--weights", "fill"], "--weights: got 'fill'; expected name=number"),
+        (
+            "tune_heuristic.py",
+            ["measure", "--weights", "fill"],
+            "--weights: got 'fill'; expected name=number",
+        ),
         ("solver_speed.py", ["--bot", "nosuchbot"], "--bot: got 'nosuchbot'; expected one of"),
     ],
 )

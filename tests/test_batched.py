@@ -17,8 +17,10 @@ import numpy as np
 import pytest
 
 from qwixx_env import BatchedQwixx, qwixx_v0
-from qwixx_env.core import LUCKY, OVER, PHASES, snapshot
+from qwixx_env.core import OVER, PHASES, snapshot
 from qwixx_env.core.rewards import REWARD_MODES
+
+from conftest import random_legal_action, random_legal_actions
 
 GAMES_PER_SLOT = 3  # consecutive games followed in every slot of the batch
 
@@ -27,7 +29,9 @@ CONFIGS = {
     "classic-2p": dict(num_players=2),
     "classic-3p-random-start": dict(num_players=3, start_player="random"),
     # A score table unlike n(n+1)/2 shows the rewards read the variant's table.
-    "classic-4p-score-table": dict(num_players=4, score_table=[0, 2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37]),
+    "classic-4p-score-table": dict(
+        num_players=4, score_table=[0, 2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37]
+    ),
     "classic-5p-random-start": dict(num_players=5, start_player="random"),
     "longo-solo": dict(num_players=1, variant="longo"),
     "longo-bonus-2p": dict(num_players=2, variant="longo"),
@@ -37,7 +41,9 @@ CONFIGS = {
     ),
     "longo-instead-solo": dict(num_players=1, variant="longo", lucky="instead"),
     "longo-instead-2p": dict(num_players=2, variant="longo", lucky="instead"),
-    "longo-instead-4p-random-start": dict(num_players=4, variant="longo", lucky="instead", start_player="random"),
+    "longo-instead-4p-random-start": dict(
+        num_players=4, variant="longo", lucky="instead", start_player="random"
+    ),
     "longo-instead-3p-fixed-lucky": dict(
         num_players=3, variant="longo", lucky="instead", lucky_numbers=[(5, 6), (6, 7), (7, 8)]
     ),
@@ -49,24 +55,18 @@ def reward_modes(num_players: int) -> tuple[str, ...]:
     return REWARD_MODES if num_players > 1 else ("score", "score_delta")
 
 
-def random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One uniformly random legal action per game (pass, the last action, where a game offers none)."""
-    actions = np.full(len(masks), masks.shape[1] - 1, np.int64)
-    for b, row in enumerate(masks):
-        legal = np.flatnonzero(row)
-        if legal.size:
-            actions[b] = rng.choice(legal)
-    return actions
-
-
 def assert_games_match(engine: BatchedQwixx, aecs: list, where: str) -> None:
     """Game b of the batch is the AEC game b: the seat to act, what it sees, the snapshot."""
     for b, aec in enumerate(aecs):
         seat = int(engine.seats[b])
         assert aec.agent_selection == f"player_{seat}", f"{where}, game {b}: seat to act"
         seen = aec.observe(aec.agent_selection)
-        np.testing.assert_array_equal(engine.obs[b], seen["observation"], err_msg=f"{where}, game {b}: observation")
-        np.testing.assert_array_equal(engine.masks[b], seen["action_mask"], err_msg=f"{where}, game {b}: mask")
+        np.testing.assert_array_equal(
+            engine.obs[b], seen["observation"], err_msg=f"{where}, game {b}: observation"
+        )
+        np.testing.assert_array_equal(
+            engine.masks[b], seen["action_mask"], err_msg=f"{where}, game {b}: mask"
+        )
         assert snapshot(engine.variant, engine.state, b) == aec.snapshot(), f"{where}, game {b}: snapshot"
 
 
@@ -93,7 +93,7 @@ def play_side_by_side(options: dict, seed: int, num_games: int = 3) -> set[str]:
     decision = 0
     while finished.min() < GAMES_PER_SLOT:
         phases.update(PHASES[p] for p in lead.state.phase)
-        actions = random_legal(lead.masks, rng)
+        actions = random_legal_actions(lead.masks, rng)
         for mode in modes:
             _, _, rewards, done = engines[mode].step(actions)
             for b, aec in enumerate(aecs[mode]):
@@ -109,6 +109,7 @@ def play_side_by_side(options: dict, seed: int, num_games: int = 3) -> set[str]:
     return phases
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(CONFIGS))
 def test_batched_games_equal_aec_games_game_after_game(name):
     options = CONFIGS[name]
@@ -129,7 +130,7 @@ def test_one_seed_per_game_plays_each_game_as_the_aec_env_with_that_seed():
     for decision in range(150):
         assert_games_match(engine, aecs, f"decision {decision}")
         assert snapshot(engine.variant, engine.state, 2) == snapshot(engine.variant, engine.state, 0)
-        actions = random_legal(engine.masks, rng)
+        actions = random_legal_actions(engine.masks, rng)
         actions[2] = actions[0]  # games 0 and 2 share a seed and, given the same decisions, a game
         engine.step(actions)
         for aec, action in zip(aecs, actions):
@@ -152,7 +153,7 @@ def test_reset_games_restarts_a_finished_game_like_aec_reset_without_seed():
     restarted = np.zeros(num_games, np.int64)
     decision = 0
     while restarted.min() < 2:
-        actions = random_legal(engine.masks, rng)
+        actions = random_legal_actions(engine.masks, rng)
         live = engine.state.phase != OVER
         actions[~live] = 10_000  # no such action: a finished game ignores what it is given
         for b in np.flatnonzero(live):
@@ -161,7 +162,9 @@ def test_reset_games_restarts_a_finished_game_like_aec_reset_without_seed():
         where = f"decision {decision}"
         assert_games_match(engine, aecs, where)  # the finished games too: final sheets, zero masks
         for b in range(num_games):
-            assert rewards[b].tolist() == (aec_rewards(aecs[b]) if live[b] else [0, 0, 0]), f"{where}, game {b}"
+            assert rewards[b].tolist() == (aec_rewards(aecs[b]) if live[b] else [0, 0, 0]), (
+                f"{where}, game {b}"
+            )
         assert np.array_equal(done, live & (engine.state.phase == OVER)), where
         assert not masks[engine.state.phase == OVER].any(), "a finished game offers no action"
         # A game that finished on the previous decision has now waited one decision: restart it.
@@ -182,13 +185,13 @@ def test_a_finished_game_ignores_its_action_until_restarted():
     engine.reset(seed=3)
     rng = np.random.default_rng(3)
     while engine.state.phase[0] != OVER:
-        actions = random_legal(engine.masks, rng)
+        actions = random_legal_actions(engine.masks, rng)
         actions[1] = 10_000 if engine.state.phase[1] == OVER else actions[1]
         engine.step(actions)
     final = snapshot(engine.variant, engine.state, 0)
     final_obs = engine.obs[0].copy()
     for _ in range(5):
-        actions = random_legal(engine.masks, rng)
+        actions = random_legal_actions(engine.masks, rng)
         actions[0] = 10_000  # no such action: ignored, because game 0 is over
         if engine.state.phase[1] == OVER:
             actions[1] = -5
@@ -218,7 +221,7 @@ def mid_game_pair():
     for e in engines:
         e.reset(seed=11)
     for _ in range(7):
-        actions = random_legal(engines[0].masks, rng)
+        actions = random_legal_actions(engines[0].masks, rng)
         for e in engines:
             e.step(actions)
     return engines
@@ -237,7 +240,7 @@ def test_actions_of_the_wrong_shape_are_refused(mid_game_pair, shape):
 @pytest.mark.parametrize("bad", ["illegal", -1, "num_actions", 10**9])
 def test_an_illegal_action_names_its_game_and_changes_nothing(mid_game_pair, bad):
     engine, twin = mid_game_pair
-    actions = random_legal(engine.masks, np.random.default_rng(0))
+    actions = random_legal_actions(engine.masks, np.random.default_rng(0))
     if bad == "illegal":
         bad = int(np.flatnonzero(engine.masks[2] == 0)[0])
     elif bad == "num_actions":
@@ -258,14 +261,14 @@ def test_an_illegal_action_names_its_game_and_changes_nothing(mid_game_pair, bad
         twin.step(actions)
         for a, b in zip(engine.state, twin.state):
             np.testing.assert_array_equal(a, b)
-        actions = random_legal(engine.masks, np.random.default_rng(int(engine.state.roll.sum())))
+        actions = random_legal_actions(engine.masks, np.random.default_rng(int(engine.state.roll.sum())))
 
 
 def test_non_integer_actions_are_refused(mid_game_pair):
     # The AEC env refuses an action of 1.5 ("not an integer action"); the batch must not
     # quietly round it down to action 1.
     engine, _ = mid_game_pair
-    actions = random_legal(engine.masks, np.random.default_rng(0)).astype(np.float64)
+    actions = random_legal_actions(engine.masks, np.random.default_rng(0)).astype(np.float64)
     actions[1] += 0.5
     before = state_copy(engine)
     with pytest.raises(ValueError) as err:
@@ -324,7 +327,7 @@ def play(engine: BatchedQwixx, seed, decisions: int, policy_seed: int = 0) -> li
     rng = np.random.default_rng(policy_seed)
     out = [(obs.copy(), masks.copy())]
     for _ in range(decisions):
-        obs, masks, rewards, done = engine.step(random_legal(engine.masks, rng))
+        obs, masks, rewards, done = engine.step(random_legal_actions(engine.masks, rng))
         out.append((obs.copy(), masks.copy(), rewards.copy(), done.copy()))
     return out
 
@@ -353,7 +356,7 @@ def test_game_i_of_seed_s_is_game_0_of_seed_s_plus_i():
     for _ in range(300):
         assert snapshot(wide.variant, wide.state, 2) == snapshot(narrow.variant, narrow.state, 0)
         np.testing.assert_array_equal(wide.obs[2], narrow.obs[0])
-        actions = random_legal(wide.masks, rng)
+        actions = random_legal_actions(wide.masks, rng)
         wide.step(actions)
         narrow.step(actions[2:])
 
@@ -384,7 +387,9 @@ def test_memory_per_game_is_every_per_game_array(options):
     assert claimed > 0
     # Every array of the engine with the batch axis first: the state, the observation, mask
     # and reward buffers and the engine's own per-game scratch.
-    held = list(engine.state) + [v for v in vars(engine).values() if isinstance(v, np.ndarray) and v.shape[:1] == (7,)]
+    held = list(engine.state) + [
+        v for v in vars(engine).values() if isinstance(v, np.ndarray) and v.shape[:1] == (7,)
+    ]
     assert claimed == sum(a.nbytes for a in held) // 7
     assert claimed >= engine.obs.nbytes // 7 + engine.masks.nbytes // 7 + engine.rewards.nbytes // 7
     # Per game means per game: a bigger batch costs the same per game.
@@ -439,5 +444,5 @@ def test_a_negative_score_table_keeps_every_observation_inside_the_space():
             obs = env.observe(env.agent_selection)
             assert space.contains(obs["observation"])
             lowest = min(lowest, float(obs["observation"].min()))
-            env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+            env.step(random_legal_action(obs["action_mask"], rng))
     assert lowest < -0.2  # below what penalties alone can reach: the table's negative rows did show

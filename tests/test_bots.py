@@ -10,6 +10,8 @@ from qwixx_env.core import layout_for, state_from_observation
 from qwixx_env.core.policies import greedy_action
 from qwixx_env.core.scratch import new_scratch
 
+from conftest import play_game, random_positions
+
 CONFIGS = [
     dict(num_players=1, variant="classic"),
     dict(num_players=2, variant="classic"),
@@ -19,22 +21,10 @@ CONFIGS = [
 ]
 
 
-def random_positions(config, steps=60, games=32, seed=0):
-    """Yield (engine, b) for many positions reached by random legal play."""
-    engine = BatchedQwixx(games, **config)
-    engine.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-    for _ in range(steps):
-        for b in range(games):
-            yield engine, b
-        actions = np.array([rng.choice(np.flatnonzero(m)) for m in engine.masks])
-        engine.step(actions)
-
-
 def live_decisions(env):
     """Yield the observation of every decision of an AEC game; the caller steps its action
     (the finished agents' None steps are taken here)."""
-    for agent in env.agent_iter():
+    for _ in env.agent_iter():
         obs, _, terminated, truncated, _ = env.last()
         if terminated or truncated:
             env.step(None)
@@ -46,7 +36,7 @@ def live_decisions(env):
 def test_state_from_observation_round_trips_the_observation(config):
     """Encoding the rebuilt state from the observer (seat 0 there) gives the same vector."""
     layout = None
-    for engine, b in random_positions(config):
+    for engine, b in random_positions(32, 60, **config):
         layout = layout or layout_for(engine.variant, engine.num_players)
         view = ObservationView(engine.obs[b], engine.variant, engine.num_players)
         rebuilt = state_from_observation(view)
@@ -58,8 +48,10 @@ def test_state_from_observation_round_trips_the_observation(config):
 def test_greedy_bot_from_observations_plays_as_the_engines_greedy_kernel(config):
     v = None
     for max_skip in (0, 2):
-        bot = bots.make("greedy", variant=config["variant"], num_players=config["num_players"], max_skip=max_skip)
-        for engine, b in random_positions(config, steps=25, games=16, seed=max_skip):
+        bot = bots.make(
+            "greedy", variant=config["variant"], num_players=config["num_players"], max_skip=max_skip
+        )
+        for engine, b in random_positions(16, 25, seed=max_skip, **config):
             v = engine.variant
             mask = engine.masks[b]
             expected = greedy_action(engine.state, v.tables, b, mask.copy(), max_skip, 2)
@@ -73,13 +65,8 @@ def test_bots_pick_only_legal_actions_through_the_aec_env(name, config):
     players = [bots.make(name, variant=config["variant"], num_players=P, seed=s) for s in range(P)]
     env = qwixx_v0.raw_env(**config)  # raw: an illegal action would raise
     for game in range(5):
-        env.reset(seed=game)
-        for agent in env.agent_iter():
-            obs, _, terminated, truncated, _ = env.last()
-            action = None if terminated or truncated else players[env.agent_name_mapping[agent]].act(obs)
-            if action is not None:
-                assert obs["action_mask"][action] == 1
-            env.step(action)
+        for obs, action in play_game(env, players, seed=game):
+            assert obs["action_mask"][action] == 1
 
 
 def test_greedy_outscores_random_in_solo_classic():
@@ -89,10 +76,7 @@ def test_greedy_outscores_random_in_solo_classic():
         env = qwixx_v0.env(num_players=1)
         total = 0
         for game in range(40):
-            env.reset(seed=game)
-            for _ in env.agent_iter():
-                obs, _, terminated, truncated, _ = env.last()
-                env.step(None if terminated or truncated else bot.act(obs))
+            play_game(env, bot, seed=game)
             total += env.unwrapped.snapshot()["players"][0]["score"]
         scores[name] = total / 40
     assert scores["greedy"] > scores["random"] + 40
@@ -118,17 +102,17 @@ def test_available_lists_the_registered_bots():
     assert {"random", "greedy", "solo_optimal"} <= set(bots.available())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "-".join(map(str, c.values())))
 def test_rollout_bot_picks_only_legal_actions(config):
     P = config["num_players"]
-    players = [bots.make("rollout", variant=config["variant"], num_players=P, seed=s, continuations=4) for s in range(P)]
+    players = [
+        bots.make("rollout", variant=config["variant"], num_players=P, seed=s, continuations=4)
+        for s in range(P)
+    ]
     env = qwixx_v0.raw_env(**config)
     for game in range(2):
-        env.reset(seed=game)
-        for agent in env.agent_iter():
-            obs, _, terminated, truncated, _ = env.last()
-            action = None if terminated or truncated else players[env.agent_name_mapping[agent]].act(obs)
-            env.step(action)  # raw_env raises on an illegal action
+        play_game(env, players, seed=game)  # raw_env raises on an illegal action
 
 
 def test_rollout_bot_is_deterministic_for_a_seed():
@@ -141,13 +125,18 @@ def test_rollout_bot_is_deterministic_for_a_seed():
     np.testing.assert_array_equal(a[1], b[1])
 
 
-@pytest.mark.parametrize("config", [dict(num_players=2, variant="classic"), dict(num_players=3, variant="longo")])
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "config", [dict(num_players=2, variant="classic"), dict(num_players=3, variant="longo")]
+)
 def test_rollout_decisions_do_not_depend_on_the_number_of_threads(config):
     """Playouts shared over 1, 2 or 3 threads give the same values (each playout's outcome
     depends on its seed alone), hence the same decisions."""
     env = qwixx_v0.raw_env(**config)
     env.reset(seed=21)
-    bots_by_threads = {t: bots.make("rollout", seed=4, continuations=8, threads=t, **config) for t in (1, 2, 3)}
+    bots_by_threads = {
+        t: bots.make("rollout", seed=4, continuations=8, threads=t, **config) for t in (1, 2, 3)
+    }
     for _ in range(25):
         obs = env.observe(env.agent_selection)
         values = {t: b.action_values(obs) for t, b in bots_by_threads.items()}
@@ -258,7 +247,9 @@ def test_rollout_refuses_an_anchor_that_plays_an_illegal_action():
     engine.reset(seed=0)
     obs = {"observation": engine.obs[0], "action_mask": engine.masks[0]}
     illegal = int(np.flatnonzero(engine.masks[0] == 0)[0])
-    with pytest.raises(ValueError, match=rf"anchor='greedy': chose action {illegal}, which is not legal here"):
+    with pytest.raises(
+        ValueError, match=rf"anchor='greedy': chose action {illegal}, which is not legal here"
+    ):
         bot.act(obs)
 
 
@@ -297,6 +288,7 @@ def test_rollout_rejects_bad_parameters(param, value):
         bots.make("rollout", **{param: value})
 
 
+@pytest.mark.slow
 def test_rollout_outscores_greedy_in_solo_classic():
     means = {}
     for name, params in (("greedy", {}), ("rollout", {"continuations": 32})):
@@ -304,10 +296,7 @@ def test_rollout_outscores_greedy_in_solo_classic():
         env = qwixx_v0.raw_env(num_players=1)
         total = 0
         for game in range(12):
-            env.reset(seed=100 + game)
-            for _ in env.agent_iter():
-                obs, _, terminated, truncated, _ = env.last()
-                env.step(None if terminated or truncated else bot.act(obs))
+            play_game(env, bot, seed=100 + game)
             total += env.snapshot()["players"][0]["score"]
         means[name] = total / 12
     assert means["rollout"] > means["greedy"] + 5
@@ -326,7 +315,9 @@ def _network_chances(engine, b):
     feats, chances = [], []
     for s in range(2):
         x = np.zeros(NUM_FEATURES)
-        value_features(engine.state, engine.variant.tables, b, s, weights_array(), x, new_scratch("classic", 2))
+        value_features(
+            engine.state, engine.variant.tables, b, s, weights_array(), x, new_scratch("classic", 2)
+        )
         h = x
         for k in (1, 2):  # the same network in numpy
             h = np.maximum(h @ net[2 * k - 2] + net[2 * k - 1], 0.0)
@@ -342,7 +333,7 @@ def test_value_features_mirror_between_seats_and_the_chances_add_up():
     """Seat 0's own block is seat 1's opponent block; over positions of random play the two
     seats' win chances add up to about 1 (the network learned a zero-sum quantity)."""
     gaps = []
-    for engine, b in random_positions(dict(num_players=2, variant="classic"), steps=40, games=8, seed=5):
+    for engine, b in random_positions(8, 40, seed=5, num_players=2, variant="classic"):
         (x0, x1), (c0, c1) = _network_chances(engine, b)
         np.testing.assert_array_equal(x0[:14], x1[14:28])
         np.testing.assert_array_equal(x0[14:28], x1[:14])
@@ -357,11 +348,22 @@ def test_value_network_sees_a_won_position():
     from qwixx_env.core import CLASSIC, state_from_snapshot
 
     snap = {
-        "num_players": 2, "roll": 30, "active_player": 0, "phase": "white",
+        "num_players": 2,
+        "roll": 30,
+        "active_player": 0,
+        "phase": "white",
         "dice": {"white": [1, 2], "red": 3, "yellow": 4, "green": 5, "blue": 6},
         "players": [
-            {"marks": {"red": [2, 3, 4, 5, 6, 7, 8, 9], "yellow": [2, 3, 4, 5, 6, 7], "green": [12, 11, 10, 9],
-                       "blue": [12, 11]}, "locks": [], "penalties": 0},
+            {
+                "marks": {
+                    "red": [2, 3, 4, 5, 6, 7, 8, 9],
+                    "yellow": [2, 3, 4, 5, 6, 7],
+                    "green": [12, 11, 10, 9],
+                    "blue": [12, 11],
+                },
+                "locks": [],
+                "penalties": 0,
+            },
             {"marks": {"red": [10], "yellow": [], "green": [3], "blue": [4]}, "locks": [], "penalties": 3},
         ],
     }
@@ -402,10 +404,7 @@ def test_rollout_with_the_afterstate_leaf_reads_its_tables_network_and_plays_leg
     assert bot._net[0].shape[0] == num_features(num_players)  # the leaf's features are the table's
     players = [bot] + [bots.make("random", num_players=num_players, seed=s) for s in range(1, num_players)]
     env = qwixx_v0.raw_env(num_players=num_players)  # raw: an illegal action would raise
-    env.reset(seed=3)
-    for agent in env.agent_iter():
-        obs, _, terminated, truncated, _ = env.last()
-        env.step(None if terminated or truncated else players[env.agent_name_mapping[agent]].act(obs))
+    play_game(env, players, seed=3)
     assert env.unwrapped.snapshot()["roll"] > 5
 
 

@@ -19,6 +19,8 @@ from pettingzoo.utils.env_logger import EnvLogger
 import qwixx_env
 from qwixx_env import COLORS, ObservationView, decode_action, encode_action, qwixx_v0, replay
 
+from conftest import random_legal_action, visible
+
 VARIANTS = ("classic", "longo")
 PLAYER_COUNTS = (1, 2, 3, 4, 5)
 CELLS = {"classic": 11, "longo": 15}  # numbers per row: 2..12 and 2..16
@@ -30,10 +32,6 @@ def printed_rows(variant: str) -> list[list[int]]:
     return [up, up, up[::-1], up[::-1]]
 
 
-def random_action(obs: dict, rng: np.random.Generator) -> int:
-    return int(rng.choice(np.flatnonzero(obs["action_mask"])))
-
-
 def play_raw(game: qwixx_v0.raw_env, seed: int, policy_seed: int | None = None, reset: bool = True):
     """Play a random game to its end on the raw env; returns (actions, snapshots after each)."""
     if reset:
@@ -41,7 +39,7 @@ def play_raw(game: qwixx_v0.raw_env, seed: int, policy_seed: int | None = None, 
     rng = np.random.default_rng(seed if policy_seed is None else policy_seed)
     actions, snaps = [], [game.snapshot()]
     while game.legal_actions():
-        action = random_action(game.observe(game.agent_selection), rng)
+        action = random_legal_action(game.observe(game.agent_selection)["action_mask"], rng)
         game.step(action)
         actions.append(action)
         snaps.append(game.snapshot())
@@ -58,7 +56,9 @@ def test_pettingzoo_api_test(variant, num_players):
 
 
 def test_pettingzoo_api_test_longo_lucky_instead_random_start():
-    api_test(qwixx_v0.env(num_players=3, variant="longo", lucky="instead", start_player="random"), num_cycles=300)
+    api_test(
+        qwixx_v0.env(num_players=3, variant="longo", lucky="instead", start_player="random"), num_cycles=300
+    )
 
 
 @pytest.mark.parametrize("num_players", PLAYER_COUNTS)
@@ -127,7 +127,7 @@ def test_masks_zero_for_agents_not_to_act_and_pass_offered_in_white_and_colour(v
         assert np.flatnonzero(mask).tolist() == game.legal_actions()
         if game.snapshot()["phase"] in ("white", "color"):
             assert mask[pass_action] == 1
-        game.step(random_action(game.observe(game.agent_selection), rng))
+        game.step(random_legal_action(game.observe(game.agent_selection)["action_mask"], rng))
     for agent in game.possible_agents:
         assert not game.observe(agent)["action_mask"].any()
 
@@ -148,7 +148,7 @@ def returns_through_last(env, seed: int):
         if termination or truncation:
             env.step(None)
             continue
-        env.step(random_action(obs, rng))
+        env.step(random_legal_action(obs["action_mask"], rng))
         per_step.append(dict(env.unwrapped.rewards))
     return total, env.unwrapped.snapshot(), per_step
 
@@ -170,6 +170,7 @@ def test_win_reward_is_terminal_and_matches_final_scores(variant, num_players, s
     assert all(v == 0 for step in per_step[:-1] for v in step.values())  # terminal only
 
 
+@pytest.mark.slow
 def test_win_reward_shared_top_score_gives_zero():
     """Find seeded games that end in a tie for the top and check the 0 for the sharers."""
     found = 0
@@ -204,7 +205,7 @@ def test_score_delta_reward_is_dense_and_sums_to_the_final_score(variant, num_pl
     nonzero_before_end = False
     while game.legal_actions():
         before = [p["score"] for p in game.snapshot()["players"]]
-        game.step(random_action(game.observe(game.agent_selection), rng))
+        game.step(random_legal_action(game.observe(game.agent_selection)["action_mask"], rng))
         after = game.snapshot()
         for i, agent in enumerate(game.possible_agents):
             assert game.rewards[agent] == after["players"][i]["score"] - before[i]
@@ -399,7 +400,7 @@ def test_ansi_render_shows_every_sheet_the_dice_and_whose_decision(variant, num_
             assert "to decide" not in text
             break
         assert f"to decide: {game.agent_selection}" in text
-        game.step(random_action(game.observe(game.agent_selection), rng))
+        game.step(random_legal_action(game.observe(game.agent_selection)["action_mask"], rng))
 
 
 def test_human_render_prints_the_ansi_picture(capsys):
@@ -444,7 +445,9 @@ def test_calls_before_reset_raise(call):
         call(env)
 
 
-@pytest.mark.parametrize("name", ["agents", "rewards", "terminations", "truncations", "infos", "agent_selection"])
+@pytest.mark.parametrize(
+    "name", ["agents", "rewards", "terminations", "truncations", "infos", "agent_selection"]
+)
 def test_reading_game_attributes_before_reset_raises_attribute_error(name):
     env = qwixx_v0.env()
     with pytest.raises(AttributeError):
@@ -469,7 +472,7 @@ def test_illegal_action_ends_the_game_with_minus_one_for_the_offender(variant, n
     env.reset(seed=1)
     rng = np.random.default_rng(1)
     for _ in range(7):  # a few legal decisions first
-        env.step(random_action(env.observe(env.agent_selection), rng))
+        env.step(random_legal_action(env.observe(env.agent_selection)["action_mask"], rng))
     offender = env.agent_selection
     illegal = int(np.flatnonzero(env.observe(offender)["action_mask"] == 0)[0])
     EnvLogger.flush()
@@ -536,9 +539,9 @@ def test_wrapped_env_plays_a_legal_game_to_the_end():
     env = qwixx_v0.env(num_players=4, variant="longo")
     env.reset(seed=9)
     rng = np.random.default_rng(9)
-    for agent in env.agent_iter():
+    for _ in env.agent_iter():
         obs, _, termination, truncation, _ = env.last()
-        env.step(None if termination or truncation else random_action(obs, rng))
+        env.step(None if termination or truncation else random_legal_action(obs["action_mask"], rng))
     assert env.agents == []
     assert env.unwrapped.snapshot()["phase"] == "over"
 
@@ -552,16 +555,6 @@ def replay_prefix(opts: dict, seed: int, actions: list[int]) -> qwixx_v0.raw_env
     for action in actions:
         game.step(action)
     return game
-
-
-def visible(game: qwixx_v0.raw_env) -> dict:
-    """Everything an outsider can read: snapshot, every agent's observation, the seat to act."""
-    return {
-        "snapshot": game.snapshot(),
-        "agent_selection": game.agent_selection,
-        "obs": {a: game.observe(a)["observation"].tobytes() for a in game.possible_agents},
-        "masks": {a: game.observe(a)["action_mask"].tobytes() for a in game.possible_agents},
-    }
 
 
 @pytest.mark.parametrize(
@@ -614,7 +607,7 @@ def test_white_choice_is_hidden_until_every_seat_decided(opts):
                     assert not crossed
             assert all(v == views[0] for v in views)
             compared += len(views)
-        action = random_action(game.observe(game.agent_selection), rng)
+        action = random_legal_action(game.observe(game.agent_selection)["action_mask"], rng)
         game.step(action)
         history.append(action)
     assert compared >= 10
@@ -649,7 +642,7 @@ def test_white_choice_is_hidden_even_when_it_decides_a_lucky_tie():
                             f"{phase} phase look different to {other}"
                         )
                     return
-            action = random_action(game.observe(game.agent_selection), rng)
+            action = random_legal_action(game.observe(game.agent_selection)["action_mask"], rng)
             game.step(action)
             history.append(action)
     raise AssertionError("no white choice that decides a lucky tie in 50 seeded games")
@@ -681,7 +674,7 @@ def test_record_replays_to_the_same_game(extra, num_players, tmp_path):
     while game.legal_actions():
         if len(actions) == 6:
             middle, mid_record, mid_snapshot = len(actions), game.record(), game.snapshot()
-        action = random_action(game.observe(game.agent_selection), rng)
+        action = random_legal_action(game.observe(game.agent_selection)["action_mask"], rng)
         game.step(action)
         actions.append(action)
     record = game.record()
@@ -705,6 +698,7 @@ def test_record_replays_to_the_same_game(extra, num_players, tmp_path):
     assert again.snapshot() == game.snapshot()
 
 
+@pytest.mark.slow
 def test_record_replays_when_a_row_locks_in_the_white_action():
     """The die of a row locked in the white action leaves play at once (rule 8); the record
     keeps the dice as rolled, and the replay must accept them."""
@@ -714,7 +708,7 @@ def test_record_replays_when_a_row_locks_in_the_white_action():
         rng = np.random.default_rng(seed)
         while game.legal_actions():
             before = game.snapshot()
-            game.step(random_action(game.observe(game.agent_selection), rng))
+            game.step(random_legal_action(game.observe(game.agent_selection)["action_mask"], rng))
             after = game.snapshot()
             if after["phase"] == "color" and after["locked_rows"] != before["locked_rows"]:
                 assert replay(game.record()).snapshot() == after
@@ -768,7 +762,8 @@ def test_observation_view_reads_back_the_snapshot(variant, num_players):
             pending, at_roll = {}, snap
         active = snap["active_player"]
         active_crossed = snap["phase"] == "color" and any(
-            len(snap["players"][active]["marks"][c]) > len(at_roll["players"][active]["marks"][c]) for c in COLORS
+            len(snap["players"][active]["marks"][c]) > len(at_roll["players"][active]["marks"][c])
+            for c in COLORS
         )
         for seat, agent in enumerate(game.possible_agents):
             obs = game.observe(agent)
@@ -797,7 +792,7 @@ def test_observation_view_reads_back_the_snapshot(variant, num_players):
             checked += 1
         if not game.legal_actions():
             break
-        action = random_action(game.observe(game.agent_selection), rng)
+        action = random_legal_action(game.observe(game.agent_selection)["action_mask"], rng)
         if snap["phase"] == "white":
             pending[game.agent_name_mapping[game.agent_selection]] = action
         game.step(action)

@@ -31,7 +31,13 @@ AEC_CASES = [
     ("longo-2p-bonus-heuristic-random", "longo", "bonus", ["heuristic", "random"], 13),
     ("longo-3p-instead-heuristic-rollout-greedy", "longo", "instead", ["heuristic", "rollout", "greedy"], 14),
     ("classic-1p-rollout", "classic", None, ["rollout"], 15),
-    ("classic-2p-rollout-afterstate-leaf-vs-heuristic", "classic", None, ["rollout:leaf=afterstate", "heuristic"], 16),
+    (
+        "classic-2p-rollout-afterstate-leaf-vs-heuristic",
+        "classic",
+        None,
+        ["rollout:leaf=afterstate", "heuristic"],
+        16,
+    ),
 ]
 SEARCH = {"continuations": 8, "threads": 1}  # a small search keeps the rollout cases fast
 

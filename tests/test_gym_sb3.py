@@ -21,6 +21,8 @@ from qwixx_env import ObservationView, QwixxGymEnv, QwixxVectorEnv, qwixx_v0
 from qwixx_env.core import rules
 from qwixx_env.envs.sb3 import Sb3VecEnv, frozen_policy
 
+from conftest import random_legal_action, random_legal_actions
+
 OPTION_SETS = {
     "default": {},
     "longo-3p-greedy": dict(num_players=3, variant="longo", opponents="greedy"),
@@ -31,10 +33,6 @@ OPTION_SETS = {
         learner_seat="random", start_player="random", reward="score_delta",
     ),
 }
-
-
-def random_legal(mask: np.ndarray, rng: np.random.Generator) -> int:
-    return int(rng.choice(np.flatnonzero(mask)))
 
 
 def first_illegal(mask: np.ndarray) -> int:
@@ -69,7 +67,7 @@ def test_a_whole_game_through_gymnasiums_wrappers(name):
     while not terminated:
         assert env.observation_space.contains(obs)
         np.testing.assert_array_equal(env.unwrapped.action_masks(), obs["action_mask"].astype(bool))
-        obs, reward, terminated, truncated, info = env.step(random_legal(obs["action_mask"], rng))
+        obs, reward, terminated, truncated, info = env.step(random_legal_action(obs["action_mask"], rng))
         assert not truncated and isinstance(reward, float)
     view = ObservationView(obs, env.unwrapped.vector.variant, env.unwrapped.vector.num_players)
     assert view.phase == "over" and view.legal_actions.size == 0
@@ -80,7 +78,7 @@ def test_an_illegal_action_ends_the_game_with_minus_one(action):
     env = gymnasium.make("qwixx_env/Qwixx-v0", num_players=2, reward="score").unwrapped
     obs, _ = env.reset(seed=2)
     for step in range(3):
-        obs, *_ = env.step(random_legal(obs["action_mask"], np.random.default_rng(step)))
+        obs, *_ = env.step(random_legal_action(obs["action_mask"], np.random.default_rng(step)))
     action = first_illegal(obs["action_mask"]) if action == "illegal" else action
     obs, reward, terminated, truncated, info = env.step(action)
     assert (reward, terminated, truncated, info) == (-1.0, True, False, {"illegal_action": True})
@@ -105,14 +103,16 @@ def test_a_bool_action_is_illegal_even_where_its_number_is_legal():
 
 
 def test_with_illegal_action_raise_an_illegal_action_raises_and_changes_nothing():
-    env = gymnasium.make("qwixx_env/Qwixx-v0", num_players=3, variant="longo", illegal_action="raise").unwrapped
+    env = gymnasium.make(
+        "qwixx_env/Qwixx-v0", num_players=3, variant="longo", illegal_action="raise"
+    ).unwrapped
     obs, _ = env.reset(seed=3)
     state = [a.copy() for a in env.vector.engine.state]
     with pytest.raises(ValueError, match="action"):
         env.step(first_illegal(obs["action_mask"]))
     for a, b in zip(env.vector.engine.state, state):
         np.testing.assert_array_equal(a, b)
-    env.step(random_legal(obs["action_mask"], np.random.default_rng(3)))  # the game goes on
+    env.step(random_legal_action(obs["action_mask"], np.random.default_rng(3)))  # the game goes on
 
 
 def test_illegal_action_option_is_checked():
@@ -133,7 +133,7 @@ def play_games(env: gymnasium.Env, seed: int, games: int, abandon_first_after: i
             if game == 0 and decisions == abandon_first_after:
                 action = first_illegal(obs["action_mask"])
             else:
-                action = random_legal(obs["action_mask"], rng)
+                action = random_legal_action(obs["action_mask"], rng)
             obs, reward, terminated, _, _ = env.step(action)
             out.append((obs, reward))
             decisions += 1
@@ -166,7 +166,7 @@ def test_reset_without_a_seed_in_the_middle_of_a_game_starts_a_new_game():
     obs, _ = env.reset(seed=3)
     rng = np.random.default_rng(0)
     while ObservationView(obs).scores.sum() == 0:  # play on until some crosses are on the sheets
-        obs, _, terminated, _, _ = env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        obs, _, terminated, _, _ = env.step(random_legal_action(obs["action_mask"], rng))
         assert not terminated
     mid_game = obs
     obs, _ = env.reset()
@@ -190,7 +190,7 @@ def test_solo_games_continue_as_the_aec_env_does_after_reset_without_a_seed():
             if game == 0 and decision == 8:
                 env.step(first_illegal(obs["action_mask"]))  # abandon the game; the AEC just resets
                 break
-            action = random_legal(obs["action_mask"], rng)
+            action = random_legal_action(obs["action_mask"], rng)
             obs, reward, terminated, _, _ = env.step(action)
             aec.step(action)
             assert reward == aec.rewards["player_0"]
@@ -218,9 +218,11 @@ def test_maskable_ppo_finds_the_action_masks():
         assert masks.shape == (8, venv.action_space.n) and masks.dtype == np.bool_
         np.testing.assert_array_equal(masks, venv.env.action_masks())
         # It is always a learner's turn, so the masks are the legal actions in every game now.
-        np.testing.assert_array_equal(masks, rules.legal_mask(venv.env.variant, venv.env.engine.state).astype(bool))
+        np.testing.assert_array_equal(
+            masks, rules.legal_mask(venv.env.variant, venv.env.engine.state).astype(bool)
+        )
         assert masks.any(axis=1).all()
-        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        actions = random_legal_actions(masks, rng)
         obs, rewards, dones, infos = venv.step(actions)
         assert obs.shape == (8, venv.env.layout.size)
 
@@ -231,7 +233,7 @@ def test_finished_games_carry_their_terminal_observation():
     rng = np.random.default_rng(1)
     finished = 0
     while finished < 12:
-        actions = np.array([rng.choice(np.flatnonzero(m)) for m in venv.action_masks()])
+        actions = random_legal_actions(venv.action_masks(), rng)
         obs, rewards, dones, infos = venv.step(actions)
         assert len(infos) == 6
         for i, info in enumerate(infos):
@@ -261,6 +263,7 @@ def test_seeding_the_vec_env_seeds_its_games():
     assert not np.array_equal(c.reset(), first)
 
 
+@pytest.mark.slow
 def test_a_tiny_maskable_ppo_run_learns_on_it():
     torch.set_num_threads(1)
     venv = make_venv(num_envs=16, num_players=2, variant="longo")
@@ -274,6 +277,7 @@ def test_a_tiny_maskable_ppo_run_learns_on_it():
     venv.step(actions)  # and the env accepts them
 
 
+@pytest.mark.slow
 def test_a_frozen_copy_of_a_maskableppo_policy_plays_as_an_opponent_and_stays_frozen():
     torch.set_num_threads(1)
     venv = Sb3VecEnv(QwixxVectorEnv(16, num_players=2, opponents="random"))

@@ -27,19 +27,9 @@ from qwixx_env.nets import checkpoint, installed
 from qwixx_env.bots.pretrained import CheckpointError, NumpyPolicy, PretrainedBot, write_policy
 from qwixx_env.core import get_variant, layout_for
 
+from conftest import play_game, random_layers, random_legal_actions
+
 REPO = Path(__file__).resolve().parents[1]
-
-
-def random_layers(sizes, activation, rng):
-    """Layers (weight (out, in), bias, activation) for widths `sizes`, none after the last."""
-    return [
-        (
-            rng.normal(0, 1 / np.sqrt(a), (b, a)),
-            rng.normal(0, 0.1, b),
-            activation if i < len(sizes) - 2 else None,
-        )
-        for i, (a, b) in enumerate(zip(sizes, sizes[1:]))
-    ]
 
 
 def tiny_checkpoint(folder, name="tiny", variant="classic", num_players=2, activation="tanh", seed=0):
@@ -65,8 +55,7 @@ def random_play(variant, steps=50, games=64, seed=0):
     for _ in range(steps):
         seen.append(obs["observation"])
         masks.append(obs["action_mask"])
-        actions = [rng.choice(np.flatnonzero(m)) for m in obs["action_mask"]]
-        obs, *_ = env.step(np.array(actions))
+        obs, *_ = env.step(random_legal_actions(obs["action_mask"], rng))
     return np.concatenate(seen), np.concatenate(masks)
 
 
@@ -113,6 +102,7 @@ def exported(request, tmp_path_factory):
     return model, NumpyPolicy.load(path), path
 
 
+@pytest.mark.slow
 def test_numpy_policy_picks_the_torch_policys_actions_logits_and_values(exported):
     import torch
 
@@ -141,6 +131,7 @@ def test_numpy_policy_picks_the_torch_policys_actions_logits_and_values(exported
     np.testing.assert_allclose(policy.value(obs), values, atol=1e-5, rtol=0)
 
 
+@pytest.mark.slow
 def test_export_describes_the_game_the_layers_and_the_training(exported):
     model, policy, path = exported
     spec = json.loads(path.read_text())
@@ -162,6 +153,7 @@ def test_export_describes_the_game_the_layers_and_the_training(exported):
     assert sorted(p.name for p in path.parent.iterdir()) == ["ppo.json", "ppo.npz"]  # no temp files left
 
 
+@pytest.mark.slow
 def test_export_refuses_a_model_whose_game_it_cannot_tell(exported, tmp_path):
     model, _, _ = exported
     env = model.get_env()
@@ -186,7 +178,7 @@ def test_numpy_policy_is_a_frozen_opponent_of_the_vector_env(tmp_path):
     obs, _ = env.reset(seed=0)
     rng = np.random.default_rng(0)
     for _ in range(40):
-        obs, *_ = env.step(np.array([rng.choice(np.flatnonzero(m)) for m in obs["action_mask"]]))
+        obs, *_ = env.step(random_legal_actions(obs["action_mask"], rng))
     assert env.opponent_decisions > 0
 
 
@@ -216,15 +208,10 @@ def test_bot_picks_only_legal_actions_in_full_aec_games(tmp_path, variant, num_p
     bot = bots.load(tiny_checkpoint(tmp_path, variant=variant, num_players=num_players))
     env = qwixx_v0.raw_env(num_players=num_players, variant=variant)  # raw: an illegal action raises
     for seed in range(3):
-        env.reset(seed=seed)
-        decisions = 0
-        for agent in env.agent_iter():
-            obs, _, terminated, truncated, _ = env.last()
-            action = None if terminated or truncated else bot.act(obs)
+        decisions = play_game(env, bot, seed=seed)
+        for obs, action in decisions:
             assert action is None or obs["action_mask"][action] == 1
-            decisions += action is not None
-            env.step(action)
-        assert decisions > 10
+        assert len(decisions) > 10
 
 
 def test_bot_plays_in_the_arena_from_a_factory(tmp_path):
@@ -354,7 +341,9 @@ def test_pickled_arrays_are_refused_and_never_unpickled(tmp_path):
     np.savez(buffer, **arrays)
     replace_weights(path, buffer.getvalue())
     # refused from the member's header, before numpy is asked for the data
-    with pytest.raises(CheckpointError, match=r"tiny.npz: array 'policy.0.bias' is object \(16,\); expected float32"):
+    with pytest.raises(
+        CheckpointError, match=r"tiny.npz: array 'policy.0.bias' is object \(16,\); expected float32"
+    ):
         bots.load(path)
     assert not marker.exists()
 
@@ -371,7 +360,9 @@ def test_a_header_declaring_a_huge_array_is_refused_before_anything_is_allocated
         for name, data in members.items():
             archive.writestr(name, data)
     replace_weights(path, buffer.getvalue())
-    with pytest.raises(CheckpointError, match=r"array 'policy.0.bias' is float32 \(8589934592,\); expected float32 \(16,\)"):
+    with pytest.raises(
+        CheckpointError, match=r"array 'policy.0.bias' is float32 \(8589934592,\); expected float32 \(16,\)"
+    ):
         bots.load(path)
 
 
@@ -406,7 +397,10 @@ def test_a_forged_pair_declaring_a_huge_layer_without_its_data_is_refused_unallo
     path = tiny_checkpoint(tmp_path)
     data, _ = forged_hidden_layer(path, 2**30)
     replace_weights(path, data)
-    with pytest.raises(CheckpointError, match=r"array 'policy.0.\w+' holds 16 bytes of data \(its zip entry says 16\); float32 \(1073741824"):
+    with pytest.raises(
+        CheckpointError,
+        match=r"array 'policy.0.\w+' holds 16 bytes of data \(its zip entry says 16\); float32 \(1073741824",
+    ):
         bots.load(path)
 
 
@@ -424,7 +418,9 @@ def test_a_zip_entry_declaring_more_data_than_it_stores_is_refused_unallocated(t
             data[at + 24:at + 28] = needs[member].to_bytes(4, "little")
         at = data.find(b"PK\x01\x02", at + 4)
     replace_weights(path, bytes(data))
-    with pytest.raises(CheckpointError, match=r"array 'policy.\d.\w+' holds 16 bytes of data \(its zip entry says \d+\)"):
+    with pytest.raises(
+        CheckpointError, match=r"array 'policy.\d.\w+' holds 16 bytes of data \(its zip entry says \d+\)"
+    ):
         bots.load(path)
 
 
@@ -434,7 +430,9 @@ def test_a_path_that_is_not_a_regular_file_is_refused_as_such(tmp_path, kind):
     npz = path.with_suffix(".npz")
     npz.unlink()
     npz.mkdir() if kind == "folder" else os.mkfifo(npz)  # a fifo would block a reader forever
-    with pytest.raises(CheckpointError, match=r"tiny.npz: not a regular file \(the weights tiny.json describes\)"):
+    with pytest.raises(
+        CheckpointError, match=r"tiny.npz: not a regular file \(the weights tiny.json describes\)"
+    ):
         bots.load(path)
 
 
@@ -474,13 +472,20 @@ def test_an_encrypted_member_is_refused(tmp_path):
 
 def test_a_longo_checkpoint_plays_only_its_lucky_rule(tmp_path):
     assert bots.make("ppo-longo-2p", lucky="bonus").policy.lucky == "bonus"
-    with pytest.raises(ValueError, match=r"lucky: got 'instead'; checkpoint 'ppo-longo-2p' .* plays lucky='bonus' only"):
+    with pytest.raises(
+        ValueError, match=r"lucky: got 'instead'; checkpoint 'ppo-longo-2p' .* plays lucky='bonus' only"
+    ):
         bots.make("ppo-longo-2p", lucky="instead")
     with pytest.raises(ValueError, match=r"bot 'ppo-longo-2p': lucky: got 'instead'"):
         run_arena(["ppo-longo-2p", "heuristic"], variant="longo", lucky="instead", games=1, workers=1)
-    with pytest.raises(ValueError, match=r"checkpoint 'ppo-longo-2p' plays longo \(lucky='bonus'\) .* longo \(lucky='instead'\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"checkpoint 'ppo-longo-2p' plays longo \(lucky='bonus'\) .* longo \(lucky='instead'\)",
+    ):
         QwixxVectorEnv(2, variant="longo", lucky="instead", opponents="ppo-longo-2p")
-    assert bots.make("ppo-classic-2p", lucky="bonus").policy.lucky is None  # classic: the default rule is harmless
+    assert (
+        bots.make("ppo-classic-2p", lucky="bonus").policy.lucky is None
+    )  # classic: the default rule is harmless
     with pytest.raises(ValueError, match=r"lucky: got 'instead'; the 'classic' variant has no lucky numbers"):
         bots.make("ppo-classic-2p", lucky="instead")
 
@@ -491,10 +496,19 @@ def test_a_longo_checkpoint_plays_only_its_lucky_rule(tmp_path):
         ({"format": "pickle/1"}, r"format: got 'pickle/1'; expected 'qwixx_env.policy/1'"),
         ({"variant": "chess"}, r"variant: got 'chess'; expected one of \('classic', 'longo'\)"),
         ({"num_players": 9}, r"num_players: got 9; expected an integer from 1 to 5"),
-        ({"lucky": "instead"}, r"lucky: got 'instead'; expected null \(classic has no lucky numbers\) for classic"),
+        (
+            {"lucky": "instead"},
+            r"lucky: got 'instead'; expected null \(classic has no lucky numbers\) for classic",
+        ),
         ({"lucky": "bonus"}, r"lucky: got 'bonus'; expected null"),
-        ({"inputs": [["afterstate"]]}, r"inputs: got \[\['afterstate'\]\]; expected a list of distinct names"),
-        ({"observation_size": 198.0}, r"observation_size: got 198\.0; the classic game for 2 player\(s\) has 198"),
+        (
+            {"inputs": [["afterstate"]]},
+            r"inputs: got \[\['afterstate'\]\]; expected a list of distinct names",
+        ),
+        (
+            {"observation_size": 198.0},
+            r"observation_size: got 198\.0; the classic game for 2 player\(s\) has 198",
+        ),
         ({"num_actions": 45.0}, r"num_actions: got 45\.0; the classic game"),
         ({"observation_size": 200}, r"observation_size: got 200; the classic game for 2 player\(s\) has 198"),
         ({"num_actions": 61}, r"num_actions: got 61; the classic game for 2 player\(s\) has 45"),
@@ -536,7 +550,7 @@ def test_a_wrong_layer_list_is_refused(tmp_path):
         ),
         (1, {"out": 44}, r"networks.policy: outputs 44; expected 45"),
     ]:
-        broken = [dict(l) for l in layers]
+        broken = [dict(entry) for entry in layers]
         broken[layer].update(change)
         rewrite(path, networks={"policy": broken, "value": spec["networks"]["value"]})
         with pytest.raises(CheckpointError, match=message):
@@ -643,12 +657,10 @@ def test_each_installed_checkpoint_loads_and_plays_a_legal_game(name):
     env = qwixx_v0.raw_env(
         num_players=policy.num_players, variant=policy.variant, lucky=policy.lucky or "bonus"
     )
-    env.reset(seed=0)
-    for agent in env.agent_iter():
-        obs, _, terminated, truncated, _ = env.last()
-        env.step(None if terminated or truncated else bot.act(obs))  # raw: an illegal action raises
+    play_game(env, bot, seed=0)  # raw: an illegal action raises
 
 
+@pytest.mark.slow
 def test_checkpoints_load_from_an_installed_wheel(tmp_path):
     """Build a wheel of a copy of the package with a tiny checkpoint added, install it into a
     folder, and load the checkpoint by name from there in a fresh interpreter without torch."""
@@ -687,8 +699,10 @@ def test_checkpoints_load_from_an_installed_wheel(tmp_path):
         "import numpy as np, qwixx_env; from qwixx_env import bots; from qwixx_env.bots import pretrained\n"
         "bot = bots.make('ppo-wheel-test', num_players=2)\n"
         "mask = np.zeros(45, np.int8); mask[[4, 44]] = 1\n"
-        "from qwixx_env.nets import win_chance_network; assert win_chance_network('value', 'classic', 2)[0].shape[0] == 36\n"
-        "print(qwixx_env.__file__, pretrained.checkpoints_dir(), bot.act({'observation': np.zeros(198), 'action_mask': mask}))\n"
+        "from qwixx_env.nets import win_chance_network; "
+        "assert win_chance_network('value', 'classic', 2)[0].shape[0] == 36\n"
+        "print(qwixx_env.__file__, pretrained.checkpoints_dir(), "
+        "bot.act({'observation': np.zeros(198), 'action_mask': mask}))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
     done = subprocess.run(

@@ -13,6 +13,7 @@ import random
 from dataclasses import dataclass, field
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -28,6 +29,8 @@ PENALTY_POINTS = 5
 SETTINGS = settings(
     max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
 )
+
+pytestmark = pytest.mark.slow  # every test plays 150 drawn games
 
 
 # --- the rules, written out again -------------------------------------------------------------
@@ -200,7 +203,9 @@ def play(opts: dict, seed: int, pass_chance: float, choice_seed: int, record_at:
             action = choices.choice(crosses)
         env.step(action)
         after = env.snapshot()
-        game.steps.append(Step(env.agent_name_mapping[agent], action, set(legal), before, after, dict(env.rewards)))
+        game.steps.append(
+            Step(env.agent_name_mapping[agent], action, set(legal), before, after, dict(env.rewards))
+        )
         before = after
     game.final_record = env.record()
     return game
@@ -399,7 +404,9 @@ def test_the_colour_action_crosses_only_the_active_players_choice(game):
         if step.before["phase"] != "color":
             continue
         for seat in range(game.opts["num_players"]):
-            expected = {step.action} if seat == step.seat and step.action != pass_action(game.variant) else set()
+            expected = (
+                {step.action} if seat == step.seat and step.action != pass_action(game.variant) else set()
+            )
             assert new_crosses(game, step, seat) == expected
 
 

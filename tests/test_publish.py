@@ -42,7 +42,9 @@ def tiny_config(num_players: int, variant: str = "classic") -> dict:
     return config_from_dict(data).to_dict()
 
 
-def tiny_run(folder: Path, num_players: int = 2, *, curves: bool = True, seed: int = 0, variant: str = "classic") -> Path:
+def tiny_run(
+    folder: Path, num_players: int = 2, *, curves: bool = True, seed: int = 0, variant: str = "classic"
+) -> Path:
     """A run folder as `training.train` leaves it, as far as publishing reads it: a tiny
     final policy (random weights, one hidden layer of 16) with the trainer's meta, and curves."""
     rng = np.random.default_rng(seed)
@@ -135,6 +137,7 @@ def close_interval(cell: str, iv: list[float]) -> bool:
     return close_pct(lo.strip(), iv[0]) and close_pct(hi.strip(), iv[1])
 
 
+@pytest.mark.slow
 def test_publishing_a_two_player_run_installs_evaluates_and_writes_a_card(tmp_path):
     run = tiny_run(tmp_path / "run")
     assert run_main(tmp_path, run, "ppo-test", "--games", "2", "--search-games", "1") == 0
@@ -204,9 +207,13 @@ def test_publishing_a_solo_run_reports_the_regret_against_the_solver(tmp_path):
     # One deal has no standard error: the card says the regret without one.
     assert run_main(tmp_path, run, "ppo-solo", "--games", "1") == 0
     ev = json.loads((tmp_path / "res" / "ppo-solo.json").read_text())["evaluation"]
-    assert ev["regret_se"] is None and f"**{ev['regret']:.2f}** points" in (tmp_path / "ck" / "ppo-solo.md").read_text()
+    assert (
+        ev["regret_se"] is None
+        and f"**{ev['regret']:.2f}** points" in (tmp_path / "ck" / "ppo-solo.md").read_text()
+    )
 
 
+@pytest.mark.slow
 def test_publishing_a_three_player_run_plays_a_mixed_table_and_a_rollout_table(tmp_path):
     run = tiny_run(tmp_path / "run", num_players=3)
     assert run_main(tmp_path, run, "ppo-3p", "--games", "1", "--search-games", "1") == 0
@@ -236,7 +243,8 @@ def test_publishing_a_three_player_run_plays_a_mixed_table_and_a_rollout_table(t
     )
     # the sentence's intervals agree with the closest rival's (the widest lead of any other bot)
     rival, mine = max(
-        ((b, t[0]) for t in (ev["bots"], search["bots"]) for b in t[1:]), key=lambda p: p[0]["win_rate"] - p[1]["win_rate"]
+        ((b, t[0]) for t in (ev["bots"], search["bots"]) for b in t[1:]),
+        key=lambda p: p[0]["win_rate"] - p[1]["win_rate"],
     )
     if mine["win_interval"][0] > rival["win_interval"][1]:
         assert "(the 95% intervals do not overlap)." in card
@@ -252,9 +260,18 @@ def test_the_intervals_sentence_says_which_side_is_ahead():
                 "score_se": 1.0, "rating": {"mu": 25.0, "sigma": 1.0}}
 
     def sentence(me, rival):
-        ev = {"kind": "table", "seed": 5_000_000, "table_games": 90, "seconds": 1.0, "workers": 1, "deals": 30,
-              "equal_share": 0.5, "skipped": {}, "beats_every_scripted": me[1] > rival[1],
-              "bots": [row("me", *me), row("heuristic", *rival)]}
+        ev = {
+            "kind": "table",
+            "seed": 5_000_000,
+            "table_games": 90,
+            "seconds": 1.0,
+            "workers": 1,
+            "deals": 30,
+            "equal_share": 0.5,
+            "skipped": {},
+            "beats_every_scripted": me[1] > rival[1],
+            "bots": [row("me", *me), row("heuristic", *rival)],
+        }
         record = {"name": "me", "command": "c", "checkpoint": {"num_players": 2}, "evaluation": ev}
         return [line for line in publish.evaluation_section(record) if line.startswith("Does")][0]
 
@@ -287,7 +304,10 @@ def test_an_interrupted_evaluation_leaves_the_published_files_as_they_were(tmp_p
     with pytest.raises(KeyboardInterrupt):
         publish.publish(run, "ppo-x", games=1, search_games=0, workers=1, force=True, checkpoints=folder,
                         results=tmp_path / "res", images=tmp_path / "img", progress=False)
-    assert sorted(p.name for p in folder.iterdir()) == ["ppo-x.json"] and (folder / "ppo-x.json").read_text() == old
+    assert (
+        sorted(p.name for p in folder.iterdir()) == ["ppo-x.json"]
+        and (folder / "ppo-x.json").read_text() == old
+    )
     assert not (tmp_path / "res").exists() and not (tmp_path / "img").exists()
 
 
@@ -297,7 +317,9 @@ def test_a_table_without_search_games_skips_rollout_and_longo_skips_solo_optimal
     ev = json.loads((tmp_path / "res" / "ppo-l3.json").read_text())["evaluation"]
     assert [b["label"] for b in ev["bots"]] == ["ppo-l3", "random", "greedy", "heuristic"]
     assert set(ev["skipped"]) == {"rollout", "solo_optimal"} and "search_table" not in ev
-    assert ev["beats_every_scripted"] == all(ev["bots"][0]["win_rate"] > b["win_rate"] for b in ev["bots"][1:])
+    assert ev["beats_every_scripted"] == all(
+        ev["bots"][0]["win_rate"] > b["win_rate"] for b in ev["bots"][1:]
+    )
 
 
 def test_default_deals_give_the_bot_ten_thousand_games():
@@ -356,11 +378,21 @@ def test_table_limitations_name_a_lead_within_the_noise_and_a_loss():
             "equal_share": 0.25,
             "skipped": {},
             "bots": [row("me", 0.52, 0.51, 0.53), row("heuristic", 0.45, 0.44, 0.46)],
-            "search_table": {"deals": 300, "bots": [row("me", 0.304, 0.28, 0.33), row("rollout", 0.302, 0.28, 0.33),
-                                                    row("greedy", 0.35, 0.32, 0.38)]},
+            "search_table": {
+                "deals": 300,
+                "bots": [
+                    row("me", 0.304, 0.28, 0.33),
+                    row("rollout", 0.302, 0.28, 0.33),
+                    row("greedy", 0.35, 0.32, 0.38),
+                ],
+            },
         },
     }
     lines = publish.limitations(record)
     assert not any("`heuristic`" in line for line in lines)  # a clear lead: nothing to say
-    assert "Its lead over `rollout` at its table (30.4% against 30.2%) is within the noise: the 95% intervals overlap." in lines
+    assert (
+        "Its lead over `rollout` at its table (30.4% against 30.2%) is within the noise: "
+        "the 95% intervals overlap."
+        in lines
+    )
     assert "It does not win more often than `greedy` at its table (30.4% against 35.0%)." in lines

@@ -34,37 +34,14 @@ from qwixx_env.core import (
 )
 from qwixx_env.envs import qwixx_v0
 
+from conftest import position
+
 INSTEAD = get_variant("longo", lucky="instead")
 BOTH = pytest.mark.parametrize("v", [CLASSIC, LONGO], ids=["classic", "longo"])
 PASS = None
 
 
 # --- fixtures: they build positions and drive them; the tests assert -----------------------
-
-
-def position(v, sheets, dice, active=0, phase="white"):
-    """A one-game state from hand-drawn sheets (one dict per seat, in seat order) and dice.
-
-    A sheet maps colours to crossed numbers, plus optional "locks" (rows whose lock the seat
-    crossed), "penalties" and "lucky" (Longo lucky numbers).
-    """
-    players = [
-        {
-            "marks": {c: list(sheet.get(c, [])) for c in COLORS},
-            "locks": list(sheet.get("locks", [])),
-            "penalties": sheet.get("penalties", 0),
-            "lucky_numbers": list(sheet.get("lucky", [])),
-        }
-        for sheet in sheets
-    ]
-    snap = {
-        "num_players": len(sheets),
-        "players": players,
-        "dice": {"white": list(dice[:2]), **dict(zip(COLORS, dice[2:]))},
-        "active_player": active,
-        "phase": phase,
-    }
-    return state_from_snapshot(v, snap)
 
 
 def legal(v, st):
@@ -792,7 +769,9 @@ def test_a_hand_set_position_must_agree_with_itself():
     snap = snapshot(CLASSIC, position(CLASSIC, [{}, {}], dice=(3, 4, 1, 1, 1, 1)))
     with pytest.raises(ValueError, match=r"locked_rows: got \['red'\]; the players' locks lock \[\]"):
         state_from_snapshot(CLASSIC, {**snap, "locked_rows": ["red"]})  # no sheet holds the lock
-    with pytest.raises(ValueError, match=r"dice.red: got None; expected 1 to 6 \(classic\), as the red row is open"):
+    with pytest.raises(
+        ValueError, match=r"dice.red: got None; expected 1 to 6 \(classic\), as the red row is open"
+    ):
         state_from_snapshot(CLASSIC, {**snap, "dice": {**snap["dice"], "red": None}})
     with pytest.raises(ValueError, match=r"dice.white: got 7; expected 1 to 6"):
         state_from_snapshot(CLASSIC, {**snap, "dice": {**snap["dice"], "white": [7, 1]}})

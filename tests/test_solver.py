@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import re
 import warnings
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -26,6 +26,8 @@ from qwixx_env import bots, cli, decode_action, encode_action, qwixx_v0, solver
 from qwixx_env.core import COLORS, Variant, layout_for, rules, state_from_snapshot
 from qwixx_env.solver import ValueTable, load_table, table_path
 from qwixx_env.solver.states import make_space
+
+from conftest import play_game
 
 PUBLISHED_OPTIMUM = 115.4831  # the published anchor (a C program, about 75 minutes)
 SOLVED_OPTIMUM = 115.483126  # this solver's value (docs/solver.md)
@@ -62,7 +64,7 @@ def brute_force(v):
     def over(rows):
         return sum(locked for _, _, locked in rows) >= v.rows_to_end
 
-    @lru_cache(maxsize=None)
+    @cache
     def value(rows, pen):
         if over(rows) or pen >= v.max_penalties:
             return 0.0
@@ -111,6 +113,7 @@ def table_value(table, rows, pen):
     return table.further(codes, pen)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "v",
     [
@@ -129,6 +132,7 @@ def test_solver_equals_brute_force_on_every_sheet_of_a_two_faced_game(v):
             assert table_value(table, rows, pen) == pytest.approx(value(rows, pen), abs=1e-9), (rows, pen)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "rows",
     [
@@ -158,15 +162,21 @@ def classic(tmp_path_factory):
 
 
 def sheet(marks=None, locks=(), penalties=0):
-    return {"marks": {c: list((marks or {}).get(c, [])) for c in COLORS}, "locks": list(locks), "penalties": penalties}
+    return {
+        "marks": {c: list((marks or {}).get(c, [])) for c in COLORS},
+        "locks": list(locks),
+        "penalties": penalties,
+    }
 
 
+@pytest.mark.slow
 def test_root_value_is_the_published_optimum(classic):
     assert classic.root == pytest.approx(SOLVED_OPTIMUM, abs=1e-4)
     assert abs(classic.root - PUBLISHED_OPTIMUM) < 1e-3
     assert solver.expected_score(sheet()) == pytest.approx(classic.root, abs=1e-4)
 
 
+@pytest.mark.slow
 def test_table_is_cached_and_loads_back_the_same(classic):
     path = table_path(classic.variant)
     assert path.exists() and path.parent == solver.cache_dir()
@@ -177,15 +187,19 @@ def test_table_is_cached_and_loads_back_the_same(classic):
     assert load_table("classic") is classic  # kept in memory after the first load
 
 
+@pytest.mark.slow
 def test_a_finished_sheet_is_worth_its_score(classic):
     # red     [2][3][4][5][6] 7  8  9 10 11[12] L   locked: 6 numbers + lock = 28
     # green   [12][11][10][9][8] 7 6 5 4 3 [2] L    locked: 28
     # 1 penalty: 28 + 28 - 5 = 51, and the game is over
-    done = sheet({"red": [2, 3, 4, 5, 6, 12], "green": [12, 11, 10, 9, 8, 2]}, locks=["red", "green"], penalties=1)
+    done = sheet(
+        {"red": [2, 3, 4, 5, 6, 12], "green": [12, 11, 10, 9, 8, 2]}, locks=["red", "green"], penalties=1
+    )
     assert solver.expected_score(done) == 51
     assert solver.expected_score(sheet({"blue": [12, 10]}, penalties=4)) == 3 - 20
 
 
+@pytest.mark.slow
 def test_a_sheet_that_can_cross_nothing_takes_penalties_until_the_fourth(classic):
     # red     [2][3][4][5][6] 7 .. 11 [12][L]   locked: 7 crosses = 28
     # yellow  [2][3][4] 5 .. 10 [11] 12 L       4 crosses: the 12 needs 5, nothing else is left
@@ -193,9 +207,12 @@ def test_a_sheet_that_can_cross_nothing_takes_penalties_until_the_fourth(classic
     # blue    12 .. 4 [3] 2 L                   1 cross
     dead = {"red": [2, 3, 4, 5, 6, 12], "yellow": [2, 3, 4, 11], "green": [12, 11, 3], "blue": [3]}
     banked = 28 + 10 + 6 + 1 - 5
-    assert solver.expected_score(sheet(dead, locks=["red"], penalties=1)) == pytest.approx(banked - 3 * 5, abs=1e-4)
+    assert solver.expected_score(sheet(dead, locks=["red"], penalties=1)) == pytest.approx(
+        banked - 3 * 5, abs=1e-4
+    )
 
 
+@pytest.mark.slow
 def test_a_position_decided_by_one_number(classic):
     # red     [2][3][4][5][6] 7 .. 11 [12][L]   locked: 28
     # yellow  [2][3][4][5] 6 .. 10 [11] 12 L    5 crosses: may cross 12 (and lock, ending the game)
@@ -209,9 +226,12 @@ def test_a_position_decided_by_one_number(classic):
     for _ in range(4 - 2):  # from 2 penalties: V_k = q*13 + (1-q)*(-5 + V_{k+1}), V_4 = 0
         further = q * 13 + (1 - q) * (-5 + further)
     banked = 28 + 15 + 1 + 1 - 10
-    assert solver.expected_score(sheet(position, locks=["red"], penalties=2)) == pytest.approx(banked + further, abs=1e-4)
+    assert solver.expected_score(sheet(position, locks=["red"], penalties=2)) == pytest.approx(
+        banked + further, abs=1e-4
+    )
 
 
+@pytest.mark.slow
 def test_sheets_related_by_the_symmetries_are_worth_the_same(classic):
     # red <-> yellow, green <-> blue, and red/yellow <-> green/blue with mirrored numbers (14 - x)
     base = {"red": [3, 6], "yellow": [5], "green": [11, 9, 8], "blue": []}
@@ -221,12 +241,14 @@ def test_sheets_related_by_the_symmetries_are_worth_the_same(classic):
     assert values[0] == values[1] == values[2]
 
 
+@pytest.mark.slow
 def test_a_row_locked_by_another_player_is_closed(classic):
     open_ = solver.expected_score(sheet({"red": [2, 3]}))
     closed = solver.expected_score(sheet({"red": [2, 3]}), locked_rows=["green"])
     assert closed < open_
 
 
+@pytest.mark.slow
 def test_bad_sheets_are_refused(classic):
     with pytest.raises(ValueError, match="red has no number 13"):
         solver.expected_score(sheet({"red": [13]}))
@@ -339,7 +361,9 @@ def crossable(v, marks, color, number):
     cells = [int(v.tables.cell_of[r, x]) for x in marks[color]]
     c = int(v.tables.cell_of[r, number])
     locked = v.cells - 1 in cells
-    return not locked and (not cells or c > max(cells)) and (c < v.cells - 1 or len(cells) >= v.lock_threshold)
+    return (
+        not locked and (not cells or c > max(cells)) and (c < v.cells - 1 or len(cells) >= v.lock_threshold)
+    )
 
 
 def worth(table, marks, penalties):
@@ -372,13 +396,17 @@ def roll_values(table, marks, penalties, dice):
     return values
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "marks, dice",
     [
         ({"red": [2, 4], "yellow": [3], "green": [12, 10], "blue": [11]}, (3, 4, 2, 5, 1, 6)),
         ({"red": [2, 3, 5, 6, 7], "yellow": [4, 6, 7], "green": [12], "blue": []}, (6, 5, 6, 1, 3, 3)),
         ({"red": [], "yellow": [], "green": [], "blue": []}, (1, 1, 1, 6, 6, 1)),
-        ({"red": [2, 3, 4, 5, 6, 8], "yellow": [], "green": [12, 10, 8, 7, 6], "blue": []}, (6, 6, 6, 2, 1, 4)),
+        (
+            {"red": [2, 3, 4, 5, 6, 8], "yellow": [], "green": [12, 10, 8, 7, 6], "blue": []},
+            (6, 6, 6, 2, 1, 4),
+        ),
     ],
 )
 def test_the_bot_plays_the_best_pair_of_crosses_by_the_table(classic, marks, dice):
@@ -397,6 +425,7 @@ def test_the_bot_plays_the_best_pair_of_crosses_by_the_table(classic, marks, dic
     assert values[(white_mark, decode_action(colour, v))] == pytest.approx(best, abs=1e-4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "white_dice, expected",
     [((1, 1), ("yellow", 2)), ((3, 4), None)],
@@ -417,6 +446,7 @@ def test_on_another_players_roll_the_bot_crosses_only_what_the_table_gains(class
     assert bot.act(obs) == encode_action(expected, v)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("num_players", [1, 3])
 def test_the_bot_only_plays_legal_actions(classic, num_players):
     env = qwixx_v0.raw_env(num_players=num_players)  # raw: an illegal action raises
@@ -424,19 +454,17 @@ def test_the_bot_only_plays_legal_actions(classic, num_players):
         bots.make("random", num_players=num_players, seed=s) for s in range(num_players - 1)
     ]
     for seed in range(20):
-        env.reset(seed=seed)
-        for agent in env.agent_iter():
-            obs, _, term, trunc, _ = env.last()
-            env.step(None if term or trunc else players[env.agent_name_mapping[agent]].act(obs))
+        play_game(env, players, seed=seed)
 
 
+@pytest.mark.slow
 def test_the_bot_scores_the_table_value_in_seeded_solo_games(classic):
     env = qwixx_v0.env(num_players=1)
     bot = bots.make("solo_optimal", num_players=1)
     scores = []
     for seed in range(400):
         env.reset(seed=seed)
-        for agent in env.agent_iter():
+        for _ in env.agent_iter():
             obs, reward, term, trunc, _ = env.last()
             env.step(None if term or trunc else bot.act(obs))
         scores.append(reward)  # solo: the final score
@@ -455,6 +483,7 @@ def test_the_bots_table_options_are_checked_by_name_and_type(options, message, m
         bots.make("solo_optimal", **options)
 
 
+@pytest.mark.slow
 def test_rebuild_solves_the_bots_table_again_once_per_process(monkeypatch, classic):
     calls = []
     monkeypatch.setattr(solo_optimal_bot, "_REBUILT", set())
@@ -472,6 +501,7 @@ def test_the_bot_refuses_longo():
 # --- the command line -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_qwixx_solve_prints_the_value_and_a_sheet_value(classic, capsys):
     assert cli.main(["solve", "--sheet", '{"marks": {"red": [2]}, "penalties": 0}']) == 0
     out = capsys.readouterr().out
@@ -488,6 +518,7 @@ def test_qwixx_solve_refuses_a_file_as_cache_dir_before_solving(tmp_path, capsys
         load_table(reduced(2, lock_threshold=1), directory=tmp_path / "a_file")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text, message", [
     ('{"markz": {"red": [2]}}', r"sheet: got field\(s\) \['markz'\]; expected some of \['marks'"),
     ("[1]", r"sheet: got \[1\]; expected an object like one player of a snapshot"),

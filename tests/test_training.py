@@ -24,6 +24,8 @@ from training import checkpoint
 from training.config import config_from_dict, load_config, make_bot
 from training.train import Trainer, main, segment_seed
 
+from conftest import play_game
+
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
 # 8 games x 64 steps = 512 learner steps per rollout.
@@ -85,17 +87,29 @@ def test_a_config_that_extends_another_replaces_only_the_keys_it_sets(tmp_path):
 
 
 def test_the_shipped_extending_configs_differ_from_their_base_only_where_they_say():
-    base, margin = load_config(CONFIGS / "classic_4p.yaml").to_dict(), load_config(CONFIGS / "classic_4p_margin.yaml")
+    base, margin = (
+        load_config(CONFIGS / "classic_4p.yaml").to_dict(),
+        load_config(CONFIGS / "classic_4p_margin.yaml"),
+    )
     assert (margin.name, margin.reward, margin.reward_scale) == ("classic_4p_margin", "margin", 0.03)
     assert {**margin.to_dict(), "name": "classic_4p", "reward": "win", "reward_scale": 1.0} == base
 
 
-@pytest.mark.parametrize("files, message", [
-    ({"a.yaml": {"extends": "missing.yaml"}}, r"config: no file '.*missing\.yaml' \(extended by '.*a\.yaml'\)"),
-    ({"a.yaml": {"extends": "b.yaml"}, "b.yaml": {"extends": "a.yaml"}}, r"extends: a config may not extend itself"),
-    ({"a.yaml": {"extends": 3}}, r"extends: got 3 in '.*a\.yaml'; expected the path of a config file"),
-    ({"a.yaml": {"extends": "b.yaml", "ppo": {"lr": 1}}, "b.yaml": None}, r"ppo\.lr: unknown key"),
-])
+@pytest.mark.parametrize(
+    "files, message",
+    [
+        (
+            {"a.yaml": {"extends": "missing.yaml"}},
+            r"config: no file '.*missing\.yaml' \(extended by '.*a\.yaml'\)",
+        ),
+        (
+            {"a.yaml": {"extends": "b.yaml"}, "b.yaml": {"extends": "a.yaml"}},
+            r"extends: a config may not extend itself",
+        ),
+        ({"a.yaml": {"extends": 3}}, r"extends: got 3 in '.*a\.yaml'; expected the path of a config file"),
+        ({"a.yaml": {"extends": "b.yaml", "ppo": {"lr": 1}}, "b.yaml": None}, r"ppo\.lr: unknown key"),
+    ],
+)
 def test_a_bad_extends_is_refused_by_name(tmp_path, files, message):
 
     for name, data in files.items():
@@ -107,7 +121,10 @@ def test_a_bad_extends_is_refused_by_name(tmp_path, files, message):
 @pytest.mark.parametrize(
     "change, message",
     [
-        ({"ppo": {"learnin_rate": 0.1}}, r"ppo\.learnin_rate: unknown key; accepted keys here: \['learning_rate'"),
+        (
+            {"ppo": {"learnin_rate": 0.1}},
+            r"ppo\.learnin_rate: unknown key; accepted keys here: \['learning_rate'",
+        ),
         ({"colour": "red"}, r"colour: unknown key"),
         ({"ppo": {"learning_rate": -1.0}}, r"ppo\.learning_rate: got -1\.0; expected a number > 0"),
         ({"ppo": {"learning_rate": "3e-4"}}, r"ppo\.learning_rate: got '3e-4'.*write 3\.0e-4"),
@@ -115,43 +132,84 @@ def test_a_bad_extends_is_refused_by_name(tmp_path, files, message):
         ({"num_players": 6}, r"num_players: got 6; expected an integer >= 1 and <= 5"),
         ({"variant": "mega"}, r"variant: got 'mega'; expected one of \['classic', 'longo'\]"),
         ({"network": {"pi": [32, 0]}}, r"network\.pi\[1\]: got 0; expected an integer >= 1"),
-        ({"network": {"activation": "gelu"}}, r"network\.activation: got 'gelu'; expected one of \['tanh', 'relu'\]"),
+        (
+            {"network": {"activation": "gelu"}},
+            r"network\.activation: got 'gelu'; expected one of \['tanh', 'relu'\]",
+        ),
         ({"opponents": {"scripted": {"expert": 1}}}, r"opponents\.scripted\.expert: unknown opponent"),
-        ({"opponents": {"scripted": {"greedy": 0}}}, r"opponents\.scripted\.greedy: got 0; expected a number > 0"),
+        (
+            {"opponents": {"scripted": {"greedy": 0}}},
+            r"opponents\.scripted\.greedy: got 0; expected a number > 0",
+        ),
         ({"evaluation": {"opponents": ["nobody"]}}, r"evaluation\.opponents\[0\]: got 'nobody'"),
-        ({"bc": {"teacher": "heuristic", "samples": "many"}}, r"bc\.samples: got 'many'; expected an integer >= 100"),
+        (
+            {"bc": {"teacher": "heuristic", "samples": "many"}},
+            r"bc\.samples: got 'many'; expected an integer >= 100",
+        ),
         ({"ppo": {"batch_size": 100_000}}, r"ppo\.batch_size: got 100000; expected at most"),
         ({"num_players": 1, "reward": "win"}, r"reward: .*'win' with num_players=1"),
         ({"inputs": ["dice"]}, r"inputs\[0\]: got 'dice'; expected one of \['afterstate'\]"),
         ({"inputs": "afterstate"}, r"inputs: got 'afterstate'; expected a list of one of \['afterstate'\]"),
-        ({"inputs": ["afterstate"], "num_players": 5},
-         r"inputs: 'afterstate' needs a table with a win-chance network \(classic with 2 players, classic with 3 "
-         r"players, classic with 4 players\); got classic with 5"),
-        ({"inputs": ["afterstate", "afterstate"]}, r"inputs: got \['afterstate', 'afterstate'\]; expected each name once"),
-        ({"variant": "longo", "opponents": {"scripted": {"afterstate": 1}}},
-         r"opponents\.scripted\.afterstate: plays classic with 2 players, classic with 3 players, classic with 4 "
-         r"players only; got longo with 2"),
+        (
+            {"inputs": ["afterstate"], "num_players": 5},
+            r"inputs: 'afterstate' needs a table with a win-chance network "
+            r"\(classic with 2 players, classic with 3 players, classic with 4 players\); got classic with 5",
+        ),
+        (
+            {"inputs": ["afterstate", "afterstate"]},
+            r"inputs: got \['afterstate', 'afterstate'\]; expected each name once",
+        ),
+        (
+            {"variant": "longo", "opponents": {"scripted": {"afterstate": 1}}},
+            r"opponents\.scripted\.afterstate: plays classic with 2 players, classic with 3 players, "
+            r"classic with 4 players only; got longo with 2",
+        ),
         # bots that exist but cannot play the run's table are refused when the config is read
-        ({"evaluation": {"opponents": ["greedy", "ppo-classic-4p"]}},
-         r"evaluation\.opponents\[1\]: got 'ppo-classic-4p', which cannot play classic with 2 player\(s\): "
-         r"num_players: got 2"),
-        ({"variant": "longo", "evaluation": {"opponents": ["solo_optimal"]}},
-         r"evaluation\.opponents\[0\]: got 'solo_optimal', which cannot play longo with 2 player\(s\)"),
+        (
+            {"evaluation": {"opponents": ["greedy", "ppo-classic-4p"]}},
+            r"evaluation\.opponents\[1\]: got 'ppo-classic-4p', "
+            r"which cannot play classic with 2 player\(s\): "
+            r"num_players: got 2",
+        ),
+        (
+            {"variant": "longo", "evaluation": {"opponents": ["solo_optimal"]}},
+            r"evaluation\.opponents\[0\]: got 'solo_optimal', which cannot play longo with 2 player\(s\)",
+        ),
         ({"bc": {"teacher": "ppo-longo-2p"}}, r"bc\.teacher: got 'ppo-longo-2p', which cannot play classic"),
-        ({"num_players": 5, "bc": {"teacher": "afterstate"}},
-         r"bc\.teacher: got 'afterstate', which cannot play classic with 5 player\(s\)"),
+        (
+            {"num_players": 5, "bc": {"teacher": "afterstate"}},
+            r"bc\.teacher: got 'afterstate', which cannot play classic with 5 player\(s\)",
+        ),
         # bots with parameters, as the arena reads them: a malformed or unknown parameter is named
-        ({"bc": {"teacher": "rollout:leaf"}}, r"bc\.teacher: bot 'rollout:leaf': parameter 'leaf' is not key=value"),
-        ({"bc": {"teacher": "rollout:depth=3"}}, r"bc\.teacher: got 'rollout:depth=3': bot 'rollout': .*\['depth'\]"),
+        (
+            {"bc": {"teacher": "rollout:leaf"}},
+            r"bc\.teacher: bot 'rollout:leaf': parameter 'leaf' is not key=value",
+        ),
+        (
+            {"bc": {"teacher": "rollout:depth=3"}},
+            r"bc\.teacher: got 'rollout:depth=3': bot 'rollout': .*\['depth'\]",
+        ),
         ({"bc": {"teacher": "heuristic:weights=3"}}, r"bc\.teacher: got 'heuristic:weights=3': "),
-        ({"bc": {"teacher": "heuristic:variant=longo"}},
-         r"bc\.teacher: got 'heuristic:variant=longo'; variant come\(s\) from the run's config"),
-        ({"num_players": 5, "bc": {"teacher": "afterstate:seed=1"}}, r"bc\.teacher: .*seed come\(s\) from the run's"),
-        ({"num_players": 5, "evaluation": {"opponents": ["afterstate:x=1"]}},
-         r"evaluation\.opponents\[0\]: got 'afterstate:x=1', which cannot play classic with 5 player\(s\)"),
-        ({"evaluation": {"opponents": ["rollout:leaf=deep"]}},
-         r"evaluation\.opponents\[0\]: got 'rollout:leaf=deep': leaf: got 'deep'; expected one of"),
-        ({"evaluation": {"opponents": ["nosuch:x=1"]}}, r"evaluation\.opponents\[0\]: got 'nosuch:x=1'; expected one of"),
+        (
+            {"bc": {"teacher": "heuristic:variant=longo"}},
+            r"bc\.teacher: got 'heuristic:variant=longo'; variant come\(s\) from the run's config",
+        ),
+        (
+            {"num_players": 5, "bc": {"teacher": "afterstate:seed=1"}},
+            r"bc\.teacher: .*seed come\(s\) from the run's",
+        ),
+        (
+            {"num_players": 5, "evaluation": {"opponents": ["afterstate:x=1"]}},
+            r"evaluation\.opponents\[0\]: got 'afterstate:x=1', which cannot play classic with 5 player\(s\)",
+        ),
+        (
+            {"evaluation": {"opponents": ["rollout:leaf=deep"]}},
+            r"evaluation\.opponents\[0\]: got 'rollout:leaf=deep': leaf: got 'deep'; expected one of",
+        ),
+        (
+            {"evaluation": {"opponents": ["nosuch:x=1"]}},
+            r"evaluation\.opponents\[0\]: got 'nosuch:x=1'; expected one of",
+        ),
         ({"seed": 2**32}, r"seed: got 4294967296; expected an integer >= 0 and <= 4294967295"),
         ({"name": ""}, r"name: got ''; expected a non-empty relative name without '\.\.'"),
         ({"name": "/tmp/run"}, r"name: got '/tmp/run'"),
@@ -170,7 +228,9 @@ def test_a_wrong_reward_is_named_once_and_the_longo_teacher_is_told_the_lucky_ru
     assert str(err.value).startswith("reward: got 'win'") and "reward: reward" not in str(err.value)
     cfg = config_from_dict(tiny(variant="longo", lucky="instead"))
     assert make_bot(cfg, "heuristic").variant.lucky_rule == "instead"
-    assert make_bot(cfg, "greedy").variant.name == "longo"  # greedy does not take the rule, and is made all the same
+    assert (
+        make_bot(cfg, "greedy").variant.name == "longo"
+    )  # greedy does not take the rule, and is made all the same
     # a teacher or evaluation opponent may carry parameters, as on the arena's command line
     classic = config_from_dict(tiny(bc={"teacher": "rollout:leaf=afterstate,continuations=8"},
                                     evaluation={"opponents": ["greedy:max_skip=1"]}))
@@ -230,10 +290,15 @@ def test_qwixx_train_without_the_train_extra_says_what_to_install(monkeypatch, c
     import training
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in ("torch", "yaml") else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name in ("torch", "yaml") else real(name, *a)
+    )
     assert training.main(["configs/demo.yaml"]) == 2
     err = capsys.readouterr().err
-    assert "needs the train extra, and ['PyYAML', 'torch'] are not installed" in err and "qwixx_env[train]" in err
+    assert (
+        "needs the train extra, and ['PyYAML', 'torch'] are not installed" in err
+        and "qwixx_env[train]" in err
+    )
 
 
 def test_the_command_line_reports_a_bad_config_and_exits_2(tmp_path, capsys):
@@ -255,6 +320,7 @@ def run(tmp_path_factory):
     return out, first, second
 
 
+@pytest.mark.slow
 def test_a_run_writes_checkpoint_evaluations_curves_and_the_final_policy(run):
     out, first, second = run
     assert first["steps"] == 1024 and second["steps"] == 2048
@@ -280,6 +346,7 @@ def test_a_run_writes_checkpoint_evaluations_curves_and_the_final_policy(run):
     assert meta["steps"] == 2048 and meta["config"]["name"] == "tiny" and meta["machine"]["cpu_count"]
 
 
+@pytest.mark.slow
 def test_a_solo_run_clones_the_optimal_policy_and_is_measured_by_its_mean_score(tmp_path):
     data = tiny(
         num_players=1, reward="score_delta", reward_scale=0.02, opponents=None, total_steps=512,
@@ -294,17 +361,16 @@ def test_a_solo_run_clones_the_optimal_policy_and_is_measured_by_its_mean_score(
     assert bots.load(tmp_path / "final").num_players == 1
 
 
+@pytest.mark.slow
 def test_the_final_policy_plays_as_a_bot_without_torch_objects(run):
     out, _, _ = run
     bot = bots.load(out / "final", num_players=2)
     env = qwixx_v0.env(num_players=2)
-    env.reset(seed=0)
-    for agent in env.agent_iter():
-        obs, _, terminated, truncated, _ = env.last()
-        env.step(None if terminated or truncated else bot.act(obs))
+    play_game(env, bot, seed=0)
     assert env.unwrapped.snapshot()["roll"] > 0
 
 
+@pytest.mark.slow
 def test_the_same_config_and_seed_train_the_same_weights_and_another_seed_does_not(tmp_path):
     def weights(out, **changes):
         quiet_run(tiny(evaluation=None, **changes), out)
@@ -316,6 +382,7 @@ def test_the_same_config_and_seed_train_the_same_weights_and_another_seed_does_n
     assert not all(np.array_equal(first[k], other[k]) for k in first)
 
 
+@pytest.mark.slow
 def test_resume_refuses_a_changed_game_and_a_run_without_checkpoint(run, tmp_path):
     out, _, _ = run
     with pytest.raises(ValueError, match=r"differs from the checkpoint's in \['network'\]"):
@@ -346,6 +413,7 @@ def damage(folder: Path, how: str) -> None:
         next((folder / "snapshots").glob("*.npz")).unlink()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how, message", [
     ("file outside", r"pool: got .*'\.\./\.\./elsewhere'.*expected a list of snapshot entries"),
     ("not json", r"state.json: not a readable state file"),
@@ -365,6 +433,7 @@ def test_resume_from_a_damaged_checkpoint_names_the_damage_and_writes_nothing(ru
 # --- interrupted checkpoints -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_run_killed_while_saving_resumes_from_the_previous_complete_checkpoint(tmp_path, monkeypatch):
     saves = []
     real_sync = checkpoint._sync_tree
@@ -441,6 +510,7 @@ def test_behaviour_cloning_agrees_with_the_teacher_far_above_chance():
 # --- the package without torch -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_package_and_its_bots_import_without_torch():
     script = textwrap.dedent(
         """
@@ -459,7 +529,9 @@ def test_the_package_and_its_bots_import_without_torch():
         print("ok", type(bot).__name__)
         """
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok HeuristicBot"
 
@@ -480,11 +552,15 @@ def test_value_leaf_training_writes_a_network_the_rollout_bot_reads(tmp_path):
     with np.load(out, allow_pickle=False) as f:
         shapes = {k: f[k].shape for k in ("w1", "b1", "w2", "b2", "w3", "b3")}
         report = json.loads(str(f["meta"]))
-    assert shapes["w1"] == (value_leaf.NUM_FEATURES, value_leaf.HIDDEN[0]) and shapes["w3"] == (value_leaf.HIDDEN[1], 1)
+    assert shapes["w1"] == (value_leaf.NUM_FEATURES, value_leaf.HIDDEN[0]) and shapes["w3"] == (
+        value_leaf.HIDDEN[1],
+        1,
+    )
     assert report["held_out_log_loss"] < report["coin_log_loss"]
     assert not list(tmp_path.glob(".*.tmp"))  # no temporary file left behind
 
 
+@pytest.mark.slow
 def test_a_run_with_afterstate_inputs_exports_a_policy_that_computes_them(tmp_path):
     """Warm start from `afterstate`, the `afterstate` bot in the pool, afterstate inputs: the
     final numpy policy records the inputs and picks the torch model's actions from plain
@@ -501,7 +577,9 @@ def test_a_run_with_afterstate_inputs_exports_a_policy_that_computes_them(tmp_pa
     quiet_run(data, tmp_path / "run")
     policy = NumpyPolicy.load(tmp_path / "run" / "final")
     assert policy.inputs == ("afterstate",)
-    assert json.loads((tmp_path / "run" / "final.json").read_text())["networks"]["policy"][0]["in"] == 198 + 45
+    assert (
+        json.loads((tmp_path / "run" / "final.json").read_text())["networks"]["policy"][0]["in"] == 198 + 45
+    )
     model = MaskablePPO.load(tmp_path / "run" / "checkpoint" / checkpoint.MODEL, device="cpu")
     env = QwixxVectorEnv(32, opponents="heuristic")
     obs, _ = env.reset(seed=1)
@@ -549,7 +627,6 @@ def test_value_iteration_at_three_players_records_the_seats_it_should():
 
 def _constant_net(p: float) -> tuple[np.ndarray, ...]:
     """A network that rates every position p."""
-    from training import afterstate
 
     z = np.log(p / (1 - p))
     return (np.zeros((num_features(2), 2)), np.zeros(2), np.zeros((2, 2)), np.zeros(2), np.zeros((2, 1)),
@@ -576,6 +653,7 @@ def test_td_labels_blend_the_next_value_with_the_next_target_along_each_seat():
         td_labels(net, x, share, game, seat, 1.5)
 
 
+@pytest.mark.slow
 def test_best_response_collection_records_only_the_policy_seat(tmp_path):
     """--opponent heuristic: the policy takes one seat of each game (alternating) and only its
     side is recorded; a bad opponent or lambda is refused by name; each round reports its
@@ -599,16 +677,22 @@ def test_best_response_collection_records_only_the_policy_seat(tmp_path):
                      "--td-lambda", "0.7", "--eval-games", "20", "--threads", "1", "--out", str(out)])
     with np.load(out, allow_pickle=False) as f:
         (report,) = json.loads(str(f["meta"]))["rounds"]
-    assert report["opponent"] == "heuristic" and report["td_lambda"] == 0.7 and report["heuristic_games"] == 20
+    assert (
+        report["opponent"] == "heuristic" and report["td_lambda"] == 0.7 and report["heuristic_games"] == 20
+    )
     assert 0.0 <= report["heuristic_win_rate"] <= 1.0
 
 
 def test_the_train_extra_qwixx_train_checks_is_the_one_pyproject_declares():
     import re
+
     import tomllib
 
     import training
 
     declared = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
-    names = {re.split(r"[<>=!~ ]", spec)[0].lower() for spec in declared["project"]["optional-dependencies"]["train"]}
+    names = {
+        re.split(r"[<>=!~ ]", spec)[0].lower()
+        for spec in declared["project"]["optional-dependencies"]["train"]
+    }
     assert {p.lower() for p in training.TRAIN_EXTRA.values()} == names

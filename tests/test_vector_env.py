@@ -15,10 +15,7 @@ import pytest
 from qwixx_env import ObservationView, QwixxVectorEnv, qwixx_v0
 from qwixx_env.core import OVER, rules
 
-
-def random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One uniformly random legal action per row of masks."""
-    return np.array([rng.choice(np.flatnonzero(row)) for row in masks], np.int64)
+from conftest import random_legal_actions
 
 
 class RecordingPolicy:
@@ -29,7 +26,7 @@ class RecordingPolicy:
         self.calls: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
     def __call__(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        actions = random_legal(masks, self.rng)
+        actions = random_legal_actions(masks, self.rng)
         self.calls.append((obs.copy(), masks.copy(), actions))
         return actions
 
@@ -102,7 +99,7 @@ def test_one_game_against_a_frozen_policy_replays_exactly_on_the_aec_env(name):
         assert aec.agent_selection == learner()
         np.testing.assert_array_equal(obs["observation"][0], shown["observation"])
         np.testing.assert_array_equal(obs["action_mask"][0], shown["action_mask"])
-        action = random_legal(obs["action_mask"], rng)
+        action = random_legal_actions(obs["action_mask"], rng)
         seat_before = learner()
         obs, rewards, terminated, truncated, infos = env.step(action)
         aec.step(int(action[0]))
@@ -112,7 +109,9 @@ def test_one_game_against_a_frozen_policy_replays_exactly_on_the_aec_env(name):
             # learner of the next game may sit elsewhere.
             expected += replay_opponents(seat_before)
             assert all(aec.terminations.values())
-            np.testing.assert_array_equal(infos["final_obs"]["observation"][0], aec.observe(seat_before)["observation"])
+            np.testing.assert_array_equal(
+                infos["final_obs"]["observation"][0], aec.observe(seat_before)["observation"]
+            )
             assert not infos["final_obs"]["action_mask"][0].any()
             assert rewards[0] == expected
             games += 1
@@ -138,7 +137,7 @@ def test_solo_games_are_the_aec_games_with_seed_plus_i(reward):
         for b, aec in enumerate(aecs):
             np.testing.assert_array_equal(obs["observation"][b], aec.observe("player_0")["observation"])
             np.testing.assert_array_equal(obs["action_mask"][b], aec.observe("player_0")["action_mask"])
-        actions = random_legal(obs["action_mask"], rng)
+        actions = random_legal_actions(obs["action_mask"], rng)
         obs, rewards, terminated, _, _ = env.step(actions)
         for b, aec in enumerate(aecs):
             aec.step(int(actions[b]))
@@ -164,7 +163,7 @@ def test_it_is_always_the_learners_turn_and_it_sees_its_own_seat():
         np.testing.assert_array_equal(env.action_masks(), obs["action_mask"].astype(bool))
         assert env.action_masks().dtype == np.bool_
         assert env.observation_space.contains(obs)
-        obs, *_ = env.step(random_legal(obs["action_mask"], rng))
+        obs, *_ = env.step(random_legal_actions(obs["action_mask"], rng))
 
 
 # --- seats ----------------------------------------------------------------------------------
@@ -184,7 +183,7 @@ def test_a_fixed_learner_seat_is_that_seat_in_every_game():
     rng = np.random.default_rng(1)
     new_games = 0
     while new_games < 20:
-        obs, _, terminated, _, _ = env.step(random_legal(obs["action_mask"], rng))
+        obs, _, terminated, _, _ = env.step(random_legal_actions(obs["action_mask"], rng))
         assert (active_seat(obs["observation"][terminated], env) == 1).all()
         new_games += int(terminated.sum())
     assert (env.learner == 2).all()
@@ -202,7 +201,7 @@ def test_a_random_learner_seat_is_drawn_evenly_per_game():
     rng = np.random.default_rng(2)
     seen = []
     while len(seen) < 60:
-        obs, _, terminated, _, _ = small.step(random_legal(obs["action_mask"], rng))
+        obs, _, terminated, _, _ = small.step(random_legal_actions(obs["action_mask"], rng))
         seen += active_seat(obs["observation"][terminated], small).tolist()
     assert set(seen) == {0, 1, 2}
 
@@ -261,15 +260,17 @@ def test_a_frozen_policy_is_asked_only_for_its_own_seats_with_the_batch_waiting_
         np.testing.assert_array_equal(obs, env.layout.encode(state, state.turn)[waiting])
         np.testing.assert_array_equal(masks, rules.legal_mask(env.variant, state)[waiting])
         calls.append(waiting.size)
-        return random_legal(masks, rng_policy)
+        return random_legal_actions(masks, rng_policy)
 
     rng_policy = np.random.default_rng(8)
-    env = QwixxVectorEnv(48, num_players=3, variant="longo", start_player="random", opponents={"random": 1, policy: 1})
+    env = QwixxVectorEnv(
+        48, num_players=3, variant="longo", start_player="random", opponents={"random": 1, policy: 1}
+    )
     obs, _ = env.reset(seed=8)
     rng = np.random.default_rng(8)
     finished = 0
     for _ in range(120):
-        obs, _, terminated, _, _ = env.step(random_legal(obs["action_mask"], rng))
+        obs, _, terminated, _, _ = env.step(random_legal_actions(obs["action_mask"], rng))
         finished += terminated.sum()
     assert finished > 0 and len(calls) > 50
     assert max(calls) > 1, "the policy was never given a batch of games at once"
@@ -282,19 +283,30 @@ def test_a_frozen_policy_that_plays_illegally_is_refused():
     env = QwixxVectorEnv(4, num_players=2, learner_seat=0, start_player=0, opponents=first_illegal)
     obs, _ = env.reset(seed=0)  # the learner, active, decides first: the opponent waits
     with pytest.raises(ValueError, match=r"returned an illegal action, \d+ for row \d+ \(masked there\)"):
-        env.step(random_legal(obs["action_mask"], np.random.default_rng(0)))
+        env.step(random_legal_actions(obs["action_mask"], np.random.default_rng(0)))
 
 
 @pytest.mark.parametrize(
     "returns, message",
     [
-        (lambda masks: np.full(len(masks), -1), r"returned an illegal action, -1 for row 0 \(outside 0\.\.44\)"),  # not wrapped round
-        (lambda masks: np.full(len(masks), 999), r"returned an illegal action, 999 for row 0 \(outside 0\.\.44\)"),
-        (lambda masks: np.full(len(masks), 43.5), r"returned float64 of shape \(\d+,\); expected \d+ whole-number actions"),
+        (
+            lambda masks: np.full(len(masks), -1),
+            r"returned an illegal action, -1 for row 0 \(outside 0\.\.44\)",
+        ),  # not wrapped round
+        (
+            lambda masks: np.full(len(masks), 999),
+            r"returned an illegal action, 999 for row 0 \(outside 0\.\.44\)",
+        ),
+        (
+            lambda masks: np.full(len(masks), 43.5),
+            r"returned float64 of shape \(\d+,\); expected \d+ whole-number actions",
+        ),
     ],
 )
 def test_a_frozen_policy_returning_actions_out_of_range_is_refused_by_value(returns, message):
-    env = QwixxVectorEnv(4, num_players=2, learner_seat=1, start_player=0, opponents=lambda obs, masks: returns(masks))
+    env = QwixxVectorEnv(
+        4, num_players=2, learner_seat=1, start_player=0, opponents=lambda obs, masks: returns(masks)
+    )
     with pytest.raises(ValueError, match=message):
         env.reset(seed=0)  # seat 0, the opponent, decides first
 
@@ -330,7 +342,7 @@ def test_greedy_opponents_score_more_than_random_ones():
     scores: dict[str, list[int]] = {"random": [], "greedy": [], "learner (random legal)": []}
     while len(scores["learner (random legal)"]) < 200:
         seat_opponent, learner = env.seat_opponent.copy(), env.learner.copy()  # redrawn for new games
-        obs, _, terminated, _, infos = env.step(random_legal(obs["action_mask"], rng))
+        obs, _, terminated, _, infos = env.step(random_legal_actions(obs["action_mask"], rng))
         for b, view in final_views(env, infos, terminated).items():
             for j, points in enumerate(view.scores):
                 seat = (learner[b] + j) % 3
@@ -351,7 +363,7 @@ def test_a_finished_game_returns_its_final_observation_and_restarts_at_once():
     rng = np.random.default_rng(6)
     finished = quiet_steps = 0
     while finished < 40:
-        obs, rewards, terminated, truncated, infos = env.step(random_legal(obs["action_mask"], rng))
+        obs, rewards, terminated, truncated, infos = env.step(random_legal_actions(obs["action_mask"], rng))
         assert not truncated.any()
         assert not rewards[~terminated].any(), "a reward before the end in 'win' mode"
         if not terminated.any():
@@ -377,7 +389,7 @@ def play_until(env: QwixxVectorEnv, games: int, seed: int):
     rng = np.random.default_rng(seed)
     finished = 0
     while finished < games:
-        obs, rewards, terminated, truncated, infos = env.step(random_legal(obs["action_mask"], rng))
+        obs, rewards, terminated, truncated, infos = env.step(random_legal_actions(obs["action_mask"], rng))
         yield rewards, terminated, infos
         finished += int(terminated.sum())
 
@@ -430,7 +442,7 @@ def trajectory(seed: int, steps: int = 150) -> list:
     rng = np.random.default_rng(0)
     out = [obs]
     for _ in range(steps):
-        obs, rewards, terminated, truncated, infos = env.step(random_legal(obs["action_mask"], rng))
+        obs, rewards, terminated, truncated, infos = env.step(random_legal_actions(obs["action_mask"], rng))
         out.append((obs, rewards, terminated, infos.get("final_obs")))
     return out
 
@@ -512,7 +524,8 @@ def test_bad_options_are_refused_by_name(option, bad, shown):
 
 
 @pytest.mark.parametrize(
-    "bad", [{}, [], {"random": 0}, {"greedy": -1.0}, {"random": "1"}, {"random": float("inf")}, {"random": True}]
+    "bad",
+    [{}, [], {"random": 0}, {"greedy": -1.0}, {"random": "1"}, {"random": float("inf")}, {"random": True}],
 )
 def test_an_empty_pool_or_a_bad_weight_is_refused(bad):
     with pytest.raises(ValueError, match="opponents"):
@@ -536,7 +549,7 @@ def env_mid_game():
     obs, _ = env.reset(seed=30)
     rng = np.random.default_rng(30)
     for _ in range(5):
-        obs, *_ = env.step(random_legal(obs["action_mask"], rng))
+        obs, *_ = env.step(random_legal_actions(obs["action_mask"], rng))
     return env, obs
 
 
@@ -547,8 +560,11 @@ def state_copy(env: QwixxVectorEnv) -> list[np.ndarray]:
 @pytest.mark.parametrize("bad", ["illegal", -1, "num_actions"])
 def test_an_illegal_learner_action_names_its_game_and_changes_nothing(env_mid_game, bad):
     env, obs = env_mid_game
-    actions = random_legal(obs["action_mask"], np.random.default_rng(0))
-    actions[3] = {"illegal": int(np.argmin(obs["action_mask"][3])), "num_actions": env.engine.num_actions}.get(bad, bad)
+    actions = random_legal_actions(obs["action_mask"], np.random.default_rng(0))
+    actions[3] = {
+        "illegal": int(np.argmin(obs["action_mask"][3])),
+        "num_actions": env.engine.num_actions,
+    }.get(bad, bad)
     before = state_copy(env)
     with pytest.raises(ValueError) as err:
         env.step(actions)
@@ -570,7 +586,7 @@ def test_learner_actions_of_the_wrong_shape_are_refused(env_mid_game, shape):
 def test_non_integer_learner_actions_are_refused(env_mid_game):
     # The AEC env refuses an action of 1.5; the training view must not round it down.
     env, obs = env_mid_game
-    actions = random_legal(obs["action_mask"], np.random.default_rng(0)).astype(np.float64)
+    actions = random_legal_actions(obs["action_mask"], np.random.default_rng(0)).astype(np.float64)
     actions[0] += 0.5
     before = state_copy(env)
     with pytest.raises(ValueError):
@@ -593,7 +609,7 @@ def test_heuristic_opponents_run_in_the_engine_and_play_as_the_heuristic_bot():
     checked = 0
     for _ in range(40):
         # Copy the state before the step, then replay the opponents with the bot class.
-        actions = np.array([rng.choice(np.flatnonzero(m)) for m in obs["action_mask"]])
+        actions = random_legal_actions(obs["action_mask"], rng)
         twin = env.engine.state.clone()
         obs, *_ = env.step(actions)
         rules.apply(env.variant, twin, actions)
@@ -622,7 +638,7 @@ def test_an_installed_checkpoint_named_as_opponent_plays_as_its_numpy_policy():
         obs, _ = env.reset(seed=11)
         rng, seen = np.random.default_rng(11), []
         for _ in range(30):
-            actions = np.array([rng.choice(np.flatnonzero(m)) for m in obs["action_mask"]])
+            actions = random_legal_actions(obs["action_mask"], rng)
             obs, *_ = env.step(actions)
             seen.append(obs["observation"].copy())
         return env, np.array(seen)
@@ -634,7 +650,11 @@ def test_an_installed_checkpoint_named_as_opponent_plays_as_its_numpy_policy():
     loaded = named._pool[0]
     named.set_opponents({"ppo-longo-2p": 1, "random": 1})  # loaded once: the seats keep it
     assert named._pool[0] is loaded
-    with pytest.raises(ValueError, match=r"checkpoint 'ppo-longo-2p' plays longo \(lucky='bonus'\) with 2 player\(s\); this env is classic"):
+    with pytest.raises(
+        ValueError,
+        match=r"checkpoint 'ppo-longo-2p' plays longo \(lucky='bonus'\) with 2 player\(s\); "
+        r"this env is classic",
+    ):
         QwixxVectorEnv(2, num_players=2, opponents="ppo-longo-2p")
     with pytest.raises(ValueError, match=r"got 'ppo-nothing'; expected .*an installed checkpoint's name"):
         QwixxVectorEnv(2, num_players=2, opponents=["greedy", "ppo-nothing"])
