@@ -20,6 +20,7 @@ from qwixx_env.envs import BatchedQwixx, QwixxGymEnv, QwixxVectorEnv, qwixx_v0, 
 __version__ = "0.1.0"
 
 __all__ = [
-    "BatchedQwixx", "CLASSIC", "COLORS", "QwixxGymEnv", "QwixxVectorEnv", "LONGO", "ObservationLayout", "ObservationView", "Variant",
+    "BatchedQwixx", "CLASSIC", "COLORS", "QwixxGymEnv", "QwixxVectorEnv", "LONGO", "ObservationLayout",
+    "ObservationView", "Variant",
     "decode_action", "encode_action", "get_variant", "qwixx_v0", "replay", "__version__",
 ]

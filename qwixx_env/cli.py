@@ -29,8 +29,8 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from qwixx_env.arena import run_arena
 from qwixx_env.arena.report import print_report, save_png
@@ -218,7 +218,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     solve.add_argument("--variant", default="classic", choices=VARIANT_NAMES, help="only classic is solvable")
     solve.add_argument("--rebuild", action="store_true", help="solve again even if the table is cached")
-    solve.add_argument("--cache-dir", default=None, help="cache directory (default: $QWIXX_ENV_CACHE, else $XDG_CACHE_HOME/qwixx_env or ~/.cache/qwixx_env)")
+    solve.add_argument(
+        "--cache-dir", default=None,
+        help="cache directory (default: $QWIXX_ENV_CACHE, else $XDG_CACHE_HOME/qwixx_env or ~/.cache/qwixx_env)",
+    )
     solve.add_argument(
         "--sheet",
         default=None,

@@ -17,7 +17,7 @@ def play_random_game(env, seed: int, rng: np.random.Generator) -> dict:
     """Play one game with uniformly random legal actions; return the final snapshot."""
     env.reset(seed=seed)
     decisions = 0
-    for agent in env.agent_iter():
+    for _ in env.agent_iter():
         obs, _, terminated, truncated, _ = env.last()
         if terminated or truncated:
             env.step(None)

@@ -39,7 +39,7 @@ def write_atomically(target: Path, data: bytes) -> None:
             os.close(folder)
 
 
-def folder_problem(folder: "str | os.PathLike[str]", *, create: bool = False) -> str | None:
+def folder_problem(folder: str | os.PathLike[str], *, create: bool = False) -> str | None:
     """Why files cannot be written into `folder`, as a phrase ("does not exist", "is not a
     folder", "is not writable"), or None when they can. With `create` a missing folder is
     fine if the nearest folder above it that exists is writable (it will be made)."""
@@ -54,7 +54,7 @@ def folder_problem(folder: "str | os.PathLike[str]", *, create: bool = False) ->
     return None
 
 
-def save_figure(fig: Any, path: "str | os.PathLike[str]", **options: Any) -> None:
+def save_figure(fig: Any, path: str | os.PathLike[str], **options: Any) -> None:
     """Save a matplotlib figure as a PNG with `write_atomically` and close it."""
     import matplotlib.pyplot as plt
 

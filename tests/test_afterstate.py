@@ -17,12 +17,12 @@ from qwixx_env.bots.afterstate import (
 )
 from qwixx_env.bots.pretrained import CheckpointError, NumpyPolicy, write_policy
 from qwixx_env.core import CLASSIC, encode_action, layout_for, rules
-from qwixx_env.nets import win_chance_network
 from qwixx_env.core.afterstate import action_values
 from qwixx_env.core.heuristic import FREQUENCY, _open_weights, weights_array
 from qwixx_env.core.scratch import new_scratch
 from qwixx_env.core.state import OVER, WHITE
 from qwixx_env.core.value import NUM_FEATURES, num_features, scratch_features, value_features
+from qwixx_env.nets import win_chance_network
 
 from conftest import play_game, position, random_layers, random_positions
 

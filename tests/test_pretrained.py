@@ -23,9 +23,9 @@ import pytest
 from qwixx_env import QwixxVectorEnv, bots, qwixx_v0
 from qwixx_env.arena import run_arena
 from qwixx_env.bots import pretrained, registry
-from qwixx_env.nets import checkpoint, installed
 from qwixx_env.bots.pretrained import CheckpointError, NumpyPolicy, PretrainedBot, write_policy
 from qwixx_env.core import get_variant, layout_for
+from qwixx_env.nets import checkpoint, installed
 
 from conftest import play_game, random_layers, random_legal_actions
 

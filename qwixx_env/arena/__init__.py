@@ -19,16 +19,17 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from qwixx_env.arena.play import GameArrays, Table, TableConfig, play_games
 from qwixx_env.arena.schedule import BotEntry, bot_entries, bot_seed, lineups, parse_bot
+from qwixx_env.arena.stats import Z95, mean_and_se, openskill_ratings, ranks, wilson_interval, win_shares
 from qwixx_env.core.checks import check_int
 from qwixx_env.core.options import TableOptions
-from qwixx_env.arena.stats import Z95, mean_and_se, openskill_ratings, ranks, wilson_interval, win_shares
 
 RESULT_FORMAT = "qwixx_env.arena/1"
 
@@ -100,8 +101,9 @@ def run_arena(
     """Run a tournament and summarise it.
 
     `bots`: names (``"greedy:max_skip=2"``), ``(name, params)`` pairs, or factories called
-    like `qwixx_env.bots.make` (in Longo, a bot with a `lucky` parameter is told the rule). `games` is the number of deals; each deal is played by every
-    lineup, so there are ``games * len(lineups)`` table games. `lucky` is Longo's lucky rule.
+    like `qwixx_env.bots.make` (in Longo, a bot with a `lucky` parameter is told the rule).
+    `games` is the number of deals; each deal is played by every lineup, so there are
+    ``games * len(lineups)`` table games. `lucky` is Longo's lucky rule.
     `workers` defaults to ``os.cpu_count()``. `progress(done, total)` reports table games.
 
     Every option and every bot (made once for this variant and player count) is checked

@@ -9,8 +9,8 @@ and `play_games` returns the same arrays for any number of workers.
 from __future__ import annotations
 
 import multiprocessing
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 

@@ -37,7 +37,8 @@ def print_report(result: ArenaResult, console: Any = None) -> None:
         + f", {result.num_players} player(s): {result.deals:,} deals × {len(result.lineups)} lineup(s)"
         + f" = {len(result.games.rolls):,} games, seed {result.seed}"
     )
-    table = Table(title=title, caption=f"{t['seconds']:.1f} s, {t['games_per_second']:.0f} games/s, {t['workers']} worker(s)")
+    caption = f"{t['seconds']:.1f} s, {t['games_per_second']:.0f} games/s, {t['workers']} worker(s)"
+    table = Table(title=title, caption=caption)
     for name, justify in (
         ("bot", "left"),
         ("games", "right"),

@@ -15,8 +15,9 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 

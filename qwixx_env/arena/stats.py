@@ -6,7 +6,7 @@ Every function takes plain numbers or arrays, so each can be checked on hand-com
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from openskill.models import PlackettLuce

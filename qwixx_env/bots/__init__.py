@@ -14,6 +14,15 @@ state, so a bot sees exactly what a learned policy sees.
 # Importing a bot module registers its bot (see `registry`).
 from qwixx_env.bots import afterstate, greedy, heuristic, pretrained, random_bot, rollout, solo_optimal  # noqa: F401
 from qwixx_env.bots.pretrained import load
-from qwixx_env.bots.registry import NO_LEGAL_ACTION, Bot, available, build, decision_state, make, register, takes
+from qwixx_env.bots.registry import (
+    NO_LEGAL_ACTION,
+    Bot,
+    available,
+    build,
+    decision_state,
+    make,
+    register,
+    takes,
+)
 
 __all__ = ["NO_LEGAL_ACTION", "Bot", "available", "build", "decision_state", "load", "make", "register", "takes"]

@@ -9,7 +9,8 @@ overrides some of them by name.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from qwixx_env.bots import registry
 from qwixx_env.core import rules

@@ -89,7 +89,7 @@ class PretrainedBot:
 
 
 def load(
-    name_or_path: "str | os.PathLike[str]",
+    name_or_path: str | os.PathLike[str],
     *,
     variant: str | None = None,
     num_players: int | None = None,

@@ -8,7 +8,8 @@ Each bot module registers its bot when `qwixx_env.bots` imports it; a user's bot
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -31,7 +32,9 @@ class Bot(Protocol):
 _REGISTRY: dict[str, Callable[..., Bot]] = {}
 
 
-def decision_state(observation: dict[str, Any], variant: Variant, num_players: int, out: Any = None) -> tuple[Any, np.ndarray]:
+def decision_state(
+    observation: dict[str, Any], variant: Variant, num_players: int, out: Any = None
+) -> tuple[Any, np.ndarray]:
     """What a compiled bot acts on: (the engine state rebuilt from `observation`, the observer
     as seat 0, into `out` if given; the action mask as contiguous int8). A `ValueError` when
     the mask offers no legal action."""
@@ -51,7 +54,7 @@ def register(name: str, factory: Callable[..., Bot]) -> None:
     _REGISTRY[name] = factory
 
 
-def takes(bot: "str | Callable[..., Bot]", option: str) -> bool:
+def takes(bot: str | Callable[..., Bot], option: str) -> bool:
     """Whether a bot (a registered name, or a factory) takes the keyword `option` by name, e.g.
     ``takes("heuristic", "lucky")``: the scripted bots that model Longo's lucky rule take it."""
     if isinstance(bot, str):

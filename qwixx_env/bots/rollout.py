@@ -51,7 +51,8 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -61,11 +62,17 @@ from qwixx_env.core.checks import check_choice, check_int, check_number
 from qwixx_env.core.heuristic import weights_array
 from qwixx_env.core.observation import ObservationView, state_from_observation
 from qwixx_env.core.policies import POLICY_NAMES, greedy_defaults
-from qwixx_env.core.scratch import new_scratch
 from qwixx_env.core.rollout import LEAF_HEURISTIC, LEAF_NETWORK, fill_seeds, rollout_outcomes, root_action
+from qwixx_env.core.scratch import new_scratch
 from qwixx_env.core.state import new_state
 from qwixx_env.core.variant import get_variant
-from qwixx_env.nets import AFTERSTATE_TABLES, LEAF_TABLES, afterstate_tables, is_checkpoint_name, win_chance_network
+from qwixx_env.nets import (
+    AFTERSTATE_TABLES,
+    LEAF_TABLES,
+    afterstate_tables,
+    is_checkpoint_name,
+    win_chance_network,
+)
 
 DEFAULT_CONTINUATIONS = 32
 DEFAULT_POLICY = "heuristic"
@@ -90,7 +97,8 @@ def _make_anchor(anchor, variant: str, num_players: int, lucky: str, seed: int |
         raise ValueError(f"anchor: got {anchor!r}; expected a checkpoint file's path or the name of another bot, "
                          f"one of {others}")
     # its own stream, drawn from the rollout's seed (a stochastic anchor must not share the playouts')
-    seed = None if seed is None else int(np.random.SeedSequence(seed, spawn_key=(1,)).generate_state(1, np.uint64)[0] >> 1)
+    if seed is not None:
+        seed = int(np.random.SeedSequence(seed, spawn_key=(1,)).generate_state(1, np.uint64)[0] >> 1)
     table = dict(variant=variant, num_players=num_players, seed=seed, lucky=lucky if variant == "longo" else None)
     try:
         if isinstance(anchor, str) and anchor in registry.available():
@@ -183,7 +191,8 @@ class RolloutBot:
             self._net = win_chance_network("value", *table)
         elif leaf == "afterstate":
             self._net = win_chance_network("afterstate", *table)
-        self._scratch = [new_scratch(self.variant, num_players, self._net) for _ in range(self.threads)]  # one per thread
+        # one scratch per thread
+        self._scratch = [new_scratch(self.variant, num_players, self._net) for _ in range(self.threads)]
         self.anchor_spec = anchor
         self.anchor = None if anchor is None else _make_anchor(anchor, variant, num_players, lucky, seed)
 

@@ -27,7 +27,6 @@ from qwixx_env.core.variant import COLORS, get_variant
 from qwixx_env.solver import load_table, policy, table_path
 from qwixx_env.solver.states import row_code
 
-
 _REBUILT: set[Path] = set()  # the tables solved again in this process (`rebuild`), by file
 
 
@@ -42,7 +41,7 @@ class SoloOptimalBot:
         variant: str = "classic",
         num_players: int = 2,
         seed: int | None = None,
-        directory: "str | os.PathLike[str] | None" = None,
+        directory: str | os.PathLike[str] | None = None,
         rebuild: bool = False,
     ):
         if directory is not None and not isinstance(directory, (str, os.PathLike)):

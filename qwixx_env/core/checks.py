@@ -12,7 +12,8 @@ A bool is never a number here (``True == 1`` in Python, but ``num_players=True``
 from __future__ import annotations
 
 import math
-from typing import Any, Collection
+from collections.abc import Collection
+from typing import Any
 
 import numpy as np
 

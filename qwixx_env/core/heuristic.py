@@ -30,7 +30,7 @@ in the caller's `core.scratch.Scratch` (`ws`).
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 

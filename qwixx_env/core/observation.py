@@ -185,7 +185,7 @@ def encode_batch(st, tb, off, seats, out):
 _LAYOUTS: dict[tuple[Variant, int], ObservationLayout] = {}
 
 
-def layout_for(variant: "str | Variant", num_players: int) -> ObservationLayout:
+def layout_for(variant: str | Variant, num_players: int) -> ObservationLayout:
     """The (cached) layout for a variant and player count."""
     v = get_variant(variant)
     key = (v, num_players)
@@ -204,7 +204,7 @@ class ObservationView:
     Seat indices are relative: 0 is the observer, 1 the next seat clockwise, and so on.
     """
 
-    def __init__(self, obs, variant: "str | Variant" = "classic", num_players: int = 2):
+    def __init__(self, obs, variant: str | Variant = "classic", num_players: int = 2):
         self.layout = layout_for(variant, num_players)
         self.variant = self.layout.variant
         if isinstance(obs, dict):

@@ -10,7 +10,8 @@ nothing in it survives from one decision to the next.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -33,7 +34,7 @@ class Scratch(NamedTuple):
     hidden2: np.ndarray  # its second hidden layer
 
 
-def new_scratch(variant: "str | Variant", num_players: int, net: Sequence[np.ndarray] | None = None) -> Scratch:
+def new_scratch(variant: str | Variant, num_players: int, net: Sequence[np.ndarray] | None = None) -> Scratch:
     """Work arrays for decisions at this table; `net` (w1, b1, w2, b2, w3, b3) sizes the
     hidden layers of a win-chance network the decisions run (none: empty)."""
     v = get_variant(variant)

@@ -48,16 +48,16 @@ class State(NamedTuple):
     def num_players(self) -> int:
         return self.marks.shape[1]
 
-    def clone(self) -> "State":
+    def clone(self) -> State:
         """An exact, independent copy (one array copy per field)."""
         return State(*(a.copy() for a in self))
 
-    def copy_from(self, other: "State") -> None:
+    def copy_from(self, other: State) -> None:
         """Overwrite this state with `other` in place (same shapes), without allocating."""
         for dst, src in zip(self, other):
             dst[...] = src
 
-    def game(self, b: int) -> "State":
+    def game(self, b: int) -> State:
         """Game b of the batch as a batch of one (a copy)."""
         return State(*(a[b : b + 1].copy() for a in self))
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from qwixx_env.core.compile import kernel
 from qwixx_env.core import rules
+from qwixx_env.core.compile import kernel
 from qwixx_env.core.heuristic import evaluate_sheet, scratch_sheet
 from qwixx_env.core.rules import count, rightmost
 

@@ -8,8 +8,9 @@ project branches on a variant's name. `get_variant` turns the user-facing option
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -137,7 +138,7 @@ class Variant:
         """The lock cells' numbers of each row."""
         return tuple(row[self.cells - self.lock_cells :] for row in self.row_numbers)
 
-    def with_score_table(self, score_table: Sequence[int]) -> "Variant":
+    def with_score_table(self, score_table: Sequence[int]) -> Variant:
         """The same variant scored with another table (`score_table[n]` for n crosses)."""
         return replace(self, score_table=tuple(int(s) for s in score_table))
 
@@ -158,7 +159,7 @@ LONGO = Variant(
 )
 
 
-def get_variant(variant: "str | Variant" = "classic", lucky: str | None = None) -> Variant:
+def get_variant(variant: str | Variant = "classic", lucky: str | None = None) -> Variant:
     """The `Variant` for a name (``"classic"`` or ``"longo"``) and a lucky rule (Longo only).
 
     A `Variant` instance passes through unchanged (with its lucky rule replaced if `lucky`
@@ -184,7 +185,7 @@ def get_variant(variant: "str | Variant" = "classic", lucky: str | None = None) 
     return replace(base, lucky_rule=lucky)
 
 
-def encode_action(mark: Mark, variant: "str | Variant" = "classic") -> int:
+def encode_action(mark: Mark, variant: str | Variant = "classic") -> int:
     """The action index of a mark: ``None`` is pass, ``("green", 9)`` crosses green 9.
 
     Raises `ValueError` if the colour or number is not on the variant's sheet.
@@ -209,7 +210,7 @@ def encode_action(mark: Mark, variant: "str | Variant" = "classic") -> int:
     return row * v.cells + int(v.tables.cell_of[row, number])
 
 
-def decode_action(action: int, variant: "str | Variant" = "classic") -> Mark:
+def decode_action(action: int, variant: str | Variant = "classic") -> Mark:
     """The mark of an action index: ``None`` for pass, else ``(color, number)``.
 
     Raises `ValueError` if the index is outside ``0 .. 4*K``.

@@ -12,7 +12,7 @@ single-agent training view (`QwixxVectorEnv`) is built on it.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -71,7 +71,7 @@ def observe_games(st, tb, off, masks, obs):
         encode_one(st, tb, off, b, st.turn[b], obs[b])
 
 
-def game_seeds(seed: "int | Sequence[int] | None", num_games: int) -> np.ndarray:
+def game_seeds(seed: int | Sequence[int] | None, num_games: int) -> np.ndarray:
     """Generator states for `num_games` games: an int seeds game i with ``seed + i`` (so game i
     of a batch plays exactly as ``qwixx_v0`` reset with ``seed + i``); a sequence gives one
     seed per game; None draws fresh entropy."""
@@ -163,7 +163,7 @@ class BatchedQwixx:
         """(N,) the seat to decide in each game."""
         return self.state.turn
 
-    def reset(self, seed: "int | Sequence[int] | None" = None) -> tuple[np.ndarray, np.ndarray]:
+    def reset(self, seed: int | Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Start every game; returns (obs, masks) for the seats to decide (buffers reused).
         Without a seed, each game's generator goes on from where it is (fresh entropy only on
         the first reset), as an AEC game's does."""

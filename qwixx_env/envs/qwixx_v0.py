@@ -74,7 +74,8 @@ an action outside the action space fails an assertion, and calls out of order ra
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces

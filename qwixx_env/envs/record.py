@@ -17,7 +17,7 @@ from qwixx_env.envs.qwixx_v0 import RECORD_FORMAT, raw_env
 _OPTION_NAMES = ("num_players", "variant", "lucky", "lucky_numbers", "start_player", "reward", "score_table")
 
 
-def replay(record: "dict[str, Any] | str | Path", render_mode: str | None = None) -> raw_env:
+def replay(record: dict[str, Any] | str | Path, render_mode: str | None = None) -> raw_env:
     """Rebuild the game of a record (a dict, a JSON string or a path to a JSON file).
 
     Returns the unwrapped environment positioned after the record's last decision, so
@@ -78,7 +78,7 @@ def _check_roll(game: raw_env, rolls: list, index: int) -> None:
         )
 
 
-def _load(record: "dict[str, Any] | str | Path") -> dict[str, Any]:
+def _load(record: dict[str, Any] | str | Path) -> dict[str, Any]:
     if isinstance(record, dict):
         return record
     if isinstance(record, Path) or (isinstance(record, str) and not record.lstrip().startswith("{")):

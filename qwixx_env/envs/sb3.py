@@ -12,7 +12,8 @@ observation is the new game's and ``infos[i]["terminal_observation"]`` holds the
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch

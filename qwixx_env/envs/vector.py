@@ -18,7 +18,8 @@ observation in ``infos["final_obs"]`` (valid where ``infos["_final_obs"]``).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence, Union
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -39,7 +40,7 @@ from qwixx_env.nets import NumpyPolicy, checkpoint_names
 
 Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """A frozen policy: (observations (n, D) float32, masks (n, A) int8) -> actions (n,)."""
-Opponent = Union[str, Policy]
+Opponent = str | Policy
 FROZEN = -1  # pool kind of a Python-side policy
 
 
@@ -116,7 +117,7 @@ class QwixxVectorEnv(VectorEnv):
         reward: str | None = None,
         score_table: Sequence[int] | None = None,
         learner_seat: int | str = "random",
-        opponents: "Opponent | Sequence[Opponent] | Mapping[Opponent, float]" = "random",
+        opponents: Opponent | Sequence[Opponent] | Mapping[Opponent, float] = "random",
         greedy_max_skip: int | None = None,
     ):
         check_int("num_envs", num_envs, minimum=1)
@@ -163,7 +164,7 @@ class QwixxVectorEnv(VectorEnv):
 
     # --- Gymnasium vector API -------------------------------------------------------------
 
-    def reset(self, *, seed: "int | Sequence[int] | None" = None, options: dict | None = None):
+    def reset(self, *, seed: int | Sequence[int] | None = None, options: dict | None = None):
         """Start every game. An int seed seeds game i like ``qwixx_v0`` with ``seed + i`` and
         the opponents' and seat draws from ``seed``; same seed, same decisions → same games.
         Without a seed, the generators go on from where they are (as Gymnasium asks; fresh
@@ -227,7 +228,7 @@ class QwixxVectorEnv(VectorEnv):
             self._checkpoints[name] = policy
         return self._checkpoints[name]
 
-    def set_opponents(self, opponents: "Opponent | Sequence[Opponent] | Mapping[Opponent, float]") -> None:
+    def set_opponents(self, opponents: Opponent | Sequence[Opponent] | Mapping[Opponent, float]) -> None:
         """Replace the opponent pool (same forms as the `opponents` option), e.g. when
         self-play adds a snapshot between rollouts. New games draw from the new pool; in a game
         under way a seat keeps its opponent if it is still in the pool and draws a new one

@@ -12,7 +12,12 @@ and the bots (the pretrained, `afterstate` and `rollout` bots) both build on it.
 - `afterstate`: afterstate ratings of a batch of observations.
 """
 
-from qwixx_env.nets.afterstate import afterstate_chances, afterstate_gaps, afterstate_inputs, afterstate_policy
+from qwixx_env.nets.afterstate import (
+    afterstate_chances,
+    afterstate_gaps,
+    afterstate_inputs,
+    afterstate_policy,
+)
 from qwixx_env.nets.checkpoint import (
     AFTERSTATE_TABLES,
     FORMAT,
@@ -24,7 +29,12 @@ from qwixx_env.nets.checkpoint import (
 )
 from qwixx_env.nets.installed import checkpoint_names, checkpoints_dir, is_checkpoint_name
 from qwixx_env.nets.policy import NumpyPolicy
-from qwixx_env.nets.win_chance import LEAF_TABLES, check_afterstate_table, win_chance_network, write_win_chance
+from qwixx_env.nets.win_chance import (
+    LEAF_TABLES,
+    check_afterstate_table,
+    win_chance_network,
+    write_win_chance,
+)
 
 __all__ = [
     "AFTERSTATE_TABLES", "FORMAT", "INPUTS", "LEAF_TABLES", "CheckpointError", "Layer", "NumpyPolicy",

@@ -31,9 +31,10 @@ import math
 import os
 import stat
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -113,7 +114,7 @@ def input_width(spec: dict[str, Any]) -> int:
     return sum(spec["num_actions"] for name in spec.get("inputs", ()) if name == "afterstate")
 
 
-def json_and_npz(path: "str | os.PathLike[str]") -> tuple[Path, Path]:
+def json_and_npz(path: str | os.PathLike[str]) -> tuple[Path, Path]:
     """The (json, npz) paths of a network file given with or without its suffix."""
     base = Path(path)
     if base.suffix in (".json", ".npz"):
@@ -129,7 +130,8 @@ def read(json_path: Path, npz_path: Path, *, kind: Kind = POLICY) -> tuple[dict[
     size = _check_is_file(json_path)
     if size > MAX_JSON_BYTES:
         raise CheckpointError(
-            f"checkpoint {json_path}: {size} bytes; a checkpoint's JSON is at most {MAX_JSON_BYTES} bytes (this is not one)"
+            f"checkpoint {json_path}: {size} bytes; a checkpoint's JSON is at most {MAX_JSON_BYTES} bytes "
+            "(this is not one)"
         )
     try:
         spec = json.loads(json_path.read_bytes().decode("utf-8"))
@@ -190,7 +192,8 @@ def _load_arrays(data: bytes, spec: dict[str, Any], source: str, kind: Kind) -> 
                 if not info.compress_size == info.file_size == header_bytes + data_bytes:
                     raise CheckpointError(
                         f"checkpoint {source}: array {name!r} holds {info.compress_size - header_bytes} bytes of data "
-                        f"(its zip entry says {info.file_size - header_bytes}); {kind.dtype.name} {shapes[name]} needs {data_bytes}"
+                        f"(its zip entry says {info.file_size - header_bytes}); "
+                        f"{kind.dtype.name} {shapes[name]} needs {data_bytes}"
                     )
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:
             arrays = {name: npz[name] for name in shapes}
@@ -261,7 +264,8 @@ def check_spec(spec: Any, source: str, kind: Kind = POLICY) -> None:
         raise bad(f"variant: got {spec['variant']!r}; expected one of {VARIANT_NAMES}")
     variant = get_variant(spec["variant"])
     if kind is POLICY:
-        if variant.lucky_count and spec["lucky"] not in LUCKY_RULES or not variant.lucky_count and spec["lucky"] is not None:
+        lucky = spec["lucky"]
+        if variant.lucky_count and lucky not in LUCKY_RULES or not variant.lucky_count and lucky is not None:
             accepted = f"one of {list(LUCKY_RULES)}" if variant.lucky_count else "null (classic has no lucky numbers)"
             raise bad(f"lucky: got {spec['lucky']!r}; expected {accepted} for {variant.name}")
         variant = get_variant(spec["variant"], spec["lucky"])
@@ -349,7 +353,7 @@ def _check_networks(networks: Any, kind: Kind, width: int, outputs: dict[str, in
 # --- writing ----------------------------------------------------------------------------------
 
 
-def write(path: "str | os.PathLike[str]", spec: dict[str, Any], layers: dict[str, Sequence[Layer]],
+def write(path: str | os.PathLike[str], spec: dict[str, Any], layers: dict[str, Sequence[Layer]],
           kind: Kind = POLICY) -> Path:
     """Write a network file pair and return the JSON's path. `spec` is the description without
     ``networks`` and ``weights`` (filled in here from `layers`: network name -> `Layer` list).
@@ -392,7 +396,7 @@ def write(path: "str | os.PathLike[str]", spec: dict[str, Any], layers: dict[str
 
 
 def write_policy(
-    path: "str | os.PathLike[str]",
+    path: str | os.PathLike[str],
     *,
     policy: Sequence[Layer],
     value: Sequence[Layer],

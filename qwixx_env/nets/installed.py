@@ -36,7 +36,7 @@ def names_in(folder: Path) -> list[str]:
     return sorted(p.name[: -len(".json")] for p in folder.glob("*.json")) if folder.is_dir() else []
 
 
-def is_checkpoint_name(name_or_path: "str | os.PathLike[str]") -> bool:
+def is_checkpoint_name(name_or_path: str | os.PathLike[str]) -> bool:
     """Whether `load` reads the argument as an installed checkpoint's name rather than a
     file's path: a `str` with no path separator and no ``.json``/``.npz`` ending."""
     text = os.fspath(name_or_path)
@@ -45,7 +45,7 @@ def is_checkpoint_name(name_or_path: "str | os.PathLike[str]") -> bool:
     )
 
 
-def resolve(name_or_path: "str | os.PathLike[str]") -> tuple[Path, Path]:
+def resolve(name_or_path: str | os.PathLike[str]) -> tuple[Path, Path]:
     """(json, npz) paths of a checkpoint name or path (see `NumpyPolicy.load`)."""
     if not isinstance(name_or_path, (str, os.PathLike)):
         raise TypeError(

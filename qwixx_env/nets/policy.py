@@ -48,7 +48,7 @@ class NumpyPolicy:
         }
 
     @classmethod
-    def load(cls, name_or_path: "str | os.PathLike[str]") -> "NumpyPolicy":
+    def load(cls, name_or_path: str | os.PathLike[str]) -> NumpyPolicy:
         """Load an installed checkpoint by name (``"ppo-classic-2p"``) or a checkpoint file
         by path (with or without the ``.json``/``.npz`` suffix; a str with a path separator
         or one of those suffixes is a path). Raises `FileNotFoundError` for a missing file

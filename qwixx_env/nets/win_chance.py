@@ -10,8 +10,9 @@ kind ``qwixx_env.win_chance/1``); training writes them with `write_win_chance`.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -72,12 +73,13 @@ def kernel_arrays(spec: dict[str, Any], arrays: dict[str, np.ndarray]) -> tuple[
         raise CheckpointError("win_chance: the kernels take three layers, relu, relu, then the logit")
     out: list[np.ndarray] = []
     for i in range(3):
-        out += [np.ascontiguousarray(arrays[f"win_chance.{i}.weight"].T), np.ascontiguousarray(arrays[f"win_chance.{i}.bias"])]
+        weight, bias = arrays[f"win_chance.{i}.weight"], arrays[f"win_chance.{i}.bias"]
+        out += [np.ascontiguousarray(weight.T), np.ascontiguousarray(bias)]
     return tuple(out)
 
 
 def write_win_chance(
-    path: "str | os.PathLike[str]", network: Sequence[np.ndarray], *, variant: str, num_players: int,
+    path: str | os.PathLike[str], network: Sequence[np.ndarray], *, variant: str, num_players: int,
     meta: dict[str, Any],
 ) -> Path:
     """Write a win-chance network given as the kernels take it ((w1, b1, w2, b2, w3, b3),

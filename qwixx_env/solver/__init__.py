@@ -17,7 +17,8 @@ The command line does the same: ``qwixx solve``. See docs/solver.md for the meth
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from qwixx_env.core.variant import Variant
 from qwixx_env.solver.table import ValueTable, cache_dir, load_table, solve, table_path
@@ -27,7 +28,7 @@ def expected_score(
     sheet: dict[str, Any],
     *,
     locked_rows: Iterable[str] = (),
-    variant: "str | Variant" = "classic",
+    variant: str | Variant = "classic",
 ) -> float:
     """The optimal expected final score of a solo sheet (points so far + expected further points).
 

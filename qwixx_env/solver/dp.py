@@ -24,7 +24,7 @@ successors all lie in layers already solved. Within a sheet, more penalties come
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from numba import prange

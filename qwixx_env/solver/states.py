@@ -124,7 +124,7 @@ def cross(sp, tb, code, c):
     return sp.code_of[c + 1, n + 1], float(table[n + 1] - table[n])
 
 
-def row_code(space: Space, crossed_cells: "list[int] | np.ndarray", locked: bool) -> int:
+def row_code(space: Space, crossed_cells: list[int] | np.ndarray, locked: bool) -> int:
     """The code of one row from its crossed cells left of the lock cell, or of a locked row."""
     if locked:
         return space.locked
@@ -135,8 +135,9 @@ def row_code(space: Space, crossed_cells: "list[int] | np.ndarray", locked: bool
 
 def check_sheet(sheet: Any, locked_rows: Any = ()) -> None:
     """The shape of a snapshot-style sheet, checked without the solver's tables: an object of
-    `PLAYER_FIELDS` (a snapshot's player; "score" and "lucky_numbers" are not read) whose marks map row names to lists and whose locks (and `locked_rows`) are
-    lists of row names; a `ValueError` naming what is wrong (the numbers: `sheet_codes`)."""
+    `PLAYER_FIELDS` (a snapshot's player; "score" and "lucky_numbers" are not read) whose marks
+    map row names to lists and whose locks (and `locked_rows`) are lists of row names; a
+    `ValueError` naming what is wrong (the numbers: `sheet_codes`)."""
     if not isinstance(sheet, dict):
         raise ValueError(f"sheet: got {sheet!r}; expected an object like one player of a snapshot, "
                          "e.g. {'marks': {'red': [2, 3]}, 'locks': [], 'penalties': 1}")
@@ -156,7 +157,7 @@ def check_sheet(sheet: Any, locked_rows: Any = ()) -> None:
 
 
 def sheet_codes(
-    variant: Variant, space: Space, sheet: dict, locked_rows: "list[str] | tuple[str, ...]" = ()
+    variant: Variant, space: Space, sheet: dict, locked_rows: list[str] | tuple[str, ...] = ()
 ) -> tuple[list[int], int]:
     """Row codes (red, yellow, green, blue) and penalties of a snapshot-style sheet.
 

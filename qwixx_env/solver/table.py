@@ -21,9 +21,10 @@ import json
 import os
 import time
 import warnings
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -55,7 +56,7 @@ def table_key(variant: Variant) -> dict[str, Any]:
     }
 
 
-def table_path(variant: Variant, directory: "str | os.PathLike | None" = None) -> Path:
+def table_path(variant: Variant, directory: str | os.PathLike | None = None) -> Path:
     """Where the table of `variant` lives in `directory` (default: `cache_dir()`)."""
     digest = hashlib.sha256(json.dumps(table_key(variant), sort_keys=True).encode()).hexdigest()[:12]
     return Path(directory or cache_dir()) / f"solo-{variant.name}-{digest}.npz"
@@ -116,7 +117,7 @@ class ValueTable:
         banked -= self.variant.penalty_points * penalties
         return banked + self.further(codes, penalties)
 
-    def save(self, path: "str | os.PathLike") -> Path:
+    def save(self, path: str | os.PathLike) -> Path:
         """Write the table (float32) whole or not at all (`files.write_atomically`)."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -131,7 +132,7 @@ class ValueTable:
         return path
 
     @classmethod
-    def load(cls, path: "str | os.PathLike", variant: "str | Variant" = "classic") -> "ValueTable":
+    def load(cls, path: str | os.PathLike, variant: str | Variant = "classic") -> ValueTable:
         """Read a saved table; raises `ValueError` if it was solved under other rules."""
         v = get_variant(variant)
         with open(path, "rb") as f, np.load(f) as data:
@@ -150,7 +151,7 @@ class ValueTable:
         return cls(v, values, root=root)
 
 
-def solve(variant: "str | Variant" = "classic", progress: Callable[[int, int], None] | None = None) -> ValueTable:
+def solve(variant: str | Variant = "classic", progress: Callable[[int, int], None] | None = None) -> ValueTable:
     """Solve a variant from nothing (docs/solver.md has the time it takes); nothing is cached.
 
     `progress(done, total)` is called as layers of sheets are solved. Raises `ValueError`
@@ -167,9 +168,9 @@ _LOADED: dict[Path, ValueTable] = {}
 
 
 def load_table(
-    variant: "str | Variant" = "classic",
+    variant: str | Variant = "classic",
     *,
-    directory: "str | os.PathLike | None" = None,
+    directory: str | os.PathLike | None = None,
     rebuild: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> ValueTable:
