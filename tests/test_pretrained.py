@@ -652,7 +652,7 @@ def test_checkpoints_load_from_an_installed_wheel(tmp_path):
     """Build a wheel of a copy of the package with a tiny checkpoint added, install it into a
     folder, and load the checkpoint by name from there in a fresh interpreter without torch."""
     source = tmp_path / "source"
-    for package in ("qwixx_env", "training"):  # every package pyproject lists
+    for package in ("qwixx_env", "training"):  # qwixx_env and the folder pyproject maps into it
         shutil.copytree(REPO / package, source / package, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, source / name)
@@ -670,10 +670,13 @@ def test_checkpoints_load_from_an_installed_wheel(tmp_path):
     assert built.returncode == 0, built.stderr[-3000:]
     (wheel,) = (tmp_path / "dist").glob("qwixx_env-*.whl")
     modules = {p.relative_to(source).as_posix() for p in (source / "qwixx_env").rglob("*.py")}
+    modules |= {f"qwixx_env/training/{p.relative_to(source / 'training').as_posix()}"
+                for p in (source / "training").rglob("*.py")}  # the training/ folder, mapped
     names = set(zipfile.ZipFile(wheel).namelist())
     assert modules <= names, (
         f"modules missing from the wheel (pyproject's package list?): {sorted(modules - names)}"
     )
+    assert not [n for n in names if n.startswith("training/")], "a top-level training package in the wheel"
     assert {f"qwixx_env/checkpoints/ppo-wheel-test.{s}" for s in ("json", "npz", "md")} <= names
     assert "qwixx_env/bots/data/value-classic-2p.npz" in names  # the rollout bot's leaf network
     subprocess.run(

@@ -1,4 +1,4 @@
-"""Publishing a run (`training.publish`): the checkpoint copied and loadable, the curves
+"""Publishing a run (`qwixx_env.training.publish`): the checkpoint copied and loadable, the curves
 copied, the arena evaluation saved as JSON, and a model card whose tables hold the JSON's
 numbers. Tiny policies (random weights) and a few deals keep it fast; every target folder is
 a temporary one."""
@@ -18,8 +18,8 @@ pytest.importorskip("yaml")
 from qwixx_env import bots
 from qwixx_env.bots.pretrained import write_policy
 from qwixx_env.core import get_variant, layout_for
-from training import publish
-from training.config import config_from_dict
+from qwixx_env.training import publish
+from qwixx_env.training.config import config_from_dict
 
 SECTIONS = ["## Loading", "## Evaluation", "## Limitations", "## Training", "## Learning curves"]
 

@@ -1,12 +1,12 @@
 """PPO self-play training for qwixx_env (needs the ``train`` extra: torch, stable-baselines3,
 sb3-contrib, tensorboard).
 
-- `training.config`: the YAML config, checked into frozen dataclasses.
-- `training.train`: the run (``python -m training.train CONFIG`` / ``qwixx-train``).
-- `training.bc`: the behaviour-cloning warm start.
-- `training.pool`: the self-play opponent pool; `training.evaluate`: arena evaluation;
-  `training.checkpoint`: atomic checkpoints; `training.curves`: learning-curve plots.
-- `training.demo`: ``make demo``, a short run from scratch and its arena table.
+- `qwixx_env.training.config`: the YAML config, checked into frozen dataclasses.
+- `qwixx_env.training.train`: the run (``python -m qwixx_env.training.train CONFIG`` / ``qwixx-train``).
+- `qwixx_env.training.bc`: the behaviour-cloning warm start.
+- `qwixx_env.training.pool`: the self-play opponent pool; `qwixx_env.training.evaluate`: arena evaluation;
+  `qwixx_env.training.checkpoint`: atomic checkpoints; `qwixx_env.training.curves`: learning-curve plots.
+- `qwixx_env.training.demo`: ``make demo``, a short run from scratch and its arena table.
 
 The layers point one way: training imports `qwixx_env`, never the reverse. `docs/training.md`
 is the guide.
@@ -28,7 +28,7 @@ def missing_extra() -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``qwixx-train``: `training.train.main`, once the train extra is known to be installed
+    """``qwixx-train``: `qwixx_env.training.train.main`, once the train extra is known to be installed
     (else a one-line error saying what to install, and exit status 2)."""
     missing = missing_extra()
     if missing:
@@ -36,6 +36,6 @@ def main(argv: list[str] | None = None) -> int:
               "pip install 'qwixx_env[train]' (from a checkout: pip install -e '.[train]'; on a machine "
               "without a GPU install torch's CPU build first, as the Makefile does)", file=sys.stderr)
         return 2
-    from training.train import main as train
+    from qwixx_env.training.train import main as train
 
     return train(argv)

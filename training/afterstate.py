@@ -3,12 +3,12 @@
 Round k: the afterstate policy with the current network plays (`BatchedQwixx`, a share
 `explore` of its decisions random), every position at the start of a roll is recorded
 (`core.value.value_features`) with who went on to win, and a new network is fitted on them
-(`training.value_leaf.fit`: binary cross-entropy, a tenth of the games held out). After each
+(`qwixx_env.training.value_leaf.fit`: binary cross-entropy, a tenth of the games held out). After each
 round the policy plays `heuristic` (`match`) and its win rate is printed and kept. The first
 round starts from the rollout leaf's network, trained on heuristic games. The result is
 written atomically as a numpy file::
 
-    python -m training.afterstate      # 3 rounds: 30k, 100k, 100k games; ~15 min on 2 cores
+    python -m qwixx_env.training.afterstate      # 3 rounds: 30k, 100k, 100k games; ~15 min on 2 cores
 
 By default the policy plays itself and both sides are recorded with the outcome as the label.
 `--opponent heuristic` plays it against `heuristic` instead (a best response, only its side
@@ -32,7 +32,7 @@ from qwixx_env.core.compile import kernel
 from qwixx_env.core.heuristic import weights_array
 from qwixx_env.core.value import num_features, win_chance
 from qwixx_env.core.scratch import new_scratch
-from training.value_leaf import fit, play_recorded, record_games
+from qwixx_env.training.value_leaf import fit, play_recorded, record_games
 
 OPPONENTS = ("self", "heuristic")
 EVAL_SEED = 77  # the dice of the rounds' games against heuristic

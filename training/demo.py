@@ -1,8 +1,8 @@
 """`make demo`: train a 2-player classic PPO bot from scratch, then play it against the ladder.
 
-``python -m training.demo [--config configs/demo.yaml] [--out runs/demo] [--games 300] [--steps N]``
+``python -m qwixx_env.training.demo [--config configs/demo.yaml] [--out runs/demo] [--games 300] [--steps N]``
 
-The run (`training.train`) starts with a behaviour-cloning warm start from the `heuristic`
+The run (`qwixx_env.training.train`) starts with a behaviour-cloning warm start from the `heuristic`
 bot and improves on it with PPO against scripted bots and its own snapshots (about six
 minutes on two cores); its checkpoint and final policy land in ``--out``, which is replaced
 on every demo. Then the final policy, loaded as a numpy bot, plays ``--games`` deals in each
@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from training.config import LADDER
+from qwixx_env.training.config import LADDER
 
 DEMO_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "demo.yaml"
 
@@ -37,8 +37,8 @@ def main(argv: list[str] | None = None) -> None:
     from rich.table import Table
 
     from qwixx_env.bots.pretrained import NumpyPolicy
-    from training.evaluate import evaluate, policy_factory
-    from training.train import Trainer, config_with_overrides
+    from qwixx_env.training.evaluate import evaluate, policy_factory
+    from qwixx_env.training.train import Trainer, config_with_overrides
 
     console = Console() if Console().is_terminal else Console(width=120)
     cfg = config_with_overrides(args.config, args.steps)

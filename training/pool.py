@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from qwixx_env.bots.pretrained import NumpyPolicy, export_policy
-from training.config import SelfPlayConfig
+from qwixx_env.training.config import SelfPlayConfig
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """Publish a finished training run as a pretrained bot:
-``python -m training.publish RUN_DIR --name NAME [--games N] [--search-games N] [--workers W] [--seed S]``.
+``python -m qwixx_env.training.publish RUN_DIR --name NAME [--games N] [--search-games N] [--workers W] [--seed S]``.
 
 1. ``RUN_DIR/final.{npz,json}`` is checked (loaded as a `NumpyPolicy`), and so are the
    options, the output folders and the name (replacing another policy needs ``--force``):
@@ -195,7 +195,7 @@ def evaluate_policy(
     """Play the policy in the arena as the module docstring says; JSON-ready results."""
     from qwixx_env.arena import run_arena
     from qwixx_env.arena.report import print_report
-    from training.evaluate import policy_factory
+    from qwixx_env.training.evaluate import policy_factory
 
     learner = policy_factory(policy, name)
     players, variant, lucky = policy.num_players, policy.variant, policy.lucky or "bonus"
@@ -778,7 +778,7 @@ def publish(
     record = {
         "format": FORMAT,
         "name": name,
-        "command": command or f"python -m training.publish {shlex.quote(str(run_dir))} --name {name}",
+        "command": command or f"python -m qwixx_env.training.publish {shlex.quote(str(run_dir))} --name {name}",
         "published": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "source": _shown(run_dir),
         "checkpoint": {
@@ -842,7 +842,7 @@ def _check_seed(seed: int, games: int, search_games: int, config: dict[str, Any]
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m training.publish", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m qwixx_env.training.publish", description=__doc__.splitlines()[0])
     parser.add_argument(
         "run_dir", metavar="RUN_DIR", help="a finished training run (holds final.json, final.npz)"
     )
@@ -895,7 +895,7 @@ def main(argv: list[str] | None = None) -> int:
             results=args.results,
             images=args.images,
             force=args.force,
-            command=shlex.join(["python", "-m", "training.publish", *argv]),
+            command=shlex.join(["python", "-m", "qwixx_env.training.publish", *argv]),
             console=console,
             progress=not args.no_progress,
         )

@@ -1,18 +1,18 @@
-"""PPO self-play training: ``python -m training.train CONFIG [--out DIR] [--resume] [--steps N] [--no-progress]``
+"""PPO self-play training: ``python -m qwixx_env.training.train CONFIG [--out DIR] [--resume] [--steps N] [--no-progress]``
 (also the console script ``qwixx-train``).
 
-One run, driven by a YAML config (`training.config`):
+One run, driven by a YAML config (`qwixx_env.training.config`):
 
-1. Optionally a behaviour-cloning warm start (`training.bc`) from a teacher bot.
+1. Optionally a behaviour-cloning warm start (`qwixx_env.training.bc`) from a teacher bot.
 2. sb3-contrib's ``MaskablePPO`` on `Sb3VecEnv(QwixxVectorEnv(...))`, the learner's seat drawn
-   per game, the other seats played by the opponent pool (`training.pool`): scripted bots
+   per game, the other seats played by the opponent pool (`qwixx_env.training.pool`): scripted bots
    and frozen numpy snapshots of the learner, one added every ``snapshot_every`` steps and
    whenever an evaluation shows the learner beating the pool.
 3. Every ``evaluation.every`` steps (and at the start and end) the learner is exported to
-   numpy and played in the arena against the ladder (`training.evaluate`); the results go to
+   numpy and played in the arena against the ladder (`qwixx_env.training.evaluate`); the results go to
    TensorBoard and ``eval.jsonl``.
 4. Every ``checkpoint_every`` steps (and at the end) an atomic checkpoint
-   (`training.checkpoint`); ``--resume`` continues from the latest one.
+   (`qwixx_env.training.checkpoint`); ``--resume`` continues from the latest one.
 5. At the end ``curves.png`` and the final policy, ``final.{npz,json}``, loadable without
    torch by ``qwixx_env.bots.load``.
 
@@ -35,8 +35,8 @@ from typing import Any
 import yaml
 
 from qwixx_env.files import write_atomically
-from training import checkpoint
-from training.config import TrainConfig, config_from_dict, load_config, make_bot
+from qwixx_env.training import checkpoint
+from qwixx_env.training.config import TrainConfig, config_from_dict, load_config, make_bot
 
 # What `--resume` reads from a checkpoint's state.json (every checkpoint writes them).
 STATE_FIELDS = ("steps", "segment", "config", "pool", "eval_history", "last", "bc", "wall_time")
@@ -85,7 +85,7 @@ class Trainer:
 
         from qwixx_env import QwixxVectorEnv
         from qwixx_env.envs.sb3 import AfterstateInputs, Sb3VecEnv
-        from training.pool import OpponentPool, check_entries
+        from qwixx_env.training.pool import OpponentPool, check_entries
 
         cfg, out = self.cfg, self.out
         torch.set_num_threads(cfg.torch_threads)
@@ -195,7 +195,7 @@ class Trainer:
 
     def _finish(self) -> dict[str, Any]:
         from qwixx_env.bots.pretrained import export_policy
-        from training.curves import plot_curves
+        from qwixx_env.training.curves import plot_curves
 
         steps, out = self.steps, self.out
         if self.cfg.evaluation is not None and self.last["eval"] != steps:
@@ -223,7 +223,7 @@ class Trainer:
     # --- parts -----------------------------------------------------------------------------
 
     def _behaviour_cloning(self) -> None:
-        from training import bc
+        from qwixx_env.training import bc
 
         cfg, b = self.cfg, self.cfg.bc
         began = time.perf_counter()
@@ -263,7 +263,7 @@ class Trainer:
         """Evaluate the learner; record it; add a snapshot if it beats the pool. Returns
         whether the pool changed."""
         from qwixx_env.bots.pretrained import NumpyPolicy, export_policy
-        from training.evaluate import evaluate, policy_factory, summary
+        from qwixx_env.training.evaluate import evaluate, policy_factory, summary
 
         cfg, ev = self.cfg, self.cfg.evaluation
         began = time.perf_counter()
