@@ -25,6 +25,7 @@ from qwixx_env.arena import run_arena
 from qwixx_env.bots import pretrained
 from qwixx_env.bots.pretrained import CheckpointError, NumpyPolicy, PretrainedBot, write_policy
 from qwixx_env.core import get_variant, layout_for
+from qwixx_env.training.export import export_policy
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -108,7 +109,7 @@ def exported(request, tmp_path_factory):
     )
     if steps:
         model.learn(steps)
-    path = pretrained.export_policy(model, tmp_path_factory.mktemp("export") / "ppo", meta={"steps": steps})
+    path = export_policy(model, tmp_path_factory.mktemp("export") / "ppo", meta={"steps": steps})
     return model, NumpyPolicy.load(path), path
 
 
@@ -167,8 +168,8 @@ def test_export_refuses_a_model_whose_game_it_cannot_tell(exported, tmp_path):
     model.env = None
     try:
         with pytest.raises(ValueError, match="pass variant= and num_players="):
-            pretrained.export_policy(model, tmp_path / "x", meta={})
-        path = pretrained.export_policy(
+            export_policy(model, tmp_path / "x", meta={})
+        path = export_policy(
             model, tmp_path / "x", meta={}, variant=env.env.variant.name, num_players=2
         )
         assert NumpyPolicy.load(path).variant == env.env.variant.name
