@@ -22,7 +22,8 @@ from qwixx_env import bots, qwixx_v0
 from qwixx_env.core.value import num_features
 from qwixx_env.training import checkpoint
 from qwixx_env.training.config import config_from_dict, load_config, make_bot
-from qwixx_env.training.train import Trainer, main, segment_seed
+from qwixx_env.training.train import main
+from qwixx_env.training.trainer import Trainer, segment_seed
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
@@ -424,7 +425,7 @@ def test_behaviour_cloning_agrees_with_the_teacher_far_above_chance():
     from qwixx_env import QwixxVectorEnv
     from qwixx_env.envs.sb3 import Sb3VecEnv
     from qwixx_env.training import bc
-    from qwixx_env.training.train import ppo_options
+    from qwixx_env.training.ppo import ppo_options
 
     cfg = config_from_dict(tiny(network={"pi": [64], "vf": [64]}))
     demos, stats = bc.collect(cfg, make_bot(cfg, "heuristic", 0), 4000, seed=0, num_envs=32)
