@@ -37,7 +37,7 @@ def read_run(run_dir: Path) -> tuple[Any, dict[str, Any]]:
         if not (run_dir / file).is_file():
             raise FileNotFoundError(
                 f"{run_dir / file}: not found; RUN_DIR must be a finished training run "
-                "(training/train.py writes final.json and final.npz when it ends)"
+                "(qwixx-train writes final.json and final.npz when the run ends)"
             )
     policy = NumpyPolicy.load(run_dir / "final.json")
     return policy, json.loads((run_dir / "final.json").read_text())
