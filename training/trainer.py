@@ -207,10 +207,10 @@ class Trainer:
     # --- parts -----------------------------------------------------------------------------
 
     def _behaviour_cloning(self) -> None:
-        cfg, b = self.cfg, self.cfg.bc
+        cfg, b, say = self.cfg, self.cfg.bc, self.output.say
         began = time.perf_counter()
         teacher = make_bot(cfg, b.teacher, cfg.seed)
-        self.output.say(f"behaviour cloning: collecting {b.samples:,} decisions of {b.teacher!r}")
+        say(f"behaviour cloning: collecting {b.samples:,} decisions of {b.teacher!r}")
         self.output.open(f"BC: {b.teacher}", b.samples, unit="decisions")
         try:
             demos, stats = bc.collect(cfg, teacher, b.samples, seed=cfg.seed + 7, num_envs=cfg.num_envs,
@@ -220,27 +220,27 @@ class Trainer:
         if "afterstate" in cfg.inputs:  # what the policy reads: the observation and the extra inputs
             demos.observations = np.hstack([demos.observations,
                                             afterstate_inputs(demos.observations, cfg.variant, cfg.num_players)])
-        self.output.say(f"  {stats['samples']:,} samples from {stats['games']:,} games in {stats['seconds']:.1f} s "
-                 f"({stats['samples_per_second']:,.0f}/s); teacher's mean return {stats['teacher_return']:.3f}")
+        say(f"  {stats['samples']:,} samples from {stats['games']:,} games in {stats['seconds']:.1f} s "
+            f"({stats['samples_per_second']:,.0f}/s); teacher's mean return {stats['teacher_return']:.3f}")
 
         def on_epoch(fig: dict[str, float]) -> None:
             for key in ("policy_loss", "value_loss", "agreement"):
                 self.tb.add_scalar(f"bc/{key}", fig[key], int(fig["epoch"]))
-            self.output.say(f"  epoch {int(fig['epoch'])}: agreement {fig['agreement']:.1%}, "
-                     f"policy loss {fig['policy_loss']:.3f}, value loss {fig['value_loss']:.3f}")
+            say(f"  epoch {int(fig['epoch'])}: agreement {fig['agreement']:.1%}, "
+                f"policy loss {fig['policy_loss']:.3f}, value loss {fig['value_loss']:.3f}")
 
         fit = bc.clone(self.model, demos, epochs=b.epochs, batch_size=b.batch_size, learning_rate=b.learning_rate,
                        vf_coef=cfg.ppo.vf_coef, seed=cfg.seed, on_epoch=on_epoch)
         self.seconds["bc"] = time.perf_counter() - began
         self.bc_stats = {"teacher": b.teacher, **stats, **fit, "total_seconds": self.seconds["bc"]}
         write_atomically(self.out / "bc.json", (json.dumps(self.bc_stats, indent=1) + "\n").encode())
-        self.output.say(f"  agreement with {b.teacher!r}: {fit['agreement']:.1%} (before {fit['agreement_before']:.1%}, "
-                 f"chance {fit['agreement_chance']:.1%}); {self.seconds['bc']:.0f} s in all")
+        say(f"  agreement with {b.teacher!r}: {fit['agreement']:.1%} (before {fit['agreement_before']:.1%}, "
+            f"chance {fit['agreement_chance']:.1%}); {self.seconds['bc']:.0f} s in all")
 
     def _evaluate(self, steps: int) -> bool:
         """Evaluate the learner; record it; add a snapshot if it beats the pool. Returns
         whether the pool changed."""
-        cfg, ev = self.cfg, self.cfg.evaluation
+        cfg, ev, say = self.cfg, self.cfg.evaluation, self.output.say
         began = time.perf_counter()
         (self.out / "eval").mkdir(exist_ok=True)
         learner = policy_factory(NumpyPolicy.load(export_policy(self.model, self.out / "eval" / "learner",
@@ -264,10 +264,10 @@ class Trainer:
         self._write_history()
         self._log_eval(record)
         self.last["eval"] = steps
-        self.output.say(f"eval @ {steps:,}: {summary(record)}"
-                 + (f" | vs {next(iter(record['snapshot']))} {next(iter(record['snapshot'].values()))['win_rate']:.0%}"
-                    if "snapshot" in record else "")
-                 + (f" -> {added} joins the pool" if added else ""))
+        say(f"eval @ {steps:,}: {summary(record)}"
+            + (f" | vs {next(iter(record['snapshot']))} {next(iter(record['snapshot'].values()))['win_rate']:.0%}"
+               if "snapshot" in record else "")
+            + (f" -> {added} joins the pool" if added else ""))
         return added is not None
 
     def _beats_pool(self, record: dict[str, Any]) -> bool:
