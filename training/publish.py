@@ -46,7 +46,7 @@ from qwixx_env.training.benchmark import (
 from qwixx_env.training.install import check_folders, check_name, check_replace, install, read_run
 from qwixx_env.training.model_card import model_card
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parent.parent  # the checkout: training/ sits at its top
 FORMAT = "training.publish/1"
 PUBLISH_SEED = 5_000_000
 """Default first dice seed of the evaluation deals: far from a run's evaluation deals
