@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 # Train a 2-player PPO bot from scratch (~2 minutes on 2 idle cores) and play it against the ladder;
 # the environment's own demo (random agents) is `$(PY) -m qwixx_env.demo`.
 demo: $(STAMP)
-	$(PY) -m training.demo
+	$(PY) -m qwixx_env.training.demo
 
 # Style (ruff) and the one-way import layers (import-linter's contracts in pyproject.toml).
 lint: $(STAMP)

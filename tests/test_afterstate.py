@@ -269,7 +269,7 @@ def test_afterstate_beats_heuristic_head_to_head():
 def test_afterstate_wins_more_than_its_share_against_heuristics(num_players):
     """Its seat in turn, 1,500 games against P - 1 heuristics: more than 1/P of the wins, by
     two standard errors."""
-    from training.afterstate import match
+    from qwixx_env.training.afterstate import match
 
     rate, se = match(win_chance_network("afterstate", "classic", num_players), 1500, 5, threads=1,
                      num_players=num_players)

@@ -26,6 +26,7 @@ from qwixx_env.bots import pretrained, registry
 from qwixx_env.bots.pretrained import CheckpointError, NumpyPolicy, PretrainedBot, write_policy
 from qwixx_env.core import get_variant, layout_for
 from qwixx_env.nets import checkpoint, installed
+from qwixx_env.training.export import export_policy
 
 from conftest import play_game, random_layers, random_legal_actions
 
@@ -98,7 +99,7 @@ def exported(request, tmp_path_factory):
     )
     if steps:
         model.learn(steps)
-    path = pretrained.export_policy(model, tmp_path_factory.mktemp("export") / "ppo", meta={"steps": steps})
+    path = export_policy(model, tmp_path_factory.mktemp("export") / "ppo", meta={"steps": steps})
     return model, NumpyPolicy.load(path), path
 
 
@@ -160,8 +161,8 @@ def test_export_refuses_a_model_whose_game_it_cannot_tell(exported, tmp_path):
     model.env = None
     try:
         with pytest.raises(ValueError, match="pass variant= and num_players="):
-            pretrained.export_policy(model, tmp_path / "x", meta={})
-        path = pretrained.export_policy(
+            export_policy(model, tmp_path / "x", meta={})
+        path = export_policy(
             model, tmp_path / "x", meta={}, variant=env.env.variant.name, num_players=2
         )
         assert NumpyPolicy.load(path).variant == env.env.variant.name
@@ -665,7 +666,7 @@ def test_checkpoints_load_from_an_installed_wheel(tmp_path):
     """Build a wheel of a copy of the package with a tiny checkpoint added, install it into a
     folder, and load the checkpoint by name from there in a fresh interpreter without torch."""
     source = tmp_path / "source"
-    for package in ("qwixx_env", "training"):  # every package pyproject lists
+    for package in ("qwixx_env", "training"):  # qwixx_env and the folder pyproject maps into it
         shutil.copytree(REPO / package, source / package, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, source / name)
@@ -683,10 +684,13 @@ def test_checkpoints_load_from_an_installed_wheel(tmp_path):
     assert built.returncode == 0, built.stderr[-3000:]
     (wheel,) = (tmp_path / "dist").glob("qwixx_env-*.whl")
     modules = {p.relative_to(source).as_posix() for p in (source / "qwixx_env").rglob("*.py")}
+    modules |= {f"qwixx_env/training/{p.relative_to(source / 'training').as_posix()}"
+                for p in (source / "training").rglob("*.py")}  # the training/ folder, mapped
     names = set(zipfile.ZipFile(wheel).namelist())
     assert modules <= names, (
         f"modules missing from the wheel (pyproject's package list?): {sorted(modules - names)}"
     )
+    assert not [n for n in names if n.startswith("training/")], "a top-level training package in the wheel"
     assert {f"qwixx_env/checkpoints/ppo-wheel-test.{s}" for s in ("json", "npz", "md")} <= names
     assert {f"qwixx_env/nets/data/value-classic-2p.{s}" for s in ("json", "npz")} <= names  # the rollout leaf
     subprocess.run(

@@ -1,4 +1,4 @@
-"""Publishing a run (`training.publish`): the checkpoint copied and loadable, the curves
+"""Publishing a run (`qwixx_env.training.publish`): the checkpoint copied and loadable, the curves
 copied, the arena evaluation saved as JSON, and a model card whose tables hold the JSON's
 numbers. Tiny policies (random weights) and a few deals keep it fast; every target folder is
 a temporary one."""
@@ -18,8 +18,8 @@ pytest.importorskip("yaml")
 from qwixx_env import bots
 from qwixx_env.bots.pretrained import write_policy
 from qwixx_env.core import get_variant, layout_for
-from training import publish
-from training.config import config_from_dict
+from qwixx_env.training import benchmark, model_card, publish
+from qwixx_env.training.config import config_from_dict
 
 SECTIONS = ["## Loading", "## Evaluation", "## Limitations", "## Training", "## Learning curves"]
 
@@ -153,7 +153,7 @@ def test_publishing_a_two_player_run_installs_evaluates_and_writes_a_card(tmp_pa
     record = json.loads((res / "ppo-test.json").read_text())
     ev = record["evaluation"]
     assert ev["kind"] == "head_to_head" and ev["seed"] == publish.PUBLISH_SEED
-    assert [o["opponent"] for o in ev["opponents"]] == list(publish.HEAD_TO_HEAD)
+    assert [o["opponent"] for o in ev["opponents"]] == list(benchmark.HEAD_TO_HEAD)
     for o in ev["opponents"]:
         assert o["games"] == 2 * o["deals"] and o["deals"] == (1 if o["opponent"] == "rollout" else 2)
         assert o["win_interval"][0] <= o["win_rate"] <= o["win_interval"][1]
@@ -177,7 +177,7 @@ def test_publishing_a_two_player_run_installs_evaluates_and_writes_a_card(tmp_pa
         assert close_pct(win, o["win_rate"]) and close_interval(iv, o["win_interval"])
         assert close_score(mine, o["score_mean"], o["score_se"])
         assert close_score(theirs, o["opponent_score_mean"], o["opponent_score_se"])
-        assert verdict == publish.verdict(o)
+        assert verdict == model_card.verdict(o)
         if verdict == "loses to":
             assert f"It loses to `{o['opponent']}`: {win}" in card
 
@@ -273,7 +273,7 @@ def test_the_intervals_sentence_says_which_side_is_ahead():
             "bots": [row("me", *me), row("heuristic", *rival)],
         }
         record = {"name": "me", "command": "c", "checkpoint": {"num_players": 2}, "evaluation": ev}
-        return [line for line in publish.evaluation_section(record) if line.startswith("Does")][0]
+        return [line for line in model_card.evaluation_section(record) if line.startswith("Does")][0]
 
     assert sentence((0.7, 0.6, 0.8), (0.3, 0.2, 0.4)).endswith("(the 95% intervals do not overlap).")
     assert sentence((0.0, 0.0, 0.39), (0.83, 0.44, 0.97)).endswith(
@@ -388,7 +388,7 @@ def test_table_limitations_name_a_lead_within_the_noise_and_a_loss():
             },
         },
     }
-    lines = publish.limitations(record)
+    lines = model_card.limitations(record)
     assert not any("`heuristic`" in line for line in lines)  # a clear lead: nothing to say
     assert (
         "Its lead over `rollout` at its table (30.4% against 30.2%) is within the noise: "

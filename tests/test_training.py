@@ -20,9 +20,10 @@ pytest.importorskip("tensorboard")
 
 from qwixx_env import bots, qwixx_v0
 from qwixx_env.core.value import num_features
-from training import checkpoint
-from training.config import config_from_dict, load_config, make_bot
-from training.train import Trainer, main, segment_seed
+from qwixx_env.training import checkpoint
+from qwixx_env.training.config import config_from_dict, load_config, make_bot
+from qwixx_env.training.train import main
+from qwixx_env.training.trainer import Trainer, segment_seed
 
 from conftest import play_game
 
@@ -287,7 +288,7 @@ def test_a_key_set_twice_in_a_config_is_refused_naming_it(tmp_path, text, key):
 def test_qwixx_train_without_the_train_extra_says_what_to_install(monkeypatch, capsys):
     import importlib.util
 
-    import training
+    from qwixx_env import training
 
     real = importlib.util.find_spec
     monkeypatch.setattr(
@@ -492,8 +493,8 @@ def test_behaviour_cloning_agrees_with_the_teacher_far_above_chance():
 
     from qwixx_env import QwixxVectorEnv
     from qwixx_env.envs.sb3 import Sb3VecEnv
-    from training import bc
-    from training.train import ppo_options
+    from qwixx_env.training import bc
+    from qwixx_env.training.ppo import ppo_options
 
     cfg = config_from_dict(tiny(network={"pi": [64], "vf": [64]}))
     demos, stats = bc.collect(cfg, make_bot(cfg, "heuristic", 0), 4000, seed=0, num_envs=32)
@@ -540,7 +541,7 @@ def test_value_leaf_training_writes_a_network_the_rollout_bot_reads(tmp_path):
     """A tiny run of training/value_leaf.py: the positions are labelled with a win share, the
     network is written atomically in the layout `load_value_network` reads, and it predicts
     the held-out games better than a coin."""
-    from training import value_leaf
+    from qwixx_env.training import value_leaf
 
     x, y, game = value_leaf.collect(200, seed=0, explore=0.05)
     assert x.shape[1] == value_leaf.NUM_FEATURES and len(x) == len(y) == len(game) > 200 * 10
@@ -591,7 +592,7 @@ def test_a_run_with_afterstate_inputs_exports_a_policy_that_computes_them(tmp_pa
 def test_afterstate_value_iteration_writes_a_network_the_bot_reads(tmp_path):
     """Two tiny rounds of training/afterstate.py: the same seed collects the same positions,
     and the written network has the last round's shape and beats a coin on held-out games."""
-    from training import afterstate
+    from qwixx_env.training import afterstate
 
     leaf = CONFIGS.parent / "qwixx_env" / "bots" / "data" / "value-classic-2p.npz"
     start = afterstate.read_npz(leaf)
@@ -615,7 +616,7 @@ def test_afterstate_value_iteration_writes_a_network_the_bot_reads(tmp_path):
 def test_value_iteration_at_three_players_records_the_seats_it_should():
     """Self-play records every seat with the 3-player features; against heuristics only the
     policy's seat ((game + 1) % 3) is recorded, and its labels are win shares."""
-    from training import afterstate
+    from qwixx_env.training import afterstate
 
     net = afterstate.read_npz(CONFIGS.parent / "qwixx_env" / "bots" / "data" / "afterstate-classic-3p.npz")
     x, share, game, seat = afterstate.collect(net, 30, seed=2, explore=0.0, threads=1, num_players=3)
@@ -634,7 +635,7 @@ def _constant_net(p: float) -> tuple[np.ndarray, ...]:
 
 
 def test_td_labels_blend_the_next_value_with_the_next_target_along_each_seat():
-    from training.afterstate import td_labels
+    from qwixx_env.training.afterstate import td_labels
 
     net = _constant_net(0.25)
     x = np.zeros((7, 36))
@@ -658,7 +659,7 @@ def test_best_response_collection_records_only_the_policy_seat(tmp_path):
     """--opponent heuristic: the policy takes one seat of each game (alternating) and only its
     side is recorded; a bad opponent or lambda is refused by name; each round reports its
     games against heuristic."""
-    from training import afterstate
+    from qwixx_env.training import afterstate
 
     net = afterstate.read_npz(CONFIGS.parent / "qwixx_env" / "bots" / "data" / "afterstate-classic-2p.npz")
     x, y, game, seat = afterstate.collect(net, 30, seed=2, explore=0.0, threads=1, opponent="heuristic")
@@ -688,7 +689,7 @@ def test_the_train_extra_qwixx_train_checks_is_the_one_pyproject_declares():
 
     import tomllib
 
-    import training
+    from qwixx_env import training
 
     declared = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
     names = {

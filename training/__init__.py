@@ -1,15 +1,25 @@
 """PPO self-play training for qwixx_env (needs the ``train`` extra: torch, stable-baselines3,
-sb3-contrib, tensorboard).
+sb3-contrib, tensorboard, PyYAML, rich, matplotlib). The repository's top-level ``training/``
+folder installs as this subpackage.
 
-- `training.config`: the YAML config, checked into frozen dataclasses.
-- `training.train`: the run (``python -m training.train CONFIG`` / ``qwixx-train``).
-- `training.bc`: the behaviour-cloning warm start.
-- `training.pool`: the self-play opponent pool; `training.evaluate`: arena evaluation;
-  `training.checkpoint`: atomic checkpoints; `training.curves`: learning-curve plots.
-- `training.demo`: ``make demo``, a short run from scratch and its arena table.
+- `qwixx_env.training.train`: the command (``python -m qwixx_env.training.train CONFIG`` /
+  ``qwixx-train``); `qwixx_env.training.trainer`: the run itself, with `ppo` (MaskablePPO's
+  options) and `progress` (its log lines and progress bar).
+- `qwixx_env.training.config`: the YAML config, checked into frozen dataclasses
+  (`config_yaml` reads the file, `config_schema` checks the data field by field).
+- `qwixx_env.training.bc`: the behaviour-cloning warm start.
+- `qwixx_env.training.pool`: the self-play opponent pool; `qwixx_env.training.evaluate`:
+  arena evaluation during a run; `qwixx_env.training.checkpoint`: atomic checkpoints;
+  `qwixx_env.training.curves`: learning-curve plots.
+- `qwixx_env.training.export`: a MaskablePPO policy exported to a numpy checkpoint.
+- `qwixx_env.training.publish`: a finished run published as a pretrained bot (`install`:
+  its files, `benchmark`: its arena tables, `model_card`: its card).
+- `qwixx_env.training.demo`: ``make demo``, a short run from scratch and its arena table.
+- `qwixx_env.training.value_leaf` and `qwixx_env.training.afterstate`: the win-chance
+  networks of the `rollout` and `afterstate` bots.
 
-The layers point one way: training imports `qwixx_env`, never the reverse. `docs/training.md`
-is the guide.
+The layers point one way: training imports the rest of `qwixx_env`, never the reverse.
+`docs/training.md` is the guide.
 """
 
 import importlib.util
@@ -28,7 +38,7 @@ def missing_extra() -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``qwixx-train``: `training.train.main`, once the train extra is known to be installed
+    """``qwixx-train``: `qwixx_env.training.train.main`, once the train extra is known to be installed
     (else a one-line error saying what to install, and exit status 2)."""
     missing = missing_extra()
     if missing:
@@ -36,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
               "pip install 'qwixx_env[train]' (from a checkout: pip install -e '.[train]'; on a machine "
               "without a GPU install torch's CPU build first, as the Makefile does)", file=sys.stderr)
         return 2
-    from training.train import main as train
+    # imported only now: it needs the train extra, whose presence is checked just above
+    from qwixx_env.training.train import main as train
 
     return train(argv)

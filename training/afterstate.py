@@ -3,12 +3,12 @@
 Round k: the afterstate policy with the current network plays (`BatchedQwixx`, a share
 `explore` of its decisions random), every position at the start of a roll is recorded
 (`core.value.value_features`) with who went on to win, and a new network is fitted on them
-(`training.value_leaf.fit`: binary cross-entropy, a tenth of the games held out). After each
+(`qwixx_env.training.value_leaf.fit`: binary cross-entropy, a tenth of the games held out). After each
 round the policy plays `heuristic` (`match`) and its win rate is printed and kept. The first
 round starts from the rollout leaf's network, trained on heuristic games. The result is
 written atomically as a numpy file::
 
-    python -m training.afterstate      # 3 rounds: 30k, 100k, 100k games; ~15 min on 2 cores
+    python -m qwixx_env.training.afterstate      # 3 rounds: 30k, 100k, 100k games
 
 By default the policy plays itself and both sides are recorded with the outcome as the label.
 `--opponent heuristic` plays it against `heuristic` instead (a best response, only its side
@@ -27,20 +27,21 @@ from pathlib import Path
 
 import numpy as np
 
+from qwixx_env.arena.stats import win_shares
 from qwixx_env.core import rules
 from qwixx_env.core.compile import kernel
 from qwixx_env.core.heuristic import weights_array
-from qwixx_env.core.value import num_features, win_chance
 from qwixx_env.core.scratch import new_scratch
-from training.value_leaf import fit, play_recorded, record_games
+from qwixx_env.core.value import num_features, win_chance
+from qwixx_env.envs.batched import BatchedQwixx
+from qwixx_env.files import write_atomically
+from qwixx_env.training.value_leaf import fit, play_recorded, record_games
 
 OPPONENTS = ("self", "heuristic")
 EVAL_SEED = 77  # the dice of the rounds' games against heuristic
 
 
 def _engine(games: int, seed: int, num_players: int = 2):
-    from qwixx_env.envs.batched import BatchedQwixx
-
     engine = BatchedQwixx(games, num_players=num_players, autoreset=False)
     engine.reset(seed=seed)
     return engine
@@ -112,8 +113,6 @@ def _td_backward(x, share, seq, order, lam, net):
 def match(net, games: int, seed: int, threads: int = 2, num_players: int = 2) -> tuple[float, float]:
     """The afterstate policy with `net` against `num_players` - 1 heuristics over `games`
     games (its seat in turn, dice seeds from `seed`): (win rate, standard error)."""
-    from qwixx_env.arena.stats import win_shares
-
     def part(k: int) -> np.ndarray:
         n_games = _split(games, threads)[k]
         engine = _engine(n_games, seed * 1000 + k, num_players)
@@ -137,8 +136,6 @@ def read_npz(path: Path) -> tuple[np.ndarray, ...]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from qwixx_env.files import write_atomically
-
     ap = argparse.ArgumentParser(description="Fitted value iteration for the afterstate bot's network.")
     ap.add_argument("--players", type=int, default=2, help="table size, 2 or more (classic)")
     ap.add_argument("--start", type=Path, default=None,

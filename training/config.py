@@ -13,14 +13,9 @@ describes each key and the shipped configs.
 from __future__ import annotations
 
 import dataclasses
-import math
-import types
-import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
-
-import yaml
+from typing import Any
 
 from qwixx_env import bots
 from qwixx_env.bots.afterstate import NETWORKS as AFTERSTATE_TABLES
@@ -30,6 +25,8 @@ from qwixx_env.bots.pretrained import INPUTS
 from qwixx_env.core.policies import POLICY_NAMES
 from qwixx_env.core.rewards import REWARD_MODES, check_reward
 from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES
+from qwixx_env.training.config_schema import build, plain
+from qwixx_env.training.config_yaml import read_yaml
 
 LADDER = ("random", "greedy", "heuristic")  # the scripted bots a learner is measured against
 ACTIVATIONS = ("tanh", "relu")
@@ -163,31 +160,7 @@ class TrainConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """The configuration as plain YAML/JSON data (reads back with `config_from_dict`)."""
-        return _plain(dataclasses.asdict(self))
-
-
-class _UniqueKeys(yaml.SafeLoader):
-    """`yaml.safe_load`'s loader, refusing a key set twice in one mapping (PyYAML would keep
-    the last silently, so a forgotten line could override the one the reader sees)."""
-
-
-def _unique_mapping(loader: _UniqueKeys, node: yaml.MappingNode, deep: bool = False) -> dict:
-    seen = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        try:
-            again = key in seen
-        except TypeError:  # an unhashable key: construct_mapping says so below
-            break
-        if again:
-            raise yaml.constructor.ConstructorError(
-                "while reading a mapping", node.start_mark, f"the key {key!r} is set twice", key_node.start_mark
-            )
-        seen.add(key)
-    return loader.construct_mapping(node, deep)
-
-
-_UniqueKeys.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
+        return plain(dataclasses.asdict(self))
 
 
 def load_config(path: str | Path) -> TrainConfig:
@@ -195,149 +168,14 @@ def load_config(path: str | Path) -> TrainConfig:
     return config_from_dict(read_yaml(Path(path)))
 
 
-def read_yaml(path: Path, seen: tuple[Path, ...] = ()) -> Any:
-    """A config file's data with its ``extends:`` resolved: ``extends: base.yaml`` (a path
-    relative to the file) starts from the base's data; each key the file sets replaces the
-    base's, and inside a section (a mapping such as ``ppo`` or ``opponents``) each key it sets
-    replaces that key's value whole (``opponents.scripted`` replaces the base's weights, and
-    ``opponents.self_play`` stays the base's unless it is set too). A base may extend another."""
-    where = f" (extended by {str(seen[-1])!r})" if seen else ""
-    try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeys)
-    except FileNotFoundError:
-        raise ValueError(f"config: no file {str(path)!r}{where}") from None
-    except IsADirectoryError:
-        raise ValueError(f"config: {str(path)!r}{where} is a folder; expected a YAML file") from None
-    except UnicodeDecodeError as err:
-        raise ValueError(f"config {str(path)!r}{where}: not UTF-8 text ({err})") from None
-    except yaml.YAMLError as err:
-        raise ValueError(f"config {str(path)!r}: not valid YAML: {err}") from None
-    if not isinstance(data, dict) or "extends" not in data:
-        return data
-    base_name = data.pop("extends")
-    if not isinstance(base_name, str) or not base_name:
-        raise ValueError(f"extends: got {base_name!r} in {str(path)!r}; expected the path of a config file")
-    base_path = (path.parent / base_name).resolve()
-    if base_path in seen or base_path == path.resolve():
-        chain = " -> ".join(str(p) for p in (*seen, path, base_path))
-        raise ValueError(f"extends: a config may not extend itself; got the cycle {chain}")
-    base = read_yaml(base_path, (*seen, path.resolve()))
-    if not isinstance(base, dict):
-        raise ValueError(f"extends: {str(base_path)!r} is not a mapping of keys; got {base!r}")
-    merged = dict(base)
-    for key, value in data.items():
-        if isinstance(value, dict) and isinstance(base.get(key), dict):
-            merged[key] = {**base[key], **value}
-        else:
-            merged[key] = value
-    return merged
-
-
 def config_from_dict(data: Any) -> TrainConfig:
     """Check plain data (as read from YAML) and build the `TrainConfig`."""
-    cfg = _build(TrainConfig, data, "")
+    cfg = build(TrainConfig, data, "")
     _check_together(cfg)
     return cfg
 
 
-# --- checking -----------------------------------------------------------------------------------
-
-
-def _build(cls: type, data: Any, path: str) -> Any:
-    """An instance of dataclass `cls` from a mapping, every key checked against its field."""
-    where = path or "config"
-    if not isinstance(data, dict):
-        raise ValueError(f"{where}: got {data!r}; expected a mapping of keys {_names(cls)}")
-    names = _names(cls)
-    unknown = [k for k in data if k not in names]
-    if unknown:
-        key = f"{path}.{unknown[0]}" if path else str(unknown[0])
-        raise ValueError(f"{key}: unknown key; accepted keys here: {names}")
-    hints = typing.get_type_hints(cls)
-    values = {}
-    for f in dataclasses.fields(cls):
-        key = f"{path}.{f.name}" if path else f.name
-        if f.name not in data:
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                raise ValueError(f"{key}: missing; this key is required")
-            continue
-        values[f.name] = _value(hints[f.name], data[f.name], key, f.metadata)
-    return cls(**values)
-
-
-def _value(hint: Any, value: Any, key: str, rules: dict[str, Any]) -> Any:
-    """`value` checked against a type hint and the field's range or choices."""
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (Union, types.UnionType) and type(None) in args:  # Optional[X]
-        if value is None:
-            return None
-        (hint,) = [a for a in args if a is not type(None)]
-        origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if dataclasses.is_dataclass(hint):
-        return _build(hint, value, key)
-    if origin is tuple:
-        if not isinstance(value, list):
-            raise ValueError(f"{key}: got {value!r}; expected a list of {_describe(args[0], rules)}")
-        return tuple(_value(args[0], v, f"{key}[{i}]", rules) for i, v in enumerate(value))
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise ValueError(f"{key}: got {value!r}; expected a mapping name -> {_describe(args[1], rules)}")
-        return {_value(args[0], k, f"{key}.{k}", {}): _value(args[1], v, f"{key}.{k}", rules) for k, v in value.items()}
-    ok = (
-        (hint is int and isinstance(value, int) and not isinstance(value, bool))
-        or (hint is float and isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value))
-        or (hint in (str, bool) and isinstance(value, hint))
-    )
-    low, high, choices = rules.get("low"), rules.get("high"), rules.get("choices")
-    if ok and choices is not None:
-        ok = value in choices
-    if ok and low is not None:
-        ok = value > low if rules.get("open_low") else value >= low
-    if ok and high is not None:
-        ok = value <= high
-    if not ok:
-        hint_text = ""
-        if hint is float and isinstance(value, str):
-            hint_text = _number_hint(value)
-        raise ValueError(f"{key}: got {value!r}; expected {_describe(hint, rules)}{hint_text}")
-    return float(value) if hint is float else value
-
-
-def _number_hint(text: str) -> str:
-    """Why a number came as text, and how to write it (YAML 1.1 reads 3e-4 as a string);
-    nothing for text that is not a finite number."""
-    try:
-        if not math.isfinite(float(text)):
-            return ""
-    except ValueError:
-        return ""
-    if isinstance(yaml.safe_load(text), float | int):
-        return " (it is quoted: write the number without quotes)"
-    mantissa, e, exponent = text.strip().lower().partition("e")
-    if e:  # YAML 1.1 reads a number with an exponent only with a '.' and a signed exponent
-        fixed = (mantissa if "." in mantissa else mantissa + ".0") + "e" + (
-            exponent if exponent[:1] in ("+", "-") else "+" + exponent
-        )
-        if isinstance(yaml.safe_load(fixed), float):
-            return f" (YAML reads {text} as text: write {fixed})"
-    return f" (YAML reads {text} as text: write it as a decimal, {float(text)!r})"
-
-
-def _describe(hint: Any, rules: dict[str, Any]) -> str:
-    """What a field accepts, in words."""
-    if rules.get("choices") is not None:
-        return f"one of {list(rules['choices'])}"
-    kind = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}.get(hint, str(hint))
-    low, high = rules.get("low"), rules.get("high")
-    if low is not None and high is not None:
-        return f"{kind} {'>' if rules.get('open_low') else '>='} {low} and <= {high}"
-    if low is not None:
-        return f"{kind} {'>' if rules.get('open_low') else '>='} {low}"
-    return kind
-
-
-def _names(cls: type) -> list[str]:
-    return [f.name for f in dataclasses.fields(cls)]
+# --- checks across keys ----------------------------------------------------------------------------
 
 
 def _check_together(cfg: TrainConfig) -> None:
@@ -426,10 +264,3 @@ def _check_plays(cfg: TrainConfig, name: str, key: str) -> None:
             raise ValueError(f"{key}: got {name!r}: {err}") from None
 
 
-def _plain(value: Any) -> Any:
-    """Tuples to lists, recursively (YAML and JSON friendly)."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value

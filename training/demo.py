@@ -1,14 +1,13 @@
 """`make demo`: train a 2-player classic PPO bot from scratch, then play it against the ladder.
 
-``python -m training.demo [--config configs/demo.yaml] [--out runs/demo] [--games 300] [--steps N]``
+``python -m qwixx_env.training.demo [--config configs/demo.yaml] [--out runs/demo] [--games 300] [--steps N]``
 
-The run (`training.train`) starts with a behaviour-cloning warm start from the `heuristic`
-bot and improves on it with PPO against scripted bots and its own snapshots (about six
-minutes on two cores); its checkpoint and final policy land in ``--out``, which is replaced
-on every demo. Then the final policy, loaded as a numpy bot, plays ``--games`` deals in each
-seat against `random`, `greedy` and `heuristic`, and a table shows its win rates with 95%
-intervals and the mean scores. (The environment's own demo, random agents playing a few
-games, is ``python -m qwixx_env.demo``.)
+The run (`qwixx_env.training.trainer`) starts with a behaviour-cloning warm start from the
+`heuristic` bot and improves on it with PPO against scripted bots and its own snapshots; its
+checkpoint and final policy land in ``--out``, which is replaced on every demo. Then the final
+policy, loaded as a numpy bot, plays ``--games`` deals in each seat against `random`, `greedy`
+and `heuristic`, and a table shows its win rates with 95% intervals and the mean scores. (The
+environment's own demo, random agents playing a few games, is ``python -m qwixx_env.demo``.)
 """
 
 from __future__ import annotations
@@ -20,13 +19,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from training.config import LADDER
+from qwixx_env.bots.pretrained import NumpyPolicy
+from qwixx_env.training.config import LADDER
+from qwixx_env.training.evaluate import evaluate, policy_factory
+from qwixx_env.training.train import config_with_overrides
+from qwixx_env.training.trainer import Trainer
 
 DEMO_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "demo.yaml"
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m qwixx_env.training.demo",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--config", default=str(DEMO_CONFIG), help="training config (default configs/demo.yaml)")
     parser.add_argument("--out", default="runs/demo", help="run folder, replaced (default runs/demo)")
     parser.add_argument("--games", type=int, default=300, help="deals per opponent in the final table (default 300)")
@@ -35,10 +39,6 @@ def main(argv: list[str] | None = None) -> None:
 
     from rich.console import Console
     from rich.table import Table
-
-    from qwixx_env.bots.pretrained import NumpyPolicy
-    from training.evaluate import evaluate, policy_factory
-    from training.train import Trainer, config_with_overrides
 
     console = Console() if Console().is_terminal else Console(width=120)
     cfg = config_with_overrides(args.config, args.steps)

@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qwixx_env.bots.pretrained import NumpyPolicy, export_policy
-from training.config import SelfPlayConfig
+from qwixx_env.bots.afterstate import afterstate_policy
+from qwixx_env.bots.pretrained import NumpyPolicy
+from qwixx_env.training.config import SelfPlayConfig
+from qwixx_env.training.export import export_policy
 
 
 @dataclass
@@ -132,7 +134,5 @@ def scripted_opponent(name: str, variant: str = "classic", num_players: int = 2)
     """A scripted pool bot for `QwixxVectorEnv`: its name where the engine plays it compiled,
     else its batched policy (`afterstate`, for the table's size; the same object each call)."""
     if name == "afterstate":
-        from qwixx_env.bots.afterstate import afterstate_policy
-
         return functools.partial(afterstate_policy, variant=variant, num_players=num_players)
     return name

@@ -7,10 +7,10 @@ start of a roll from every seat's side (`value_features`) with who went on to wi
 a small multi-layer perceptron with torch (binary cross-entropy). The weights are written
 atomically as a numpy file the bot reads with numpy alone::
 
-    python -m training.value_leaf --games 40000 --seed 1 --epochs 6   # the shipped file, ~3 min
-    python -m training.value_leaf --players 3 --games 150000 --hidden 128x64 --epochs 8 \
+    python -m qwixx_env.training.value_leaf --games 40000 --seed 1 --epochs 6   # the shipped file
+    python -m qwixx_env.training.value_leaf --players 3 --games 150000 --hidden 128x64 --epochs 8 \
         --out qwixx_env/bots/data/afterstate-classic-3p.npz            # the 3-player afterstate network
-    python -m training.value_leaf --players 4 --games 120000 --hidden 128x64 --epochs 8 \
+    python -m qwixx_env.training.value_leaf --players 4 --games 120000 --hidden 128x64 --epochs 8 \
         --out qwixx_env/bots/data/afterstate-classic-4p.npz            # and the 4-player one
 
 It prints the held-out log loss of the network next to a logistic fit on the heuristic's

@@ -1,0 +1,92 @@
+"""Reading a training config's YAML file: a key set twice is refused, ``extends:`` starts
+from a base file, and a number YAML read as text gets a hint on how to write it."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+class _UniqueKeys(yaml.SafeLoader):
+    """`yaml.safe_load`'s loader, refusing a key set twice in one mapping (PyYAML would keep
+    the last silently, so a forgotten line could override the one the reader sees)."""
+
+
+def _unique_mapping(loader: _UniqueKeys, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        try:
+            again = key in seen
+        except TypeError:  # an unhashable key: construct_mapping says so below
+            break
+        if again:
+            raise yaml.constructor.ConstructorError(
+                "while reading a mapping", node.start_mark, f"the key {key!r} is set twice", key_node.start_mark
+            )
+        seen.add(key)
+    return loader.construct_mapping(node, deep)
+
+
+_UniqueKeys.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
+
+
+def read_yaml(path: Path, seen: tuple[Path, ...] = ()) -> Any:
+    """A config file's data with its ``extends:`` resolved: ``extends: base.yaml`` (a path
+    relative to the file) starts from the base's data; each key the file sets replaces the
+    base's, and inside a section (a mapping such as ``ppo`` or ``opponents``) each key it sets
+    replaces that key's value whole (``opponents.scripted`` replaces the base's weights, and
+    ``opponents.self_play`` stays the base's unless it is set too). A base may extend another."""
+    where = f" (extended by {str(seen[-1])!r})" if seen else ""
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeys)
+    except FileNotFoundError:
+        raise ValueError(f"config: no file {str(path)!r}{where}") from None
+    except IsADirectoryError:
+        raise ValueError(f"config: {str(path)!r}{where} is a folder; expected a YAML file") from None
+    except UnicodeDecodeError as err:
+        raise ValueError(f"config {str(path)!r}{where}: not UTF-8 text ({err})") from None
+    except yaml.YAMLError as err:
+        raise ValueError(f"config {str(path)!r}: not valid YAML: {err}") from None
+    if not isinstance(data, dict) or "extends" not in data:
+        return data
+    base_name = data.pop("extends")
+    if not isinstance(base_name, str) or not base_name:
+        raise ValueError(f"extends: got {base_name!r} in {str(path)!r}; expected the path of a config file")
+    base_path = (path.parent / base_name).resolve()
+    if base_path in seen or base_path == path.resolve():
+        chain = " -> ".join(str(p) for p in (*seen, path, base_path))
+        raise ValueError(f"extends: a config may not extend itself; got the cycle {chain}")
+    base = read_yaml(base_path, (*seen, path.resolve()))
+    if not isinstance(base, dict):
+        raise ValueError(f"extends: {str(base_path)!r} is not a mapping of keys; got {base!r}")
+    merged = dict(base)
+    for key, value in data.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            merged[key] = {**base[key], **value}
+        else:
+            merged[key] = value
+    return merged
+
+
+def number_hint(text: str) -> str:
+    """Why a number came as text, and how to write it (YAML 1.1 reads 3e-4 as a string);
+    nothing for text that is not a finite number."""
+    try:
+        if not math.isfinite(float(text)):
+            return ""
+    except ValueError:
+        return ""
+    if isinstance(yaml.safe_load(text), float | int):
+        return " (it is quoted: write the number without quotes)"
+    mantissa, e, exponent = text.strip().lower().partition("e")
+    if e:  # YAML 1.1 reads a number with an exponent only with a '.' and a signed exponent
+        fixed = (mantissa if "." in mantissa else mantissa + ".0") + "e" + (
+            exponent if exponent[:1] in ("+", "-") else "+" + exponent
+        )
+        if isinstance(yaml.safe_load(fixed), float):
+            return f" (YAML reads {text} as text: write {fixed})"
+    return f" (YAML reads {text} as text: write it as a decimal, {float(text)!r})"
