@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e ".[test,demo,bench,train,lint]"
 	touch $(STAMP)
 
-# Train a 2-player PPO bot from scratch (~2 minutes on 2 idle cores) and play it against the ladder;
+# Train a 2-player PPO bot from scratch and play it against the ladder (docs/training.md);
 # the environment's own demo (random agents) is `$(PY) -m qwixx_env.demo`.
 demo: $(STAMP)
 	$(PY) -m qwixx_env.training.demo

@@ -20,6 +20,8 @@ pytest.importorskip("tensorboard")
 
 from qwixx_env import bots, qwixx_v0
 from qwixx_env.core.value import num_features
+from qwixx_env.nets.checkpoint import WIN_CHANCE, json_and_npz, read
+from qwixx_env.nets.win_chance import kernel_arrays, networks_dir
 from qwixx_env.training import checkpoint
 from qwixx_env.training.config import config_from_dict, load_config, make_bot
 from qwixx_env.training.train import main
@@ -539,7 +541,7 @@ def test_the_package_and_its_bots_import_without_torch():
 
 def test_value_leaf_training_writes_a_network_the_rollout_bot_reads(tmp_path):
     """A tiny run of training/value_leaf.py: the positions are labelled with a win share, the
-    network is written atomically in the layout `load_value_network` reads, and it predicts
+    network is written atomically in the file format `win_chance_network` reads, and it predicts
     the held-out games better than a coin."""
     from qwixx_env.training import value_leaf
 
@@ -548,11 +550,11 @@ def test_value_leaf_training_writes_a_network_the_rollout_bot_reads(tmp_path):
     assert set(np.unique(y)) <= {0.0, 0.5, 1.0}
     # every game gives both seats' sides of each position: their shares add up to 1
     np.testing.assert_array_equal(y[0::2] + y[1::2], np.ones(len(y) // 2))
-    out = tmp_path / "value.npz"
+    out = tmp_path / "value"
     value_leaf.main(["--games", "300", "--epochs", "2", "--seed", "0", "--out", str(out)])
-    with np.load(out, allow_pickle=False) as f:
-        shapes = {k: f[k].shape for k in ("w1", "b1", "w2", "b2", "w3", "b3")}
-        report = json.loads(str(f["meta"]))
+    spec, arrays = read(*json_and_npz(out), kind=WIN_CHANCE)
+    shapes = dict(zip(("w1", "b1", "w2", "b2", "w3", "b3"), (a.shape for a in kernel_arrays(spec, arrays))))
+    report = spec["meta"]
     assert shapes["w1"] == (value_leaf.NUM_FEATURES, value_leaf.HIDDEN[0]) and shapes["w3"] == (
         value_leaf.HIDDEN[1],
         1,
@@ -594,20 +596,19 @@ def test_afterstate_value_iteration_writes_a_network_the_bot_reads(tmp_path):
     and the written network has the last round's shape and beats a coin on held-out games."""
     from qwixx_env.training import afterstate
 
-    leaf = CONFIGS.parent / "qwixx_env" / "bots" / "data" / "value-classic-2p.npz"
-    start = afterstate.read_npz(leaf)
+    leaf = networks_dir() / "value-classic-2p"
+    start = afterstate.read_network(leaf)
     a = afterstate.collect(start, 40, seed=5, explore=0.05)
     b = afterstate.collect(start, 40, seed=5, explore=0.05)
     for x, y in zip(a, b):
         np.testing.assert_array_equal(x, y)
-    out = tmp_path / "net.npz"
+    out = tmp_path / "net"
     afterstate.main(["--start", str(leaf), "--games", "60,300",
                      "--hidden", "8x4,32x16", "--epochs", "1,4", "--seed", "3", "--eval-games", "0",
                      "--out", str(out)])
-    net = afterstate.read_npz(out)
+    net = afterstate.read_network(out)
     assert net[0].shape == (num_features(2), 32) and net[2].shape == (32, 16)
-    with np.load(out, allow_pickle=False) as f:
-        rounds = json.loads(str(f["meta"]))["rounds"]
+    rounds = json.loads((tmp_path / "net.json").read_text())["meta"]["rounds"]
     assert [r["games"] for r in rounds] == [60, 300]
     assert rounds[-1]["held_out_log_loss"] < rounds[-1]["coin_log_loss"]
     assert not list(tmp_path.glob(".*.tmp"))
@@ -618,7 +619,7 @@ def test_value_iteration_at_three_players_records_the_seats_it_should():
     policy's seat ((game + 1) % 3) is recorded, and its labels are win shares."""
     from qwixx_env.training import afterstate
 
-    net = afterstate.read_npz(CONFIGS.parent / "qwixx_env" / "bots" / "data" / "afterstate-classic-3p.npz")
+    net = afterstate.read_network(networks_dir() / "afterstate-classic-3p")
     x, share, game, seat = afterstate.collect(net, 30, seed=2, explore=0.0, threads=1, num_players=3)
     assert x.shape[1] == num_features(3) == 52 and set(seat) == {0, 1, 2}
     x, share, game, seat = afterstate.collect(net, 30, seed=2, explore=0.0, threads=1, opponent="heuristic",
@@ -661,7 +662,7 @@ def test_best_response_collection_records_only_the_policy_seat(tmp_path):
     games against heuristic."""
     from qwixx_env.training import afterstate
 
-    net = afterstate.read_npz(CONFIGS.parent / "qwixx_env" / "bots" / "data" / "afterstate-classic-2p.npz")
+    net = afterstate.read_network(networks_dir() / "afterstate-classic-2p")
     x, y, game, seat = afterstate.collect(net, 30, seed=2, explore=0.0, threads=1, opponent="heuristic")
     assert len(x) > 30 * 10
     np.testing.assert_array_equal(seat, 1 - game % 2)  # game i: the heuristic sits in seat i % 2

@@ -6,7 +6,7 @@ Round k: the afterstate policy with the current network plays (`BatchedQwixx`, a
 (`qwixx_env.training.value_leaf.fit`: binary cross-entropy, a tenth of the games held out). After each
 round the policy plays `heuristic` (`match`) and its win rate is printed and kept. The first
 round starts from the rollout leaf's network, trained on heuristic games. The result is
-written atomically as a numpy file::
+written atomically as a win-chance network file (`qwixx_env.nets.write_win_chance`)::
 
     python -m qwixx_env.training.afterstate      # 3 rounds: 30k, 100k, 100k games
 
@@ -19,7 +19,6 @@ stronger bot (docs/training.md).
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -34,7 +33,8 @@ from qwixx_env.core.heuristic import weights_array
 from qwixx_env.core.scratch import new_scratch
 from qwixx_env.core.value import num_features, win_chance
 from qwixx_env.envs.batched import BatchedQwixx
-from qwixx_env.files import write_atomically
+from qwixx_env.nets.checkpoint import WIN_CHANCE, json_and_npz, read
+from qwixx_env.nets.win_chance import kernel_arrays, network_name, networks_dir, write_win_chance
 from qwixx_env.training.value_leaf import fit, play_recorded, record_games
 
 OPPONENTS = ("self", "heuristic")
@@ -130,16 +130,16 @@ def match(net, games: int, seed: int, threads: int = 2, num_players: int = 2) ->
     return float(share.mean()), float(share.std(ddof=1) / np.sqrt(len(share))) if len(share) > 1 else 0.0
 
 
-def read_npz(path: Path) -> tuple[np.ndarray, ...]:
-    with np.load(path, allow_pickle=False) as f:
-        return tuple(np.ascontiguousarray(f[k], np.float64) for k in ("w1", "b1", "w2", "b2", "w3", "b3"))
+def read_network(path: Path) -> tuple[np.ndarray, ...]:
+    """A win-chance network file (json + npz, with or without a suffix) as the kernels take it."""
+    return kernel_arrays(*read(*json_and_npz(path), kind=WIN_CHANCE))
 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description="Fitted value iteration for the afterstate bot's network.")
     ap.add_argument("--players", type=int, default=2, help="table size, 2 or more (classic)")
     ap.add_argument("--start", type=Path, default=None,
-                    help="the network the first round plays with (default: qwixx_env/bots/data/value-classic-<P>p.npz, "
+                    help="the network the first round plays with (default: qwixx_env/nets/data/value-classic-<P>p, "
                          "training/value_leaf.py's)")
     ap.add_argument("--games", default="30000,100000,100000", help="self-play games of each round")
     ap.add_argument("--hidden", default="64x32,128x64,128x64", help="the network fitted in each round")
@@ -152,12 +152,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--eval-games", type=int, default=20000,
                     help="games against heuristic after each round (0: none)")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--out", type=Path, default=None, help="default: qwixx_env/bots/data/afterstate-classic-<P>p.npz")
+    ap.add_argument("--out", type=Path, default=None, help="default: qwixx_env/nets/data/afterstate-classic-<P>p")
     a = ap.parse_args(argv)
     if not 2 <= a.players <= 5:
         raise SystemExit(f"--players: got {a.players}; expected 2 to 5")
-    start = a.start or Path(f"qwixx_env/bots/data/value-classic-{a.players}p.npz")
-    out = a.out or Path(f"qwixx_env/bots/data/afterstate-classic-{a.players}p.npz")
+    start = a.start or networks_dir() / network_name("value", "classic", a.players)
+    out = a.out or networks_dir() / network_name("afterstate", "classic", a.players)
     games = [int(g) for g in a.games.split(",")]
     hidden = [tuple(int(h) for h in layer.split("x")) for layer in a.hidden.split(",")]
     epochs = [int(e) for e in a.epochs.split(",")]
@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> None:
                          "expected the same number")
     if not 0.0 <= a.td_lambda <= 1.0:
         raise SystemExit(f"--td-lambda: got {a.td_lambda}; expected a number in [0, 1]")
-    net = read_npz(start)
+    net = read_network(start)
     reports = []
     for k, (g, h, e) in enumerate(zip(games, hidden, epochs)):
         t0 = time.time()
@@ -182,12 +182,9 @@ def main(argv: list[str] | None = None) -> None:
         report.update(seconds=round(time.time() - t0, 1))
         print(json.dumps(report), flush=True)
         reports.append(report)
-    buf = io.BytesIO()
-    np.savez(buf, **arrays, meta=np.array(json.dumps({"start": str(start), "seed": a.seed, "num_players": a.players,
-                                                               "rounds": reports})))
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(out, buf.getvalue())
-    print(f"wrote {out}")
+    meta = {"start": str(start), "seed": a.seed, "num_players": a.players, "rounds": reports}
+    print(f"wrote {write_win_chance(out, net, variant='classic', num_players=a.players, meta=meta)}")
 
 
 if __name__ == "__main__":

@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 NAME, TEMP, OLD = "checkpoint", "checkpoint.tmp", "checkpoint.old"
 STATE, MODEL, SNAPSHOTS = "state.json", "model.zip", "snapshots"
@@ -59,7 +59,8 @@ def read_state(folder: Path, required: Sequence[str] = ()) -> dict[str, Any]:
         raise ValueError(f"checkpoint {path}: not a readable state file ({err})") from None
     missing = [k for k in required if k not in state] if isinstance(state, dict) else list(required)
     if not isinstance(state, dict) or missing:
-        raise ValueError(f"checkpoint {path}: missing the fields {missing}; expected a JSON object with {list(required)}"
+        raise ValueError(f"checkpoint {path}: missing the fields {missing}; "
+                         f"expected a JSON object with {list(required)}"
                          " (the checkpoint is damaged)")
     return state
 

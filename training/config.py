@@ -18,13 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from qwixx_env import bots
-from qwixx_env.bots.afterstate import NETWORKS as AFTERSTATE_TABLES
-from qwixx_env.bots.afterstate import tables as afterstate_tables
 from qwixx_env.arena.schedule import parse_bot, table_options_in
-from qwixx_env.bots.pretrained import INPUTS
 from qwixx_env.core.policies import POLICY_NAMES
 from qwixx_env.core.rewards import REWARD_MODES, check_reward
 from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES
+from qwixx_env.nets import AFTERSTATE_TABLES, INPUTS, afterstate_tables
 from qwixx_env.training.config_schema import build, plain
 from qwixx_env.training.config_yaml import read_yaml
 
@@ -133,7 +131,7 @@ class TrainConfig:
     num_envs: int = field(default=64, metadata=_check(low=1))  # games stepped together
     torch_threads: int = field(default=1, metadata=_check(low=1))  # torch.set_num_threads
     checkpoint_every: int = field(default=1_000_000, metadata=_check(low=1))  # steps between checkpoints
-    # extra policy inputs after the observation (qwixx_env.bots.pretrained.INPUTS)
+    # extra policy inputs after the observation (qwixx_env.nets.INPUTS)
     inputs: tuple[str, ...] = field(default=(), metadata=_check(choices=INPUTS))
     network: NetworkConfig = NetworkConfig()
     ppo: PPOConfig = PPOConfig()

@@ -23,7 +23,9 @@ def plot_curves(history: list[dict[str, Any]], path: Path, title: str) -> Path:
         series = {"learner": [(r, r["solo"]) for r in history]}
     else:
         labels = list(dict.fromkeys(label for r in history for label in r["opponents"]))
-        series = {f"vs {label}": [(r, r["opponents"][label]) for r in history if label in r["opponents"]] for label in labels}
+        series = {
+            f"vs {label}": [(r, r["opponents"][label]) for r in history if label in r["opponents"]] for label in labels
+        }
     for i, (kind, ylabel) in enumerate(rows):
         for j, (x_of, xlabel) in enumerate(((lambda r: r["steps"], "learner steps"),
                                             (lambda r: r["wall_time"] / 60, "wall time (minutes)"))):

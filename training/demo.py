@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from qwixx_env.bots.pretrained import NumpyPolicy
+from qwixx_env.nets import NumpyPolicy
 from qwixx_env.training.config import LADDER
 from qwixx_env.training.evaluate import evaluate, policy_factory
 from qwixx_env.training.train import config_with_overrides
@@ -74,7 +74,8 @@ def main(argv: list[str] | None = None) -> None:
     bc = summary["bc"]
     if bc:
         console.print(f"Warm start: {bc['samples']:,} decisions of {bc['teacher']!r} "
-                      f"({bc['samples_per_second']:,.0f}/s), agreement {bc['agreement']:.1%}, {bc['total_seconds']:.0f} s.")
+                      f"({bc['samples_per_second']:,.0f}/s), agreement {bc['agreement']:.1%}, "
+                      f"{bc['total_seconds']:.0f} s.")
     rate = summary["ppo_steps_per_second"]
     console.print(f"PPO: {summary['steps']:,} steps at {rate:,.0f} steps/s; training {train_seconds / 60:.1f} min, "
                   f"in all {(time.perf_counter() - began) / 60:.1f} min.")

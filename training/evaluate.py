@@ -59,7 +59,8 @@ def evaluate(
                 "win_interval": me["win_interval"],
                 "score_mean": me["score_mean"],
                 "score_se": me["score_se"],
-                "opponent_score_mean": sum(o["score_mean"] * o["games"] for o in others) / sum(o["games"] for o in others),
+                "opponent_score_mean": sum(o["score_mean"] * o["games"] for o in others)
+                / sum(o["games"] for o in others),
             }
     out["seconds"] = time.perf_counter() - start
     return out
@@ -73,5 +74,6 @@ def summary(record: dict[str, Any]) -> str:
     parts = []
     for label, r in record["opponents"].items():
         lo, hi = r["win_interval"]
-        parts.append(f"{label} {r['win_rate']:.0%} [{lo:.0%}, {hi:.0%}] {r['score_mean']:.0f}:{r['opponent_score_mean']:.0f}")
+        scores = f"{r['score_mean']:.0f}:{r['opponent_score_mean']:.0f}"
+        parts.append(f"{label} {r['win_rate']:.0%} [{lo:.0%}, {hi:.0%}] {scores}")
     return " | ".join(parts)

@@ -2,7 +2,7 @@
 
 >>> export_policy(model, "runs/best", meta={"steps": model.num_timesteps})
 
-The checkpoint is written by `qwixx_env.bots.pretrained.write_policy` and loads without torch
+The checkpoint is written by `qwixx_env.nets.write_policy` and loads without torch
 (`qwixx_env.bots.load`, `NumpyPolicy.load`); `docs/pretrained.md` describes the format.
 Exporting needs torch and stable-baselines3 (the train extra).
 """
@@ -13,13 +13,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from qwixx_env.bots.pretrained import Layer, write_policy
 from qwixx_env.envs.vector import QwixxVectorEnv
+from qwixx_env.nets import Layer, write_policy
 
 
 def export_policy(
     model: Any,
-    path: "str | os.PathLike[str]",
+    path: str | os.PathLike[str],
     *,
     meta: dict[str, Any],
     variant: str | None = None,

@@ -11,8 +11,8 @@ from typing import Any
 
 from qwixx_env import bots
 from qwixx_env.bots import pretrained
-from qwixx_env.bots.pretrained import NumpyPolicy
 from qwixx_env.files import folder_problem, write_atomically
+from qwixx_env.nets import NumpyPolicy
 
 
 def check_name(name: str) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from qwixx_env.bots.afterstate import NETWORKS
+from qwixx_env.nets import AFTERSTATE_TABLES
+from qwixx_env.nets.win_chance import network_name
 
 
 def plural(n: int, word: str) -> str:
@@ -65,7 +66,8 @@ def verdict(row: dict[str, Any]) -> str:
 def evaluation_section(record: dict[str, Any]) -> list[str]:
     name, ev = record["name"], record["evaluation"]
     lines = [
-        f"Produced by `{record['command']}` (dice seeds from {ev['seed']:,} on, other deals than the run's evaluations; "
+        f"Produced by `{record['command']}` (dice seeds from {ev['seed']:,} on, "
+        "other deals than the run's evaluations; "
         f"{plural(ev['table_games'], 'game')} in {duration(ev['seconds'])} on {plural(ev['workers'], 'worker')}).",
         "",
     ]
@@ -157,7 +159,8 @@ def evaluation_section(record: dict[str, Any]) -> list[str]:
         else:
             intervals = "the 95% intervals overlap"
         lines.append(
-            f"Does `{name}` win more often than every scripted opponent? **{'Yes' if ev['beats_every_scripted'] else 'No'}**"
+            f"Does `{name}` win more often than every scripted opponent? "
+            f"**{'Yes' if ev['beats_every_scripted'] else 'No'}**"
             f": {pct(me['win_rate'])} against {pct(best['win_rate'])} for its closest rival, `{best['label']}`, "
             f"at the same table ({intervals})."
         )
@@ -238,9 +241,10 @@ def _inputs(checkpoint: dict[str, Any], config: dict[str, Any]) -> str:
     seen = f"the observation ({checkpoint['observation_size']} numbers)"
     if "afterstate" not in (config.get("inputs") or []):
         return seen
-    network = NETWORKS.get((checkpoint["variant"], checkpoint["num_players"]), "?")
+    table = (checkpoint["variant"], checkpoint["num_players"])
+    network = network_name("afterstate", *table) if table in AFTERSTATE_TABLES else "?"
     return (f"{seen} and the `afterstate` rating of each of the {checkpoint['num_actions']} actions "
-            f"(network `qwixx_env/bots/data/{network}`)")
+            f"(network `qwixx_env/nets/data/{network}`)")
 
 
 def model_card(record: dict[str, Any]) -> str:
@@ -253,7 +257,7 @@ def model_card(record: dict[str, Any]) -> str:
     machine = t.get("machine") or {}
     nets = "; ".join(
         f"{net}: "
-        + " → ".join([str(layers[0]["in"])] + [str(l["out"]) for l in layers])
+        + " → ".join([str(layers[0]["in"])] + [str(layer["out"]) for layer in layers])
         + f" ({layers[0]['activation'] or 'linear'})"
         for net, layers in c["networks"].items()
     )

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qwixx_env.bots.afterstate import afterstate_policy
-from qwixx_env.bots.pretrained import NumpyPolicy
+from qwixx_env.nets import NumpyPolicy, afterstate_policy
 from qwixx_env.training.config import SelfPlayConfig
 from qwixx_env.training.export import export_policy
 
@@ -83,7 +82,8 @@ class OpponentPool:
 
     def describe(self) -> str:
         """One line: every opponent and its weight."""
-        names = {**{scripted_opponent(n, *self.table): n for n in self.scripted}, **{s.policy: s.name for s in self.snapshots}}
+        names = {scripted_opponent(n, *self.table): n for n in self.scripted}
+        names.update({s.policy: s.name for s in self.snapshots})
         return ", ".join(f"{names[o]} {w:.2f}" for o, w in self.opponents().items())
 
     # --- checkpoints -----------------------------------------------------------------------------
@@ -125,11 +125,12 @@ def check_entries(entries: Any, folder: Path) -> None:
     for e in entries:
         for suffix in (".npz", ".json"):
             if not (folder / (e["file"] + suffix)).is_file():
-                raise ValueError(f"checkpoint {folder.parent}: the pool's snapshot file {e['file'] + suffix} is missing "
+                raise ValueError(f"checkpoint {folder.parent}: the pool's snapshot file {e['file'] + suffix} "
+                                 "is missing "
                                  f"from {folder} (the checkpoint is damaged)")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def scripted_opponent(name: str, variant: str = "classic", num_players: int = 2) -> Any:
     """A scripted pool bot for `QwixxVectorEnv`: its name where the engine plays it compiled,
     else its batched policy (`afterstate`, for the table's size; the same object each call)."""

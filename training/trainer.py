@@ -31,10 +31,9 @@ import numpy as np
 import yaml
 
 from qwixx_env import QwixxVectorEnv
-from qwixx_env.bots.afterstate import afterstate_inputs
-from qwixx_env.bots.pretrained import NumpyPolicy
 from qwixx_env.envs.sb3 import AfterstateInputs, Sb3VecEnv
 from qwixx_env.files import write_atomically
+from qwixx_env.nets import NumpyPolicy, afterstate_inputs
 from qwixx_env.training import bc, checkpoint
 from qwixx_env.training.config import TrainConfig, config_from_dict, make_bot
 from qwixx_env.training.curves import plot_curves

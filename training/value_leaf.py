@@ -5,13 +5,14 @@ Plays heuristic-against-heuristic games with `BatchedQwixx` (a small share of de
 random, so positions a search might reach are covered too), records every position at the
 start of a roll from every seat's side (`value_features`) with who went on to win, and fits
 a small multi-layer perceptron with torch (binary cross-entropy). The weights are written
-atomically as a numpy file the bot reads with numpy alone::
+atomically as a win-chance network file (`qwixx_env.nets.write_win_chance`) the bot reads with
+numpy alone::
 
     python -m qwixx_env.training.value_leaf --games 40000 --seed 1 --epochs 6   # the shipped file
     python -m qwixx_env.training.value_leaf --players 3 --games 150000 --hidden 128x64 --epochs 8 \
-        --out qwixx_env/bots/data/afterstate-classic-3p.npz            # the 3-player afterstate network
+        --out qwixx_env/nets/data/afterstate-classic-3p            # the 3-player afterstate network
     python -m qwixx_env.training.value_leaf --players 4 --games 120000 --hidden 128x64 --epochs 8 \
-        --out qwixx_env/bots/data/afterstate-classic-4p.npz            # and the 4-player one
+        --out qwixx_env/nets/data/afterstate-classic-4p            # and the 4-player one
 
 It prints the held-out log loss of the network next to a logistic fit on the heuristic's
 evaluation alone (what the network must beat to be worth shipping).
@@ -20,7 +21,6 @@ evaluation alone (what the network must beat to be worth shipping).
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import time
 from pathlib import Path
@@ -29,7 +29,6 @@ import numpy as np
 from numba import njit
 
 from qwixx_env.arena.stats import win_shares
-from qwixx_env.files import write_atomically
 from qwixx_env.core import rules
 from qwixx_env.core.afterstate import afterstate_action
 from qwixx_env.core.compile import kernel
@@ -39,6 +38,7 @@ from qwixx_env.core.scratch import new_scratch
 from qwixx_env.core.state import OVER
 from qwixx_env.core.value import NUM_FEATURES, num_features, value_features  # noqa: F401 (NUM_FEATURES: the 2-player width, read by callers)
 from qwixx_env.envs.batched import BatchedQwixx
+from qwixx_env.nets.win_chance import network_name, networks_dir, write_win_chance
 
 HIDDEN = (64, 32)
 
@@ -69,7 +69,7 @@ def play_recorded(st, tb, hw, net, uses_net, records, explore, rng, feats, rows_
                         n += 1
             rules.legal_mask_one(st, tb, b, mask)
             s = st.turn[b]
-            if records[b, s] and np.random.random() < explore:
+            if records[b, s] and np.random.random() < explore:  # noqa: NPY002 (numba has the legacy API only)
                 a = random_legal(mask, rng, b)
             elif uses_net[b, s]:
                 a = afterstate_action(st, tb, b, mask, hw, net, values, ws)
@@ -81,13 +81,14 @@ def play_recorded(st, tb, hw, net, uses_net, records, explore, rng, feats, rows_
 
 def no_network(num_players: int = 2) -> tuple[np.ndarray, ...]:
     """A placeholder network for `play_recorded` when no seat uses one."""
-    return (np.zeros((num_features(num_players), 1)), np.zeros(1), np.zeros((1, 1)), np.zeros(1), np.zeros((1, 1)), np.zeros(1))
+    return (np.zeros((num_features(num_players), 1)), np.zeros(1), np.zeros((1, 1)), np.zeros(1),
+            np.zeros((1, 1)), np.zeros(1))
 
 
 @njit
 def _seed_numba(seed):
     """Seed numba's own generator (np.random inside compiled code)."""
-    np.random.seed(seed)
+    np.random.seed(seed)  # noqa: NPY002 (seeds the compiled code's legacy generator)
 
 
 def record_games(games: int, seed: int, explore: float, net=None, uses_net=None, records=None,
@@ -184,14 +185,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--epochs", type=int, default=6)
     ap.add_argument("--hidden", default="x".join(map(str, HIDDEN)), help="the two hidden layers, e.g. 128x64")
     ap.add_argument("--players", type=int, default=2, help="table size, 2 or more (classic)")
-    ap.add_argument("--out", type=Path, default=None, help="default: qwixx_env/bots/data/value-classic-<P>p.npz")
+    ap.add_argument("--out", type=Path, default=None, help="default: qwixx_env/nets/data/value-classic-<P>p")
     a = ap.parse_args(argv)
     if not 2 <= a.players <= 5:
         raise SystemExit(f"--players: got {a.players}; expected 2 to 5")
     hidden = tuple(int(h) for h in a.hidden.split("x"))
     if len(hidden) != 2 or min(hidden) < 1:
         raise SystemExit(f"--hidden: got {a.hidden!r}; expected two layer sizes such as 64x32")
-    out = a.out or Path(f"qwixx_env/bots/data/value-classic-{a.players}p.npz")
+    out = a.out or networks_dir() / network_name("value", "classic", a.players)
     t0 = time.time()
     x, y, game = collect(a.games, a.seed, a.explore, a.players)
     print(f"{len(x):,} positions from {a.games:,} games in {time.time() - t0:.0f} s", flush=True)
@@ -200,10 +201,8 @@ def main(argv: list[str] | None = None) -> None:
                   num_players=a.players, num_features=int(x.shape[1]), seconds=round(time.time() - t0, 1))
     print(json.dumps(report, indent=1))
     out.parent.mkdir(parents=True, exist_ok=True)
-    buf = io.BytesIO()
-    np.savez(buf, **arrays, meta=np.array(json.dumps(report)))
-    write_atomically(out, buf.getvalue())
-    print(f"wrote {out}")
+    net = tuple(arrays[n] for n in ("w1", "b1", "w2", "b2", "w3", "b3"))
+    print(f"wrote {write_win_chance(out, net, variant='classic', num_players=a.players, meta=report)}")
 
 
 if __name__ == "__main__":

@@ -119,10 +119,11 @@ def frozen_policy(model, deterministic: bool = True):
 
 
 class AfterstateInputs(VecEnvWrapper):
-    """Appends `qwixx_env.nets.afterstate_inputs` to an `Sb3VecEnv`'s observations
-    (a table with a win-chance network): one number per action, how far its afterstate win chance falls
-    below the best action's. `export_policy` records it (``inputs: ["afterstate"]``), and the
-    loaded policy computes the same numbers from the plain observation.
+    """Appends `qwixx_env.nets.afterstate_inputs` to an `Sb3VecEnv`'s observations (a table
+    with a win-chance network): one number per action, how far its afterstate win chance falls
+    below the best action's. `qwixx_env.training.export.export_policy` records it
+    (``inputs: ["afterstate"]``), and the loaded policy computes the same numbers from the
+    plain observation.
 
     >>> venv = AfterstateInputs(Sb3VecEnv(QwixxVectorEnv(64, opponents="heuristic")))
     """
