@@ -50,8 +50,7 @@ def collect(cfg: TrainConfig, teacher: Any, samples: int, *, seed: int, num_envs
     scripted = ({scripted_opponent(n, cfg.variant, cfg.num_players): w for n, w in cfg.opponents.scripted.items()}
                 if cfg.opponents and cfg.opponents.scripted else "heuristic")
     env = QwixxVectorEnv(
-        num_envs, cfg.num_players, cfg.variant, lucky=cfg.lucky, reward=cfg.reward_mode,
-        learner_seat="random", opponents=scripted if cfg.num_players > 1 else "random",
+        num_envs, **cfg.table.kwargs(), learner_seat="random", opponents=scripted if cfg.num_players > 1 else "random"
     )
     gamma, scale = cfg.ppo.gamma, cfg.reward_scale
     obs, _ = env.reset(seed=seed)

@@ -19,8 +19,9 @@ from typing import Any
 
 from qwixx_env import bots
 from qwixx_env.arena.schedule import parse_bot, table_options_in
+from qwixx_env.core.options import TableOptions
 from qwixx_env.core.policies import POLICY_NAMES
-from qwixx_env.core.rewards import REWARD_MODES, check_reward
+from qwixx_env.core.rewards import REWARD_MODES
 from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES
 from qwixx_env.nets import AFTERSTATE_TABLES, INPUTS, afterstate_tables
 from qwixx_env.training.config_schema import build, plain
@@ -140,9 +141,14 @@ class TrainConfig:
     bc: BCConfig | None = None  # None: no warm start
 
     @property
+    def table(self) -> TableOptions:
+        """The run's table options, checked as every env checks them."""
+        return TableOptions(num_players=self.num_players, variant=self.variant, lucky=self.lucky, reward=self.reward)
+
+    @property
     def reward_mode(self) -> str:
         """The reward mode in force (the env's default when `reward` is not given)."""
-        return check_reward(self.reward, self.num_players)
+        return self.table.reward
 
     @property
     def eval_opponents(self) -> tuple[str, ...]:
@@ -184,11 +190,9 @@ def _check_together(cfg: TrainConfig) -> None:
             f"name: got {cfg.name!r}; expected a non-empty relative name without '..' (it names the run "
             "folder runs/<name>)"
         )
-    try:
-        check_reward(cfg.reward, cfg.num_players)
-    except ValueError as err:
-        message = str(err)
-        raise ValueError(message if message.startswith("reward:") else f"reward: {message}") from None
+    # the table options together, as every env checks them (a solo game has no 'win' reward,
+    # classic no lucky rule but the default)
+    _ = cfg.table
     if "afterstate" in cfg.inputs and (cfg.variant, cfg.num_players) not in AFTERSTATE_TABLES:
         raise ValueError(
             f"inputs: 'afterstate' needs a table with a win-chance network ({afterstate_tables()}); got "

@@ -90,9 +90,7 @@ class Trainer:
             check_entries(state["pool"], found / checkpoint.SNAPSHOTS)
         out.mkdir(parents=True, exist_ok=True)
         write_atomically(out / "config.yaml", yaml.safe_dump(cfg.to_dict(), sort_keys=False).encode())
-        self.env = QwixxVectorEnv(
-            cfg.num_envs, cfg.num_players, cfg.variant, lucky=cfg.lucky, reward=cfg.reward_mode, learner_seat="random",
-        )
+        self.env = QwixxVectorEnv(cfg.num_envs, **cfg.table.kwargs(), learner_seat="random")
         venv = Sb3VecEnv(self.env)
         if "afterstate" in cfg.inputs:
             venv = AfterstateInputs(venv)

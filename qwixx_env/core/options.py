@@ -85,6 +85,11 @@ class TableOptions:
         """The option names, in order (the keyword arguments every constructor takes)."""
         return tuple(f.name for f in fields(cls) if f.init)
 
+    def kwargs(self) -> dict[str, Any]:
+        """The options as keyword arguments for any constructor that takes table options
+        (``QwixxVectorEnv(64, **table.kwargs())``)."""
+        return {name: getattr(self, name) for name in self.names()}
+
     @property
     def start_seat(self) -> int:
         """The first active seat as the kernels take it: a seat, or -1 for ``"random"``."""
