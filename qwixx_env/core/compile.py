@@ -81,3 +81,35 @@ def kernel(*, refcounts: bool = True, **options: Any) -> Callable:
             numba.config.CACHE_DIR = previous
 
     return wrap
+
+
+def inline_kernel(*, python: bool = False, **options: Any) -> Callable:
+    """Decorator for a helper that kernels call: compiled once per argument types without
+    numba's runtime (as ``kernel(refcounts=False)``), then inlined by LLVM into every kernel
+    that calls it (numba's ``forceinline``), so a call costs nothing at run time.
+
+    Numba's own ``inline="always"`` copies a helper's IR into each caller before typing, and
+    the rules' helpers nest (a step inlines the white action, which inlines the lock and end
+    checks, ...): that copying, repeated for every caller, was most of a new user's first-run
+    compile time. LLVM inlining types and lowers each helper once.
+
+    A helper has no Python entry point (its wrapper, which unboxes a `State` of 12 arrays, is
+    a large part of a small function's compile time) unless ``python=True``, for the few that
+    plain Python calls too: called from Python, a helper without one crashes the interpreter
+    (numba has nothing to call), which is why `KERNEL_ONLY` lists them for a test.
+    """
+    wrappers = {} if python else {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+    compile_helper = kernel(refcounts=False, forceinline=True, **wrappers, **options)
+
+    def wrap(fn: Callable) -> Callable:
+        if not python:
+            KERNEL_ONLY.add(fn.__name__)
+        return compile_helper(fn)
+
+    return wrap
+
+
+# Names of the helpers without a Python entry point: calling one from plain Python crashes
+# the interpreter, so tests/test_cold_start.py checks that the sources never do.
+KERNEL_ONLY: set[str] = set()
+
