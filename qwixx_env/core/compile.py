@@ -7,17 +7,27 @@ other modules (rules.py into the policies, the engines, the bots), so an edit to
 would otherwise leave stale code running elsewhere. The directory is ``$QWIXX_ENV_CACHE/numba/<hash>`` (default cache root as
 for the solver's tables: ``$XDG_CACHE_HOME/qwixx_env`` or ``~/.cache/qwixx_env``), unless
 ``NUMBA_CACHE_DIR`` is set, which then wins as usual.
+
+The first time a process compiles one of these kernels (nothing cached yet: a fresh install,
+or an edit to the kernel sources) it says so once, as a WARNING of the ``qwixx_env`` logger,
+the way matplotlib announces that it is building its font cache: without it a newcomer's
+first game looks like a frozen prompt. A warm cache compiles nothing and says nothing.
+``python -m qwixx_env.warm`` (run by ``make``) fills the cache ahead of time.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 from pathlib import Path
 from typing import Any, Callable
 
 import numba
 from numba import njit
+from numba.core import event
+
+logger = logging.getLogger("qwixx_env")
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -56,6 +66,48 @@ def _kernel_cache_dir() -> str | None:
 
 
 _CACHE_DIR = _kernel_cache_dir()
+
+
+def cache_location() -> str:
+    """Where the compiled kernels are cached, in words for a message."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return f"NUMBA_CACHE_DIR ({os.environ['NUMBA_CACHE_DIR']})"
+    if _CACHE_DIR is None:
+        return "numba's default locations (the package cache directory is not writable)"
+    return _CACHE_DIR
+
+
+COMPILING_MESSAGE = (
+    "qwixx_env is compiling its numba kernels for first use; this takes a few seconds to a "
+    "minute, once: they are cached in %s. `python -m qwixx_env.warm` compiles the common ones "
+    "ahead of time."
+)
+
+
+class _FirstCompileNotice(event.Listener):
+    """Logs `COMPILING_MESSAGE` at the first compile of a package kernel in this process.
+
+    Numba raises a "numba:compile" event only when it compiles (a cache hit raises none),
+    so a warm cache stays silent.
+    """
+
+    def __init__(self) -> None:
+        self.told = False
+
+    def on_start(self, ev: event.Event) -> None:
+        if self.told:
+            return
+        module = getattr(ev.data["dispatcher"].py_func, "__module__", "") or ""
+        if module.startswith("qwixx_env."):
+            self.told = True
+            logger.warning(COMPILING_MESSAGE, cache_location())
+
+    def on_end(self, ev: event.Event) -> None:
+        pass
+
+
+first_compile_notice = _FirstCompileNotice()
+event.register("numba:compile", first_compile_notice)
 
 
 def kernel(*, refcounts: bool = True, **options: Any) -> Callable:
