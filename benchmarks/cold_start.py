@@ -132,7 +132,8 @@ def run_child(snippet: str, cache: Path) -> dict:
     env["QWIXX_ENV_CACHE"] = str(cache)
     start = time.perf_counter()
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, snippet], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-c", CHILD, snippet], env=env, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )
     out, err = child.communicate()
     wall = time.perf_counter() - start
@@ -188,11 +189,11 @@ def show(results: dict) -> None:
     console = Console()
     console.print(table)
     if "aec" in results:
-        kernels = Table(title="aec, cold: every kernel compiled (own CPU: callees compiled inside it taken out)")
+        kernels = Table(title="aec, cold: every kernel compiled (own CPU: its callees' compiles taken out)")
         for col in ("kernel", "args", "depth", "own CPU s", "wall s (with callees)"):
-            kernels.add_column(col, justify="right" if col not in ("kernel", "args") else "left")
+            kernels.add_column(col, no_wrap=True, justify="left" if col in ("kernel", "args") else "right")
         for c in sorted(results["aec"]["cold"]["compiles"], key=lambda c: -c["cpu_s"]):
-            kernels.add_row(c["kernel"].removeprefix("qwixx_env."), c["args"][:40], str(c["depth"]),
+            kernels.add_row(c["kernel"].removeprefix("qwixx_env."), c["args"][:24], str(c["depth"]),
                             f"{c['cpu_s']:.2f}", f"{c['wall_inclusive_s']:.2f}")
         console.print(kernels)
 

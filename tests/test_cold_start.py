@@ -49,7 +49,9 @@ def test_the_notice_names_numba_cache_dir_when_the_user_set_it(monkeypatch):
 def run_snippet(cache_dir) -> str:
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     env["QWIXX_ENV_CACHE"] = str(cache_dir)
-    done = subprocess.run([sys.executable, "-c", SNIPPET], env=env, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", SNIPPET], env=env, capture_output=True, text=True, check=True
+    )
     return done.stderr
 
 
@@ -62,7 +64,8 @@ def test_an_empty_cache_says_so_once_and_a_warm_one_says_nothing(tmp_path):
 
 
 def is_compiled(fn: ast.FunctionDef) -> bool:
-    return any(word in ast.unparse(d) for d in fn.decorator_list for word in ("kernel", "jit", "_inline", "_leaf"))
+    words = ("kernel", "jit", "_inline", "_leaf")
+    return any(word in ast.unparse(d) for d in fn.decorator_list for word in words)
 
 
 def calls_outside_kernels(path: Path, helpers: set[str]) -> list[str]:
@@ -87,7 +90,10 @@ def calls_outside_kernels(path: Path, helpers: set[str]) -> list[str]:
             if isinstance(child, ast.Call) and not compiled:
                 f = child.func
                 bare = isinstance(f, ast.Name) and f.id in names
-                dotted = isinstance(f, ast.Attribute) and f.attr in helpers and isinstance(f.value, ast.Name) and f.value.id in modules
+                dotted = (
+                    isinstance(f, ast.Attribute) and f.attr in helpers
+                    and isinstance(f.value, ast.Name) and f.value.id in modules
+                )
                 if bare or dotted:
                     found.append(f"{path}:{child.lineno}: {ast.unparse(child)}")
             visit(child, inside)
