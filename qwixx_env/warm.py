@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from qwixx_env import BatchedQwixx, QwixxVectorEnv, bots, qwixx_v0
-from qwixx_env.core.compile import cache_location
+from qwixx_env.core.compile import cache_location, first_compile_notice
 
 logger = logging.getLogger("qwixx_env")
 
@@ -69,6 +69,8 @@ def warm() -> None:
 
 def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    first_compile_notice.told = True  # this command says what it does itself
+    print(f"qwixx_env: compiling or loading the kernels of the common entry points into {cache_location()}")
     start = time.perf_counter()
     warm()
     print(f"qwixx_env kernels are cached in {cache_location()} ({time.perf_counter() - start:.0f} s)")
