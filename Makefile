@@ -13,6 +13,8 @@ $(STAMP): pyproject.toml
 	# and the train extra's pin then installs nothing more (never a CUDA build).
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e ".[test,demo,bench,train,lint]"
+	# Compile the common kernels now, so that the first game does not (docs/environment.md).
+	$(PY) -m qwixx_env.warm
 	touch $(STAMP)
 
 # Train a 2-player PPO bot from scratch and play it against the ladder (docs/training.md);

@@ -7,11 +7,18 @@ other modules (rules.py into the policies, the engines, the bots), so an edit to
 would otherwise leave stale code running elsewhere. The directory is ``$QWIXX_ENV_CACHE/numba/<hash>`` (default cache root as
 for the solver's tables: ``$XDG_CACHE_HOME/qwixx_env`` or ``~/.cache/qwixx_env``), unless
 ``NUMBA_CACHE_DIR`` is set, which then wins as usual.
+
+The first time a process compiles one of these kernels (nothing cached yet: a fresh install,
+or an edit to the kernel sources) it says so once, as a WARNING of the ``qwixx_env`` logger,
+the way matplotlib announces that it is building its font cache: without it a newcomer's
+first game looks like a frozen prompt. A warm cache compiles nothing and says nothing.
+``python -m qwixx_env.warm`` (run by ``make``) fills the cache ahead of time.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +26,9 @@ from typing import Any
 
 import numba
 from numba import njit
+from numba.core import event
+
+logger = logging.getLogger("qwixx_env")
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -59,6 +69,48 @@ def _kernel_cache_dir() -> str | None:
 _CACHE_DIR = _kernel_cache_dir()
 
 
+def cache_location() -> str:
+    """Where the compiled kernels are cached, in words for a message."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return f"NUMBA_CACHE_DIR ({os.environ['NUMBA_CACHE_DIR']})"
+    if _CACHE_DIR is None:
+        return "numba's default locations (the package cache directory is not writable)"
+    return _CACHE_DIR
+
+
+COMPILING_MESSAGE = (
+    "qwixx_env is compiling its numba kernels for first use; this takes a few seconds to a "
+    "minute, once: they are cached in %s. `python -m qwixx_env.warm` compiles the common ones "
+    "ahead of time."
+)
+
+
+class _FirstCompileNotice(event.Listener):
+    """Logs `COMPILING_MESSAGE` at the first compile of a package kernel in this process.
+
+    Numba raises a "numba:compile" event only when it compiles (a cache hit raises none),
+    so a warm cache stays silent.
+    """
+
+    def __init__(self) -> None:
+        self.told = False
+
+    def on_start(self, ev: event.Event) -> None:
+        if self.told:
+            return
+        module = getattr(ev.data["dispatcher"].py_func, "__module__", "") or ""
+        if module.startswith("qwixx_env."):
+            self.told = True
+            logger.warning(COMPILING_MESSAGE, cache_location())
+
+    def on_end(self, ev: event.Event) -> None:
+        pass
+
+
+first_compile_notice = _FirstCompileNotice()
+event.register("numba:compile", first_compile_notice)
+
+
 def kernel(*, refcounts: bool = True, **options: Any) -> Callable:
     """Decorator: ``numba.njit(cache=True, nogil=True, **options)`` cached as described above.
 
@@ -82,3 +134,35 @@ def kernel(*, refcounts: bool = True, **options: Any) -> Callable:
             numba.config.CACHE_DIR = previous
 
     return wrap
+
+
+def inline_kernel(*, python: bool = False, **options: Any) -> Callable:
+    """Decorator for a helper that kernels call: compiled once per argument types without
+    numba's runtime (as ``kernel(refcounts=False)``), then inlined by LLVM into every kernel
+    that calls it (numba's ``forceinline``), so a call costs nothing at run time.
+
+    Numba's own ``inline="always"`` copies a helper's IR into each caller before typing, and
+    the rules' helpers nest (a step inlines the white action, which inlines the lock and end
+    checks, ...): that copying, repeated for every caller, was most of a new user's first-run
+    compile time. LLVM inlining types and lowers each helper once.
+
+    A helper has no Python entry point (its wrapper, which unboxes a `State` of 12 arrays, is
+    a large part of a small function's compile time) unless ``python=True``, for the few that
+    plain Python calls too: called from Python, a helper without one crashes the interpreter
+    (numba has nothing to call), which is why `KERNEL_ONLY` lists them for a test.
+    """
+    wrappers = {} if python else {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+    compile_helper = kernel(refcounts=False, forceinline=True, **wrappers, **options)
+
+    def wrap(fn: Callable) -> Callable:
+        if not python:
+            KERNEL_ONLY.add(fn.__name__)
+        return compile_helper(fn)
+
+    return wrap
+
+
+# Names of the helpers without a Python entry point: calling one from plain Python crashes
+# the interpreter, so tests/test_cold_start.py checks that the sources never do.
+KERNEL_ONLY: set[str] = set()
+

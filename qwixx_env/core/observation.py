@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from qwixx_env.core.compile import kernel
+from qwixx_env.core.compile import inline_kernel, kernel
 from qwixx_env.core.rules import active_crossed, row_locked, score
 from qwixx_env.core.state import COLOR, LUCKY, NO_DECISION, PHASES, State, new_state
 from qwixx_env.core.variant import COLORS, Variant, get_variant
@@ -126,7 +126,7 @@ def _clear(out, start, size):
         out[i] = 0.0
 
 
-@kernel(inline="always")  # see rules._inline
+@inline_kernel()  # see rules._inline
 def encode_one(st, tb, off, b, seat, out):
     """Write game b as seen from `seat` into the flat vector `out` (see the module docstring).
 

@@ -9,12 +9,12 @@ from a game's own generator: the dice of a game do not depend on who plays it.
 
 from __future__ import annotations
 
-from qwixx_env.core.compile import kernel
+from qwixx_env.core.compile import inline_kernel
 from qwixx_env.core.heuristic import heuristic_action
 from qwixx_env.core.rules import active_crossed, count, legal_mask_one, random_below, rightmost
 from qwixx_env.core.state import COLOR
 
-_jit = kernel(inline="always", refcounts=False)  # see rules._inline
+_jit = inline_kernel()  # see rules._inline
 
 RANDOM, GREEDY, HEURISTIC = 0, 1, 2  # policy kinds (the batched engine's opponent codes)
 POLICY_NAMES = ("random", "greedy", "heuristic")
@@ -44,7 +44,7 @@ def skipped(st, tb, b, s, action):
     return c - rightmost(st.marks[b, s, r]) - 1
 
 
-@_jit
+@inline_kernel(python=True)  # the greedy bot calls it from Python too
 def greedy_action(st, tb, b, mask, max_skip, penalty_worry):
     """`greedy`: the legal cross that skips fewest numbers, if it skips at most `max_skip`.
 

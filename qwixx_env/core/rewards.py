@@ -8,7 +8,7 @@ in the player's own score since its last reward (the rewards sum to the final sc
 
 from __future__ import annotations
 
-from qwixx_env.core.compile import kernel
+from qwixx_env.core.compile import inline_kernel, kernel
 from qwixx_env.core.rules import score
 from qwixx_env.core.state import OVER
 
@@ -16,7 +16,7 @@ REWARD_MODES = ("win", "score", "score_delta", "margin")
 WIN, SCORE, SCORE_DELTA, MARGIN = range(4)
 
 
-@kernel(inline="always")  # see rules._inline
+@inline_kernel()  # see rules._inline
 def rewards_one(st, tb, b, mode, last_scores, out):
     """Write every seat's reward for the step just taken in game b into `out` (length P).
 

@@ -23,15 +23,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from qwixx_env.core.compile import kernel
+from qwixx_env.core.compile import inline_kernel, kernel
 from qwixx_env.core.state import COLOR, LUCKY, NO_DECISION, OUT_OF_PLAY, OVER, WHITE, State
 from qwixx_env.core.variant import Variant
 
 _jit = kernel(refcounts=False)  # the batch kernels below allocate nothing
-# Functions called from other kernels are inlined at numba level: a call that is not inlined
+# Functions called from other kernels are inlined into them: a call that is not inlined
 # passes the State and RuleTables tuples as ~150 scalar arguments, which cost more than most
-# of these functions do.
-_inline = kernel(inline="always")
+# of these functions do. Helpers that call others are compiled once and inlined by LLVM
+# (`inline_kernel`); small leaves are inlined by numba itself, which copies their few lines
+# into each caller: cheaper, for a leaf, than compiling it on its own. (Numba-inlining the
+# helpers that nest, as this module once did, copied whole call trees into every caller and
+# made a new user's first game compile for a minute.)
+_inline = inline_kernel()
+_leaf = kernel(inline="always")
 
 BONUS, INSTEAD = 1, 2  # RuleTables.lucky_rule
 
@@ -39,7 +44,7 @@ BONUS, INSTEAD = 1, 2  # RuleTables.lucky_rule
 # --- random numbers ---------------------------------------------------------------------
 
 
-@_inline
+@_leaf
 def random_below(rng, b, n):
     """An integer in [0, n) from game b's splitmix64 generator (advances it)."""
     z = rng[b] + np.uint64(0x9E3779B97F4A7C15)
@@ -64,19 +69,19 @@ for _bit in range(15):
     COUNT += _has.astype(np.int8)
 
 
-@_inline
+@_leaf
 def rightmost(row_marks):
     """Index of the rightmost cross of a row bitmask, -1 for an empty row."""
     return np.int64(RIGHTMOST[row_marks])
 
 
-@_inline
+@_leaf
 def count(row_marks):
     """Number of crossed cells of a row bitmask (the lock not included)."""
     return np.int64(COUNT[row_marks])
 
 
-@_inline
+@inline_kernel(python=True)  # also called by the solver's sheet checks
 def may_cross(tb, row_marks, cell):
     """Rules 4 and 5: right of every cross, and a lock cell only with enough crosses."""
     if cell <= rightmost(row_marks):
@@ -84,7 +89,7 @@ def may_cross(tb, row_marks, cell):
     return cell < tb.first_lock_cell or count(row_marks) >= tb.lock_threshold
 
 
-@_inline
+@_leaf
 def row_locked(st, b, r):
     """Rule 8: a row is locked for everyone once any player has crossed its lock."""
     for s in range(st.locks.shape[1]):
@@ -132,7 +137,7 @@ def best_other_score(st, tb, b, s):
     return best, at_best
 
 
-@_inline
+@_leaf
 def _cross(st, tb, b, s, action):
     """Cross one cell; a lock cell crosses the lock too (rule 5)."""
     r = action // tb.cells
@@ -145,7 +150,7 @@ def _cross(st, tb, b, s, action):
 # --- the lucky cross (Longo) -------------------------------------------------------------
 
 
-@_inline
+@_leaf
 def white_sum(st, b):
     return np.int64(st.dice[b, 0]) + np.int64(st.dice[b, 1])
 
@@ -226,20 +231,20 @@ def legal_mask_one(st, tb, b, out):
         for r in range(4):
             if not row_locked(st, b, r):
                 c = tb.cell_of[r, total]
-                if may_cross(tb, st.marks[b, s, r], c):
+                if may_cross(tb, np.int64(st.marks[b, s, r]), c):
                     out[r * K + c] = 1
         if tb.lucky_rule == INSTEAD and is_lucky(st, tb, b, s):
             _mark_lucky_options(st, tb, b, s, 4 * K, out)
         out[4 * K] = 1
     elif phase == LUCKY:
-        _mark_lucky_options(st, tb, b, s, st.pending[b, s], out)  # pass is not an option
+        _mark_lucky_options(st, tb, b, s, np.int64(st.pending[b, s]), out)  # pass is not an option
     elif phase == COLOR:
         for r in range(4):
             if row_locked(st, b, r):
                 continue  # its die is out of play
             for w in range(2):
                 c = tb.cell_of[r, np.int64(st.dice[b, w]) + np.int64(st.dice[b, 2 + r])]
-                if may_cross(tb, st.marks[b, s, r], c):
+                if may_cross(tb, np.int64(st.marks[b, s, r]), c):
                     out[r * K + c] = 1
         out[4 * K] = 1
 
@@ -247,7 +252,7 @@ def legal_mask_one(st, tb, b, out):
 # --- the flow of a roll --------------------------------------------------------------------
 
 
-@_inline
+@_leaf
 def active_crossed(st, tb, b):
     """After the white action: did the active player cross anything in it (lucky included)?"""
     a = st.active[b]
@@ -255,7 +260,7 @@ def active_crossed(st, tb, b):
     return (p >= 0 and p < 4 * tb.cells) or st.pending_lucky[b, a] >= 0
 
 
-@_inline
+@_leaf
 def ends_game(st, tb, b, s, penalties, n_locked):
     """Rule 9 for game b with seat s's penalties and the count of locked rows replaced by
     `penalties` and `n_locked` (a scratch position): two rows locked, or a fourth penalty."""
@@ -273,7 +278,7 @@ def _game_ends(st, tb, b):
     return ends_game(st, tb, b, 0, st.penalties[b, 0], locked_row_count(st, b))
 
 
-@_inline
+@_leaf
 def win_share(own, best_other, others_at_best):
     """A seat's share of the win at the end: 1 above every other score, 1/k in a tie for the
     top between k seats (itself and `others_at_best` others), else 0."""
@@ -307,9 +312,9 @@ def _resolve_white(st, tb, b):
     K = tb.cells
     for s in range(st.marks.shape[1]):
         if 0 <= st.pending[b, s] < 4 * K:
-            _cross(st, tb, b, s, st.pending[b, s])
+            _cross(st, tb, b, s, np.int64(st.pending[b, s]))
         if st.pending_lucky[b, s] >= 0:
-            _cross(st, tb, b, s, st.pending_lucky[b, s])
+            _cross(st, tb, b, s, np.int64(st.pending_lucky[b, s]))
     for r in range(4):
         if row_locked(st, b, r):
             st.dice[b, 2 + r] = OUT_OF_PLAY  # rule 8: the die leaves play at once

@@ -60,7 +60,7 @@ def step_games(st, tb, off, actions, mode, last_scores, rewards, done, masks, ob
             for s in range(rewards.shape[1]):
                 rewards[b, s] = 0
         rules.legal_mask_one(st, tb, b, masks[b])
-        encode_one(st, tb, off, b, st.turn[b], obs[b])
+        encode_one(st, tb, off, b, np.int64(st.turn[b]), obs[b])  # int64 like other callers
     return -1
 
 
@@ -68,7 +68,7 @@ def step_games(st, tb, off, actions, mode, last_scores, rewards, done, masks, ob
 def observe_games(st, tb, off, masks, obs):
     for b in range(st.phase.shape[0]):
         rules.legal_mask_one(st, tb, b, masks[b])
-        encode_one(st, tb, off, b, st.turn[b], obs[b])
+        encode_one(st, tb, off, b, np.int64(st.turn[b]), obs[b])  # int64 like other callers
 
 
 def game_seeds(seed: int | Sequence[int] | None, num_games: int) -> np.ndarray:

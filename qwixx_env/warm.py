@@ -1,0 +1,81 @@
+"""Fill the kernel cache ahead of time: ``python -m qwixx_env.warm`` (``make`` runs it).
+
+A fresh install has no compiled kernels, so the first game of each entry point compiles them
+(see `qwixx_env.core.compile`). This plays a short game through each entry point a newcomer
+meets first, which compiles and caches exactly the kernels, for exactly the argument types,
+those entry points use: the AEC environment (`qwixx_v0`), the batched engine
+(`BatchedQwixx`), the Gymnasium vector env with its scripted opponents (`QwixxVectorEnv`) and
+the heuristic bot. Kernels do not depend on the variant or the player count (those are
+values, not types), so one game of each covers them all. A warm cache makes this a no-op in
+all but the time to load it.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+
+import numpy as np
+
+from qwixx_env import BatchedQwixx, QwixxVectorEnv, bots, qwixx_v0
+from qwixx_env.core.compile import cache_location, first_compile_notice
+
+logger = logging.getLogger("qwixx_env")
+
+
+def _aec_game(bot_name: str | None = None) -> None:
+    env = qwixx_v0.env(num_players=2)
+    bot = None if bot_name is None else bots.make(bot_name)
+    env.reset(seed=0)
+    for _ in env.agent_iter():
+        obs, _, termination, truncation, _ = env.last()
+        if termination or truncation:
+            env.step(None)
+        else:
+            env.step(int(obs["action_mask"].argmax()) if bot is None else bot.act(obs))
+
+
+def _batched_steps() -> None:
+    engine = BatchedQwixx(2)
+    _, masks = engine.reset(seed=0)
+    for _ in range(3):
+        _, masks, _, _ = engine.step(masks.argmax(axis=1))
+
+
+def _vector_steps() -> None:
+    envs = QwixxVectorEnv(3, opponents={"random": 1.0, "greedy": 1.0, "heuristic": 1.0})
+    obs, _ = envs.reset(seed=0)
+    for _ in range(3):
+        obs, *_ = envs.step(np.asarray(obs["action_mask"]).argmax(axis=1))
+
+
+# What is warmed, in order: (name, function).
+ENTRY_POINTS = (
+    ("qwixx_v0 (AEC)", _aec_game),
+    ("heuristic bot", lambda: _aec_game("heuristic")),
+    ("BatchedQwixx", _batched_steps),
+    ("QwixxVectorEnv", _vector_steps),
+)
+
+
+def warm() -> None:
+    """Compile (or load) the kernels of every entry point in `ENTRY_POINTS`."""
+    for name, play in ENTRY_POINTS:
+        start = time.perf_counter()
+        play()
+        logger.info("warm: %s ready (%.1f s)", name, time.perf_counter() - start)
+
+
+def main() -> int:
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    first_compile_notice.told = True  # this command says what it does itself
+    print(f"qwixx_env: compiling or loading the kernels of the common entry points into {cache_location()}")
+    start = time.perf_counter()
+    warm()
+    print(f"qwixx_env kernels are cached in {cache_location()} ({time.perf_counter() - start:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

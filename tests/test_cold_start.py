@@ -1,0 +1,113 @@
+"""The first-compile notice: said once when kernels are compiled, never from a warm cache."""
+
+from __future__ import annotations
+
+import ast
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+from qwixx_env.core import compile as kernel_compile
+from qwixx_env.core import rules
+
+# Compiles one small package kernel (a cold cache) or loads it (a warm one).
+SNIPPET = """
+import numpy as np
+from qwixx_env.core import rules
+from qwixx_env.core.state import new_state
+from qwixx_env.core.variant import get_variant
+variant = get_variant("classic")
+rules.scores(variant, new_state(2))
+"""
+
+
+def compile_event(fn):
+    return SimpleNamespace(data={"dispatcher": SimpleNamespace(py_func=fn)})
+
+
+def test_the_notice_is_logged_once_for_package_kernels(caplog):
+    notice = kernel_compile._FirstCompileNotice()
+    with caplog.at_level(logging.WARNING, logger="qwixx_env"):
+        notice.on_start(compile_event(len))  # not a package kernel
+        assert caplog.records == []
+        notice.on_start(compile_event(rules.reset_batch.py_func))
+        notice.on_start(compile_event(rules.apply_batch.py_func))
+    assert len(caplog.records) == 1
+    record = caplog.records[0]
+    assert record.name == "qwixx_env" and record.levelno == logging.WARNING
+    assert "compiling" in record.getMessage() and kernel_compile.cache_location() in record.getMessage()
+
+
+def test_the_notice_names_numba_cache_dir_when_the_user_set_it(monkeypatch):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", "/somewhere/numba")
+    assert "/somewhere/numba" in kernel_compile.cache_location()
+
+
+def run_snippet(cache_dir) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["QWIXX_ENV_CACHE"] = str(cache_dir)
+    done = subprocess.run(
+        [sys.executable, "-c", SNIPPET], env=env, capture_output=True, text=True, check=True
+    )
+    return done.stderr
+
+
+def test_an_empty_cache_says_so_once_and_a_warm_one_says_nothing(tmp_path):
+    cold = run_snippet(tmp_path)
+    assert cold.count("compiling its numba kernels") == 1
+    assert str(tmp_path) in cold
+    warm = run_snippet(tmp_path)
+    assert "compiling" not in warm
+
+
+def is_compiled(fn: ast.FunctionDef) -> bool:
+    words = ("kernel", "jit", "_inline", "_leaf")
+    return any(word in ast.unparse(d) for d in fn.decorator_list for word in words)
+
+
+def calls_outside_kernels(path: Path, helpers: set[str]) -> list[str]:
+    """Calls of package `helpers` in `path` that plain Python makes (not inside a compiled
+    function). A name counts where the file defines it or imports it from qwixx_env, called
+    bare or as an attribute of a module imported from qwixx_env."""
+    tree = ast.parse(path.read_text())
+    names, modules = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("qwixx_env"):
+            for alias in node.names:
+                (names if alias.name in helpers else modules).add(alias.asname or alias.name)
+        elif isinstance(node, ast.FunctionDef) and node.name in helpers and is_compiled(node):
+            names.add(node.name)
+    found = []
+
+    def visit(node: ast.AST, compiled: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            inside = compiled
+            if isinstance(child, ast.FunctionDef):
+                inside = is_compiled(child)
+            if isinstance(child, ast.Call) and not compiled:
+                f = child.func
+                bare = isinstance(f, ast.Name) and f.id in names
+                dotted = (
+                    isinstance(f, ast.Attribute) and f.attr in helpers
+                    and isinstance(f.value, ast.Name) and f.value.id in modules
+                )
+                if bare or dotted:
+                    found.append(f"{path}:{child.lineno}: {ast.unparse(child)}")
+            visit(child, inside)
+
+    visit(tree, False)
+    return found
+
+
+def test_no_python_code_calls_a_helper_without_a_python_entry_point():
+    # Importing the kernel modules registers their helpers.
+    import qwixx_env.envs  # noqa: F401
+    import qwixx_env.bots  # noqa: F401
+
+    assert "apply_one" in kernel_compile.KERNEL_ONLY
+    root = Path(__file__).resolve().parent.parent
+    sources = [p for folder in ("qwixx_env", "training", "benchmarks") for p in (root / folder).rglob("*.py")]
+    assert [hit for p in sources for hit in calls_outside_kernels(p, kernel_compile.KERNEL_ONLY)] == []
