@@ -104,8 +104,8 @@ def calls_outside_kernels(path: Path, helpers: set[str]) -> list[str]:
 
 def test_no_python_code_calls_a_helper_without_a_python_entry_point():
     # Importing the kernel modules registers their helpers.
-    import qwixx_env.envs  # noqa: F401
     import qwixx_env.bots  # noqa: F401
+    import qwixx_env.envs  # noqa: F401
 
     assert "apply_one" in kernel_compile.KERNEL_ONLY
     root = Path(__file__).resolve().parent.parent

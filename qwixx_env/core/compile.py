@@ -4,9 +4,10 @@ It is `numba.njit(cache=True, nogil=True)` with one difference: the machine code
 a directory keyed by a hash of the source of the kernel packages (core, envs, solver). Numba
 checks a cached function only against its own file, but our kernels inline the rules from
 other modules (rules.py into the policies, the engines, the bots), so an edit to rules.py
-would otherwise leave stale code running elsewhere. The directory is ``$QWIXX_ENV_CACHE/numba/<hash>`` (default cache root as
-for the solver's tables: ``$XDG_CACHE_HOME/qwixx_env`` or ``~/.cache/qwixx_env``), unless
-``NUMBA_CACHE_DIR`` is set, which then wins as usual.
+would otherwise leave stale code running elsewhere. The directory is
+``$QWIXX_ENV_CACHE/numba/<hash>`` (default cache root as for the solver's tables:
+``$XDG_CACHE_HOME/qwixx_env`` or ``~/.cache/qwixx_env``), unless ``NUMBA_CACHE_DIR`` is set,
+which then wins as usual.
 
 The first time a process compiles one of these kernels (nothing cached yet: a fresh install,
 or an edit to the kernel sources) it says so once, as a WARNING of the ``qwixx_env`` logger,
