@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from qwixx_env.core import compile as kernel_compile
 from qwixx_env.core import rules
 
@@ -111,3 +113,10 @@ def test_no_python_code_calls_a_helper_without_a_python_entry_point():
     root = Path(__file__).resolve().parent.parent
     sources = [p for folder in ("qwixx_env", "training", "benchmarks") for p in (root / folder).rglob("*.py")]
     assert [hit for p in sources for hit in calls_outside_kernels(p, kernel_compile.KERNEL_ONLY)] == []
+
+
+def test_a_helper_without_a_python_entry_point_refuses_a_python_call():
+    from qwixx_env.core import get_variant, new_state
+
+    with pytest.raises(TypeError, match=r"qwixx_env.core.rules.score is called from compiled kernels only"):
+        rules.score(new_state(2), get_variant("classic").tables, 0, 0)

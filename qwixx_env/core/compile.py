@@ -28,6 +28,7 @@ from typing import Any
 import numba
 from numba import njit
 from numba.core import event
+from numba.core.registry import CPUDispatcher
 
 logger = logging.getLogger("qwixx_env")
 
@@ -149,21 +150,32 @@ def inline_kernel(*, python: bool = False, **options: Any) -> Callable:
 
     A helper has no Python entry point (its wrapper, which unboxes a `State` of 12 arrays, is
     a large part of a small function's compile time) unless ``python=True``, for the few that
-    plain Python calls too: called from Python, a helper without one crashes the interpreter
-    (numba has nothing to call), which is why `KERNEL_ONLY` lists them for a test.
+    plain Python calls too. Called from Python, a helper without one raises `TypeError`
+    (`KernelOnly`) instead of calling into code that is not there; `KERNEL_ONLY` lists them.
     """
     wrappers = {} if python else {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
     compile_helper = kernel(refcounts=False, forceinline=True, **wrappers, **options)
 
     def wrap(fn: Callable) -> Callable:
+        helper = compile_helper(fn)
         if not python:
             KERNEL_ONLY.add(fn.__name__)
-        return compile_helper(fn)
+            helper.__class__ = KernelOnly  # numba still sees a dispatcher; Python gets a clear error
+        return helper
 
     return wrap
 
 
-# Names of the helpers without a Python entry point: calling one from plain Python crashes
-# the interpreter, so tests/test_cold_start.py checks that the sources never do.
-KERNEL_ONLY: set[str] = set()
+class KernelOnly(CPUDispatcher):
+    """A compiled helper that only kernels may call (see `inline_kernel`): calling it from
+    Python raises `TypeError`, where numba itself would call a missing entry point and crash."""
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            f"{self.py_func.__module__}.{self.py_func.__name__} is called from compiled kernels only "
+            "(it has no Python entry point); call the batch functions of qwixx_env.core.rules instead"
+        )
+
+
+# Names of the helpers without a Python entry point (see `KernelOnly`).
+KERNEL_ONLY: set[str] = set()
