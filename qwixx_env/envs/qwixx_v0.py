@@ -84,9 +84,10 @@ from pettingzoo import AECEnv
 
 from qwixx_env.core import rules
 from qwixx_env.core.checks import check_choice, check_seed
-from qwixx_env.core.observation import encode_batch, layout_for
+from qwixx_env.core.compile import kernel
+from qwixx_env.core.observation import encode_one, layout_for
 from qwixx_env.core.options import TableOptions
-from qwixx_env.core.rewards import REWARD_MODES, rewards_batch
+from qwixx_env.core.rewards import REWARD_MODES, rewards_one
 from qwixx_env.core.snapshot import snapshot as _snapshot
 from qwixx_env.core.state import OVER, PHASES, new_state, seed_to_rng
 from qwixx_env.core.variant import decode_action
@@ -94,7 +95,29 @@ from qwixx_env.envs.guard import GuardedEnv
 from qwixx_env.envs.render import render_text
 
 RENDER_MODES = (None, "ansi", "human")
+RESET, STEP, OBSERVE = 0, 1, 2  # what `aec_kernel` does
 RECORD_FORMAT = "qwixx_env.record/1"
+
+
+@kernel(refcounts=False)
+def aec_kernel(op, st, tb, off, action, mask, mode, last_scores, rewards, seat, obs, start_player, lucky_numbers):
+    """The AEC env's one compiled entry point, for its one game (index 0): `RESET` starts a
+    new game and writes its first mask; `STEP` applies ``action[0]``, then writes the next
+    decision's mask and every seat's reward in `mode`; `OBSERVE` writes the game as seat
+    ``seat[0]`` sees it into ``obs[0]``. One kernel rather than one per job: a new user's first
+    game compiles it once (the cost of a compile is mostly per kernel)."""
+    if op == RESET:
+        rules.reset_one(st, tb, 0, start_player, lucky_numbers)
+        for s in range(last_scores.shape[1]):
+            last_scores[0, s] = 0
+        rules.legal_mask_one(st, tb, 0, mask[0])
+    elif op == STEP:
+        if st.phase[0] != OVER:
+            rules.apply_one(st, tb, 0, action[0])
+        rules.legal_mask_one(st, tb, 0, mask[0])
+        rewards_one(st, tb, 0, mode, last_scores, rewards[0])
+    else:
+        encode_one(st, tb, off, 0, seat[0], obs[0])
 
 
 def env(**kwargs: Any) -> GuardedEnv:
@@ -157,15 +180,13 @@ class raw_env(AECEnv, EzPickle):
         self._rewards = np.zeros((1, P), np.int64)
         self._action = np.zeros(1, np.int64)
         self._seat = np.zeros(1, np.int64)
-        step_k = rules.compiled(rules.apply_and_mask_batch, st, tb, self._action, self._mask)
-        mask_k = rules.compiled(rules.mask_batch, st, tb, self._mask)
-        mode = REWARD_MODES.index(reward)
-        rewards_k = rules.compiled(rewards_batch, st, tb, mode, self._last_scores, self._rewards)
-        encode_k = rules.compiled(encode_batch, st, tb, off, self._seat, np.zeros((1, self.layout.size), np.float32))
-        self._step_kernel = lambda: step_k(st, tb, self._action, self._mask)
-        self._mask_kernel = lambda: mask_k(st, tb, self._mask)
-        self._rewards_kernel = lambda: rewards_k(st, tb, mode, self._last_scores, self._rewards)
-        self._encode_kernel = lambda out: encode_k(st, tb, off, self._seat, out)
+        lucky = np.zeros((P, 2), np.int64) if self._fixed_lucky is None else self._fixed_lucky
+        args = (st, tb, off, self._action, self._mask, REWARD_MODES.index(reward), self._last_scores,
+                self._rewards, self._seat, np.zeros((1, self.layout.size), np.float32), self._start_player, lucky)
+        k = rules.compiled(aec_kernel, RESET, *args)
+        self._reset_kernel = lambda: k(RESET, *args)
+        self._step_kernel = lambda: k(STEP, *args)  # apply, then the next mask and the rewards
+        self._encode_kernel = lambda out: k(OBSERVE, *args[:9], out, *args[10:])
 
     # --- PettingZoo API -----------------------------------------------------------------
 
@@ -196,16 +217,14 @@ class raw_env(AECEnv, EzPickle):
             "rolls": [],
             "decisions": [],
         }
-        rules.reset(self.variant, st, start_player=self._start_player, lucky_numbers=self._fixed_lucky)
+        self._reset_kernel()  # the new game and its first mask
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0 for a in self.agents}
         self._cumulative_rewards = {a: 0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {} for a in self.agents}
-        self._last_scores[:] = 0
         self._record["rolls"].append(self._dice_now())
-        self._mask_kernel()
         self._after_decision()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
@@ -229,7 +248,7 @@ class raw_env(AECEnv, EzPickle):
         roll_before = int(st.roll[0])
         self._cumulative_rewards[agent] = 0
         self._action[0] = action
-        self._step_kernel()  # apply, then the next decision's mask
+        self._step_kernel()  # apply, then the next decision's mask and the rewards
         self._record["decisions"].append([self.agent_name_mapping[agent], action])
         if st.roll[0] != roll_before:
             self._record["rolls"].append(self._dice_now())
@@ -324,5 +343,4 @@ class raw_env(AECEnv, EzPickle):
         if self.reward_mode != "score_delta" and self.core_state.phase[0] != OVER:
             self.rewards = dict.fromkeys(self.agents, 0)  # terminal modes: nothing until the end
             return
-        self._rewards_kernel()
         self.rewards = dict(zip(self.agents, self._rewards[0].tolist()))
