@@ -172,8 +172,8 @@ class raw_env(AECEnv, EzPickle):
         self.action_spaces = {a: spaces.Discrete(self.num_actions) for a in self.possible_agents}
         self.core_state = new_state(P)
         self._rng_ready = False
-        # Buffers the kernels write into, and the kernels resolved once for their types
-        # (see rules.compiled): a step makes two or three direct calls into compiled code.
+        # Buffers the kernel writes into, and the kernel resolved once for their types (see
+        # rules.compiled): a step is one direct call into compiled code, an observation one more.
         st, tb, off = self.core_state, self.variant.tables, self.layout.offsets
         self._mask = np.zeros((1, self.num_actions), np.int8)
         self._last_scores = np.zeros((1, P), np.int64)
