@@ -719,3 +719,8 @@ def test_checkpoints_load_from_an_installed_wheel(tmp_path):
         and Path(folder) == tmp_path / "site/qwixx_env/checkpoints"
     )
     assert action in ("4", "44")
+
+
+def test_the_old_home_of_export_policy_says_where_it_went():
+    with pytest.raises(AttributeError, match=r"export_policy moved to qwixx_env.training.export"):
+        pretrained.export_policy  # noqa: B018

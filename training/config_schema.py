@@ -9,11 +9,11 @@ path (``ppo.learning_rate``), the value and what is accepted.
 from __future__ import annotations
 
 import dataclasses
-import math
 import types
 import typing
 from typing import Any, Union
 
+from qwixx_env.core.checks import is_int, is_number
 from qwixx_env.training.config_yaml import number_hint
 
 
@@ -58,8 +58,8 @@ def _value(hint: Any, value: Any, key: str, rules: dict[str, Any]) -> Any:
             raise ValueError(f"{key}: got {value!r}; expected a mapping name -> {_describe(args[1], rules)}")
         return {_value(args[0], k, f"{key}.{k}", {}): _value(args[1], v, f"{key}.{k}", rules) for k, v in value.items()}
     ok = (
-        (hint is int and isinstance(value, int) and not isinstance(value, bool))
-        or (hint is float and isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value))
+        (hint is int and is_int(value))
+        or (hint is float and is_number(value))
         or (hint in (str, bool) and isinstance(value, hint))
     )
     low, high, choices = rules.get("low"), rules.get("high"), rules.get("choices")

@@ -33,6 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from qwixx_env.core.checks import check_int
 from qwixx_env.core.rewards import check_reward
 from qwixx_env.files import write_atomically
 from qwixx_env.training.benchmark import (
@@ -82,8 +83,8 @@ def publish(
         ("--workers", workers, 1),
         ("--seed", seed, 0),
     ):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
-            raise ValueError(f"{option}: got {value!r}; expected an integer >= {low}")
+        if value is not None:
+            check_int(option, value, minimum=low, accepted=f"an integer >= {low}")
     policy, spec = read_run(run_dir)  # checked before anything is written
     meta = spec["meta"]
     config = meta.get("config") or {}

@@ -120,3 +120,12 @@ def _register_folder(folder: Path) -> list[str]:
 
 
 _register_folder(checkpoints_dir())
+
+
+def __getattr__(name: str) -> Any:
+    if name == "export_policy":  # it lived here before the training layer had a home
+        raise AttributeError(
+            "export_policy moved to qwixx_env.training.export (it needs the train extra: torch, "
+            "stable-baselines3): from qwixx_env.training.export import export_policy"
+        )
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -83,7 +83,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from qwixx_env.core import rules
-from qwixx_env.core.checks import check_choice, check_seed
+from qwixx_env.core.checks import check_choice, check_seed, is_int
 from qwixx_env.core.compile import kernel
 from qwixx_env.core.observation import encode_one, layout_for
 from qwixx_env.core.options import TableOptions
@@ -326,7 +326,7 @@ class raw_env(AECEnv, EzPickle):
 
     def _illegal_message(self, agent: str, action: Any) -> str:
         legal = ", ".join(f"{a} ({self._mark_text(a)})" for a in self.legal_actions())
-        if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+        if not is_int(action):
             return f"{agent}: action {action!r} is not an integer action; legal now: [{legal}]"
         if not 0 <= action < self.num_actions:
             return (
