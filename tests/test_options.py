@@ -96,5 +96,5 @@ def test_check_number_choice_seed_and_flag():
     with pytest.raises(ValueError, match=r"^seed: got -1; expected None or a non-negative integer$"):
         check_seed(-1)
     assert check_flag("f", np.bool_(True)) is True
-    with pytest.raises(ValueError, match=r"^f: got 1; expected True or False$"):
+    with pytest.raises(ValueError, match=r"^f: got 1; expected true or false$"):
         check_flag("f", 1)

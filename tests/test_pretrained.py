@@ -627,7 +627,7 @@ def test_a_crash_between_the_two_files_leaves_a_pair_loading_refuses(tmp_path, m
     """The npz is renamed into place first; if the JSON never follows, the old JSON's sha256
     no longer matches and loading says so, rather than running weights it did not describe."""
     path = tiny_checkpoint(tmp_path, seed=0)
-    real = pretrained.write_atomically
+    real = checkpoint.write_atomically
 
     def crash_on_json(target, data):
         if target.suffix == ".json":

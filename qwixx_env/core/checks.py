@@ -86,4 +86,4 @@ def check_flag(name: str, value: Any) -> bool:
     """`value` if it is a bool (True or False, not a number or a string)."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    raise ValueError(f"{name}: got {value!r}; expected True or False")
+    raise ValueError(f"{name}: got {value!r}; expected true or false")
