@@ -57,6 +57,7 @@ def run_snippet(cache_dir) -> str:
     return done.stderr
 
 
+@pytest.mark.slow
 def test_an_empty_cache_says_so_once_and_a_warm_one_says_nothing(tmp_path):
     cold = run_snippet(tmp_path)
     assert cold.count("compiling its numba kernels") == 1

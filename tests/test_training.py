@@ -490,6 +490,7 @@ def test_a_kill_between_the_two_renames_leaves_the_old_checkpoint_found(tmp_path
 # --- behaviour cloning -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_behaviour_cloning_agrees_with_the_teacher_far_above_chance():
     from sb3_contrib import MaskablePPO
 
