@@ -106,18 +106,18 @@ def aec_kernel(op, st, tb, off, action, mask, mode, last_scores, rewards, seat, 
     decision's mask and every seat's reward in `mode`; `OBSERVE` writes the game as seat
     ``seat[0]`` sees it into ``obs[0]``. One kernel rather than one per job: a new user's first
     game compiles it once (the cost of a compile is mostly per kernel)."""
+    if op == OBSERVE:
+        encode_one(st, tb, off, 0, seat[0], obs[0])
+        return
     if op == RESET:
         rules.reset_one(st, tb, 0, start_player, lucky_numbers)
         for s in range(last_scores.shape[1]):
             last_scores[0, s] = 0
-        rules.legal_mask_one(st, tb, 0, mask[0])
-    elif op == STEP:
+    else:
         if st.phase[0] != OVER:
             rules.apply_one(st, tb, 0, action[0])
-        rules.legal_mask_one(st, tb, 0, mask[0])
         rewards_one(st, tb, 0, mode, last_scores, rewards[0])
-    else:
-        encode_one(st, tb, off, 0, seat[0], obs[0])
+    rules.legal_mask_one(st, tb, 0, mask[0])  # one call site: LLVM inlines its body once
 
 
 def env(**kwargs: Any) -> GuardedEnv:
