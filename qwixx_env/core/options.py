@@ -95,9 +95,12 @@ class TableOptions:
         """The first active seat as the kernels take it: a seat, or -1 for ``"random"``."""
         return -1 if self.start_player == "random" else int(self.start_player)
 
-    def lucky_array(self) -> np.ndarray | None:
-        """The fixed lucky numbers as a (P, 2) int64 array for the kernels, or None."""
-        return None if self.lucky_numbers is None else np.array(self.lucky_numbers, np.int64)
+    def lucky_array(self) -> np.ndarray:
+        """The lucky numbers as the kernels take them: (P, 2) int64, a row of zeros where a
+        seat's numbers are drawn each game (`rules.reset_one`)."""
+        if self.lucky_numbers is None:
+            return np.zeros((self.num_players, 2), np.int64)
+        return np.array(self.lucky_numbers, np.int64)
 
     def as_dict(self) -> dict[str, Any]:
         """The options as JSON-ready data (lists for the sequences), as a game record stores them."""

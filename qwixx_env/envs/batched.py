@@ -133,10 +133,9 @@ class BatchedQwixx:
         )
         self.variant = self.table.rules
         self.num_games, self.num_players = num_games, self.table.num_players
-        fixed = self.table.lucky_array()
         # what the kernels read: the fixed lucky numbers (zeros: drawn each game), the first
         # active seat (-1: drawn), the reward mode's index
-        self.lucky_numbers = np.zeros((self.num_players, 2), np.int64) if fixed is None else fixed
+        self.lucky_numbers = self.table.lucky_array()
         self.start_seat = self.table.start_seat
         self.reward_mode = self.table.reward
         self.reward_index = REWARD_MODES.index(self.reward_mode)

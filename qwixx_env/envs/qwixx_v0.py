@@ -153,8 +153,6 @@ class raw_env(AECEnv, EzPickle):
         self.variant = self.table.rules
         self.num_actions = self.variant.num_actions
         P = self.table.num_players
-        self._fixed_lucky = self.table.lucky_array()
-        self._start_player = self.table.start_seat
         reward = self.table.reward
         self.options = self.table.as_dict()
         self.render_mode = render_mode
@@ -180,9 +178,9 @@ class raw_env(AECEnv, EzPickle):
         self._rewards = np.zeros((1, P), np.int64)
         self._action = np.zeros(1, np.int64)
         self._seat = np.zeros(1, np.int64)
-        lucky = np.zeros((P, 2), np.int64) if self._fixed_lucky is None else self._fixed_lucky
         args = (st, tb, off, self._action, self._mask, REWARD_MODES.index(reward), self._last_scores,
-                self._rewards, self._seat, np.zeros((1, self.layout.size), np.float32), self._start_player, lucky)
+                self._rewards, self._seat, np.zeros((1, self.layout.size), np.float32), self.table.start_seat,
+                self.table.lucky_array())
         k = rules.compiled(aec_kernel, RESET, *args)
         self._reset_kernel = lambda: k(RESET, *args)
         self._step_kernel = lambda: k(STEP, *args)  # apply, then the next mask and the rewards
