@@ -178,13 +178,13 @@ class raw_env(AECEnv, EzPickle):
         self._rewards = np.zeros((1, P), np.int64)
         self._action = np.zeros(1, np.int64)
         self._seat = np.zeros(1, np.int64)
+        self._obs = np.zeros((1, self.layout.size), np.float32)
         args = (st, tb, off, self._action, self._mask, REWARD_MODES.index(reward), self._last_scores,
-                self._rewards, self._seat, np.zeros((1, self.layout.size), np.float32), self.table.start_seat,
-                self.table.lucky_array())
+                self._rewards, self._seat, self._obs, self.table.start_seat, self.table.lucky_array())
         k = rules.compiled(aec_kernel, RESET, *args)
         self._reset_kernel = lambda: k(RESET, *args)
         self._step_kernel = lambda: k(STEP, *args)  # apply, then the next mask and the rewards
-        self._encode_kernel = lambda out: k(OBSERVE, *args[:9], out, *args[10:])
+        self._encode_kernel = lambda: k(OBSERVE, *args)  # into self._obs
 
     # --- PettingZoo API -----------------------------------------------------------------
 
@@ -227,9 +227,8 @@ class raw_env(AECEnv, EzPickle):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         self._seat[0] = self.agent_name_mapping[agent]
-        obs = np.empty((1, self.layout.size), np.float32)
-        self._encode_kernel(obs)
-        obs = obs[0]
+        self._encode_kernel()
+        obs = self._obs[0].copy()  # the caller keeps it: the buffer is written again next time
         if agent == self.agent_selection and self.core_state.phase[0] != OVER:
             mask = self._mask[0].copy()
         else:
