@@ -26,7 +26,7 @@ from qwixx_env.core.heuristic import weights_array
 from qwixx_env.core.scratch import new_scratch
 from qwixx_env.core.state import new_state
 from qwixx_env.core.variant import get_variant
-from qwixx_env.nets import afterstate_tables, check_afterstate_table, win_chance_network
+from qwixx_env.nets import check_afterstate_table, win_chance_network
 from qwixx_env.nets.afterstate import (  # noqa: F401 (their former home: these names still import from here)
     INPUT_SCALE,
     afterstate_chances,
@@ -34,9 +34,6 @@ from qwixx_env.nets.afterstate import (  # noqa: F401 (their former home: these 
     afterstate_inputs,
     afterstate_policy,
 )
-
-check_table = check_afterstate_table  # the former names
-tables = afterstate_tables
 
 
 class AfterstateBot:
