@@ -8,7 +8,7 @@ import pytest
 
 from qwixx_env.core.value import num_features
 from qwixx_env.nets import CheckpointError, checkpoints_dir, win_chance_network, write_win_chance
-from qwixx_env.nets.checkpoint import POLICY, WIN_CHANCE, json_and_npz, read
+from qwixx_env.nets.checkpoint import POLICY, WIN_CHANCE, json_and_npz, read, write
 from qwixx_env.nets.win_chance import kernel_arrays, networks_dir
 
 SHIPPED = [("value", 2), ("afterstate", 2), ("afterstate", 3), ("afterstate", 4)]
@@ -61,4 +61,14 @@ def test_a_network_of_the_wrong_width_is_refused_before_anything_is_written(tmp_
     net = random_network(2, np.random.default_rng(1))
     with pytest.raises(CheckpointError, match=r"networks.win_chance\[0\].in: got 36; the features have 52"):
         write_win_chance(tmp_path / "x", net, variant="classic", num_players=3, meta={})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_network_the_kernels_cannot_run_is_refused_when_written(tmp_path):
+    w1, b1, w2, b2, w3, b3 = random_network(2, np.random.default_rng(2))
+    two_layers = (w1, b1, np.zeros((8, 1)), np.zeros(1))
+    with pytest.raises(CheckpointError, match=r"networks.win_chance: expected three layers, relu, relu"):
+        write(tmp_path / "x", {"variant": "classic", "num_players": 2, "num_features": num_features(2), "meta": {}},
+              {"win_chance": [(two_layers[0].T, two_layers[1], "relu"), (two_layers[2].T, two_layers[3], None)]},
+              WIN_CHANCE)
     assert list(tmp_path.iterdir()) == []

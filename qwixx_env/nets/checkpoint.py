@@ -285,6 +285,9 @@ def check_spec(spec: Any, source: str, kind: Kind = POLICY) -> None:
             raise bad(f"num_features: got {spec['num_features']!r}; a table of {num_players} has {size}")
         width, outputs, inputs = size, {"win_chance": 1}, "the features have"
     _check_networks(spec["networks"], kind, width, outputs, bad, inputs)
+    activations = [layer["activation"] for layer in spec["networks"].get("win_chance", [])]
+    if kind is WIN_CHANCE and activations != ["relu", "relu", None]:
+        raise bad("networks.win_chance: expected three layers, relu, relu, then the logit (what the kernels run)")
     weights = spec["weights"]
     if not isinstance(weights, dict) or set(weights) != {"sha256", "bytes"}:
         raise bad(f"weights: got {weights!r}; expected an object with fields ['sha256', 'bytes']")

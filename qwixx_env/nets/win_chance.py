@@ -21,7 +21,6 @@ from qwixx_env.core.value import num_features
 from qwixx_env.nets.checkpoint import (
     AFTERSTATE_TABLES,
     WIN_CHANCE,
-    CheckpointError,
     afterstate_tables,
     json_and_npz,
     read,
@@ -67,10 +66,8 @@ def win_chance_network(role: str, variant: str, num_players: int) -> tuple[np.nd
 
 def kernel_arrays(spec: dict[str, Any], arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
     """A win-chance network's layers as `core.value.win_chance` takes them (three layers:
-    weight (in, out), bias; float64, contiguous)."""
-    layers = spec["networks"]["win_chance"]
-    if len(layers) != 3 or [layer["activation"] for layer in layers] != ["relu", "relu", None]:
-        raise CheckpointError("win_chance: the kernels take three layers, relu, relu, then the logit")
+    weight (in, out), bias; float64, contiguous). `spec` is checked (`check_spec`), which
+    asks for exactly that shape."""
     out: list[np.ndarray] = []
     for i in range(3):
         weight, bias = arrays[f"win_chance.{i}.weight"], arrays[f"win_chance.{i}.bias"]
