@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 	# torch first, by exact version: on these machines that is the CPU build on local disk,
 	# and the train extra's pin then installs nothing more (never a CUDA build).
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e ".[test,demo,bench,train,lint]"
+	$(PY) -m pip install -q -e ".[test,demo,bench,train,lint,play,rllib,openspiel,torchrl]"
 	# Compile the common kernels now, so that the first game does not (docs/environment.md).
 	$(PY) -m qwixx_env.warm
 	touch $(STAMP)
