@@ -10,7 +10,9 @@ the observations, masks, rewards, terminations and snapshots.
 
 from __future__ import annotations
 
+import re
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,6 +24,7 @@ from qwixx_env.envs.parallel import ParallelQwixx
 
 from conftest import random_legal_action
 
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "integrations.md"
 CONFIGS = {
     "classic": {"variant": "classic"},
     "longo-bonus": {"variant": "longo", "lucky": "bonus"},
@@ -337,3 +340,25 @@ def test_only_the_first_illegal_action_in_seat_order_from_the_active_seat_counts
         warnings.simplefilter("ignore")
         _, rewards, *_ = par.step(actions)
     assert rewards["player_0"] < 0 and rewards["player_1"] == rewards["player_2"] == 0
+
+
+# --- the docs ---------------------------------------------------------------------------------------
+
+
+def run_snippets(section: str, capsys) -> str:
+    """Run the ```python blocks of one `## section` of docs/integrations.md; returns what they print."""
+    body = DOCS.read_text().split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", body, re.S)
+    assert blocks, f"no python snippet under '## {section}'"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # e.g. TorchRL's note on the PettingZoo release it tested
+        for block in blocks:
+            exec(compile(block, f"{DOCS.name}: {section}", "exec"), {"__name__": "__docs__"})
+    return capsys.readouterr().out
+
+
+def test_docs_snippets_run_as_written_and_print_what_the_docs_show(capsys):
+    out = run_snippets("PettingZoo's Parallel API", capsys)
+    body = DOCS.read_text().split("\n## PettingZoo's Parallel API\n", 1)[1].split("\n## ", 1)[0]
+    shown = "".join(re.findall(r"prints\n\n```\n(.*?)```", body, re.S))
+    assert out == shown
