@@ -64,7 +64,7 @@ def play_both(options: dict, seed: int) -> dict[str, int]:
     assert set(obs) == set(infos) == set(aec.possible_agents)
     assert_same_position(par, obs, aec)
     rng = np.random.default_rng(seed)
-    kinds = {"white": 0, "lucky": 0, "color": 0}
+    kinds = {"white": 0, "lucky": 0, "color": 0, "held": 0}
     held: dict[str, tuple[int, np.ndarray]] = {}  # actions the AEC env has not asked for yet
     while par.agents:
         acting = par.acting_agents
@@ -94,6 +94,7 @@ def play_both(options: dict, seed: int) -> dict[str, int]:
             aec.step(action)
             for agent in live:
                 aec_rewards[agent] += aec.rewards[agent]
+        kinds["held"] += bool(held)  # a tie before later seats' white choices reach the AEC env
         assert rewards == aec_rewards
         assert terminations == {a: aec.terminations[a] for a in live}
         assert truncations == {a: aec.truncations[a] for a in live} == dict.fromkeys(live, False)
@@ -116,15 +117,17 @@ def play_both(options: dict, seed: int) -> dict[str, int]:
 @pytest.mark.parametrize("num_players", PLAYER_COUNTS)
 @pytest.mark.parametrize("config", CONFIGS)
 def test_same_games_as_the_aec_env(config, num_players):
-    kinds = {"white": 0, "lucky": 0, "color": 0}
+    kinds = {"white": 0, "lucky": 0, "color": 0, "held": 0}
     for seed in range(3):
         for kind, n in play_both(options_for(config, num_players, seed), seed).items():
             kinds[kind] += n
     assert kinds["white"] > 0 and kinds["color"] > 0
     if config == "longo-bonus":
         assert kinds["lucky"] > 0, "no lucky tie came up: the tie step went untested"
+        if num_players > 1:
+            assert kinds["held"] > 0, "no tie came before another seat's white choice: that case went untested"
     else:
-        assert kinds["lucky"] == 0
+        assert kinds["lucky"] == kinds["held"] == 0
 
 
 @pytest.mark.slow
