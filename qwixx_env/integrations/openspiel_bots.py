@@ -49,7 +49,7 @@ from qwixx_env.integrations.openspiel import GAME_NAME, QwixxGame, QwixxState
 
 SEARCH_BOT = "openspiel-ismcts"
 DEFAULT_SIMULATIONS = 64
-DEFAULT_UCT_C = 1.0  # returns are in [-1, 1]
+DEFAULT_UCT_C = 2.0  # PUCT: how far the prior steers (returns are in [-1, 1])
 DEFAULT_PLAYOUTS = 1
 DEFAULT_POLICY = "heuristic"
 DEFAULT_PRIOR = "heuristic"  # PUCT's prior: this bot's choice gets DEFAULT_PRIOR_WEIGHT
