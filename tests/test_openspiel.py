@@ -197,3 +197,20 @@ def test_ismcts_searches_the_game_directly():
             state.apply_action(action)
     values = evaluator.evaluate(state)
     assert values.shape == (3,) and np.all(np.abs(values) <= 1)
+
+
+@pytest.mark.parametrize("variant,lucky", [("classic", "bonus"), ("longo", "bonus"), ("longo", "instead")])
+def test_a_state_from_an_observation_is_the_position_the_seat_sees(variant, lucky):
+    """What the search bot searches from: at every decision of an env game, the state rebuilt from
+    the deciding seat's observation has that seat (as seat 0) to decide, the env's legal actions
+    and the very observation vector, whatever the hidden choices it drew for earlier seats."""
+    game = load(3, variant, lucky)
+    env = qwixx_v0.raw_env(num_players=3, variant=variant, lucky=lucky)
+    env.reset(seed=5)
+    rng = np.random.default_rng(0)
+    while not env.terminations[env.agent_selection]:
+        obs = env.observe(env.agent_selection)
+        state = game.state_from_observation(obs, rng)
+        assert state.current_player() == 0 and state.legal_actions() == env.legal_actions()
+        assert np.array_equal(np.array(state.observation_tensor(0), np.float32), obs["observation"])
+        env.step(int(rng.choice(env.legal_actions())))

@@ -59,7 +59,7 @@ GAME_NAME = "python_qwixx"
 DEFAULT_PARAMETERS = {"players": 2, "variant": "classic", "lucky": "bonus", "start_player": 0}
 RANDOM_START = -1  # start_player: a chance node draws the first active seat
 
-# What a chance node draws (State._draws holds the pending ones): die i (0..5), the j-th lucky
+# What a chance node draws (`_Position.draws` holds those to come): die i (0..5), the j-th lucky
 # number of seat s (LUCKY_DRAW + 2s + j), the first active seat (START_DRAW).
 DIE_NAMES = ("white", "white", *COLORS)
 LUCKY_DRAW = 10
