@@ -348,20 +348,21 @@ def test_only_the_first_illegal_action_in_seat_order_from_the_active_seat_counts
 # --- the docs ---------------------------------------------------------------------------------------
 
 
-def run_snippets(section: str, capsys) -> str:
-    """Run the ```python blocks of one `## section` of docs/integrations.md; returns what they print."""
+def run_snippets(section: str, capsys) -> tuple[str, str]:
+    """Run the ```python blocks of one `## section` of docs/integrations.md; returns what they
+    print and what the page says they print (its blocks after "prints")."""
     body = DOCS.read_text().split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```python\n(.*?)```", body, re.S)
     assert blocks, f"no python snippet under '## {section}'"
+    capsys.readouterr()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # e.g. TorchRL's note on the PettingZoo release it tested
         for block in blocks:
             exec(compile(block, f"{DOCS.name}: {section}", "exec"), {"__name__": "__docs__"})
-    return capsys.readouterr().out
+    shown = "".join(re.findall(r"prints[^`]*```\n(.*?)```", body, re.S))
+    return capsys.readouterr().out, shown
 
 
 def test_docs_snippets_run_as_written_and_print_what_the_docs_show(capsys):
-    out = run_snippets("PettingZoo's Parallel API", capsys)
-    body = DOCS.read_text().split("\n## PettingZoo's Parallel API\n", 1)[1].split("\n## ", 1)[0]
-    shown = "".join(re.findall(r"prints\n\n```\n(.*?)```", body, re.S))
+    out, shown = run_snippets("PettingZoo's Parallel API", capsys)
     assert out == shown

@@ -4,7 +4,6 @@ by the rules, and the docs' TorchRL snippet runs as written."""
 
 from __future__ import annotations
 
-import re
 import warnings
 
 import pytest
@@ -80,5 +79,6 @@ def test_masked_random_rollout_plays_a_game_by_the_rules(api):
 
 @pytest.mark.slow
 def test_docs_snippet_runs_as_written(capsys):
-    out = run_snippets("TorchRL", capsys)
-    assert re.search(r"batch \(256,\), actions \(256, 2\), all legal: True, games ended: [1-9]", out), out
+    out, shown = run_snippets("TorchRL", capsys)
+    assert shown.startswith("batch (256,), actions (256, 2), all legal: True, games ended: ")
+    assert shown in out  # after TorchRL's own log line
