@@ -10,6 +10,7 @@ the observations, masks, rewards, terminations and snapshots.
 
 from __future__ import annotations
 
+import pickle
 import re
 import warnings
 from pathlib import Path
@@ -238,6 +239,17 @@ def test_step_after_the_end_says_the_game_is_over():
     assert par.acting_agents == []
     with pytest.raises(ValueError, match="game is over; call reset"):
         par.step({"player_0": 44})
+
+
+def test_a_pickled_view_is_a_new_table_with_the_same_options():
+    par = qwixx_v0.raw_parallel_env(num_players=3, variant="longo", lucky="instead", reward="margin")
+    par.reset(seed=0)
+    copy = pickle.loads(pickle.dumps(par))
+    with pytest.raises(RuntimeError, match="reset"):
+        copy.step({})
+    assert copy.reset(seed=7)[0].keys() == par.reset(seed=7)[0].keys()
+    assert copy.snapshot() == par.snapshot() and copy.raw.options == par.raw.options
+    assert type(copy.aec) is type(par.aec)
 
 
 def test_record_replays_to_the_same_position():

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv, ParallelEnv
 
 from qwixx_env.core import rules
@@ -34,15 +35,17 @@ from qwixx_env.envs.render import render_text
 RENDER_MODES = (None, "ansi", "human")
 
 
-class ParallelQwixx(ParallelEnv):
+class ParallelQwixx(ParallelEnv, EzPickle):
     """The Parallel API view of one Qwixx AEC env; see the module docstring.
 
     `aec` is a fresh `qwixx_v0.env()` (an illegal action ends the game as that env does) or
     `qwixx_v0.raw_env()` (an illegal action raises `ValueError` and changes nothing), made
-    without a render mode: the view renders once per step itself.
+    without a render mode: the view renders once per step itself. Like the AEC env, a pickled
+    view unpickles as a new table with the same options, to be reset.
     """
 
     def __init__(self, aec: AECEnv, render_mode: str | None = None):
+        EzPickle.__init__(self, aec, render_mode)
         check_choice("render_mode", render_mode, RENDER_MODES)
         self.aec = aec
         self.raw = aec.unwrapped
