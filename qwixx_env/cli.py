@@ -20,6 +20,12 @@ the progress is printed as plain lines.
     qwixx arena ppo-classic-3p heuristic rollout   # 3 players: the checkpoint's game
 
 It prints a table (rich), and with ``--json`` / ``--png`` writes the full result and a plot.
+
+``qwixx serve``: the play page, a local web server (needs the ``play`` extra; docs/play.md)::
+
+    qwixx serve                          # http://127.0.0.1:8000/
+    qwixx serve --port 8080 --open       # another port, and open the page in the browser
+    qwixx serve --max-games 20           # hold at most 20 games (the oldest is dropped first)
 """
 
 from __future__ import annotations
@@ -167,6 +173,26 @@ def _arena(args: argparse.Namespace) -> int:
     return 0
 
 
+def _serve(args: argparse.Namespace) -> int:
+    def fail(message: str) -> int:
+        print(f"qwixx serve: {message}", file=sys.stderr)
+        return 2
+
+    if not 1 <= args.port <= 65535:
+        return fail(f"--port: got {args.port}; expected 1 to 65535")
+    if args.max_games < 1:
+        return fail(f"--max-games: got {args.max_games}; expected a positive integer")
+    try:
+        import starlette  # noqa: F401 (the play extra: checked before the server module needs it)
+        import uvicorn  # noqa: F401
+    except ImportError:
+        return fail("needs the play extra (pip install 'qwixx_env[play]')")
+    from qwixx_env.play.server import serve
+
+    serve(host=args.host, port=args.port, open_page=args.open, max_games=args.max_games)
+    return 0
+
+
 def _output_problem(path: str | None) -> str | None:
     """Why an output file cannot be written there (checked before any game is played), or None."""
     if path is None:
@@ -250,8 +276,20 @@ def main(argv: list[str] | None = None) -> int:
     arena.add_argument("--json", default=None, metavar="PATH", help="write the full result as JSON")
     arena.add_argument("--png", default=None, metavar="PATH", help="plot score distributions and the rating ladder")
     arena.add_argument("--quiet", action="store_true", help="no progress bar")
+    serve = commands.add_parser(
+        "serve",
+        help="play against the bots in the browser: start the local play page",
+        description="Start the play page's local server and print its address (docs/play.md).",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    serve.add_argument("--open", action="store_true", help="open the page in the default browser")
+    serve.add_argument(
+        "--max-games", type=int, default=100, help="games held at once; the oldest is dropped first (default 100)"
+    )
     args = parser.parse_args(argv)
-    return _arena(args) if args.command == "arena" else _solve(args)
+    commands_run = {"arena": _arena, "serve": _serve, "solve": _solve}
+    return commands_run[args.command](args)
 
 
 if __name__ == "__main__":
