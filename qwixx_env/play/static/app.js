@@ -150,9 +150,9 @@ function drawSheet(sheet, snap, seat, opts) {
     if (hasLock) lock.append(svg(CROSS));
     const count = rowCount(player, row);
     return h("div", { class: `row ${row}` + (rowLocked ? " closed" : ""), "data-row": row },
-      h("span", { class: "row-name", text: ROW_NAMES[row] + (rowLocked ? " 🔒" : "") }),
+      h("span", { class: "row-name", text: ROW_NAMES[row] }),
       cells, lock,
-      h("span", { class: "row-count", text: `${count}× · ${sheet.score_table[count]}` }));
+      h("span", { class: "row-count", text: `${rowLocked ? "locked · " : ""}${count}× · ${sheet.score_table[count]}` }));
   });
   const sums = ROWS.map((row) => h("span", { class: `sum-box ${row}`, title: `${ROW_NAMES[row]} points` },
     String(sheet.score_table[rowCount(player, row)])));
@@ -232,7 +232,7 @@ function renderTable() {
       onPick: seat === g.you && yourTurn ? (a) => sendMove(a) : null,
     });
   });
-  $("play-sheets").replaceChildren(drawn[0], h("div", { class: "others" }, drawn.slice(1)));
+  $("play-sheets").replaceChildren(drawn[0], h("div", { class: "others" + (drawn.length > 2 ? " many" : "") }, drawn.slice(1)));
   drawDice($("play-dice"), snap, sheet, S.rolled);
   S.rolled = false;
   $("play-roll").textContent = `Roll ${snap.roll + 1} · ${seatName(g, snap.active_player)} ${snap.active_player === g.you ? "roll" : "rolls"}`;
@@ -266,7 +266,7 @@ function renderTable() {
   if (yourTurn) {
     prompt.append(snap.phase === "color" ? "Colour action" : snap.phase === "lucky" ? "Lucky cross" : `White sum ${whiteSum}`);
     if (g.pass_penalty) prompt.append(h("span", { class: "warn", text: " — passing now costs a penalty" }));
-  } else if (!g.over) prompt.append(S.playing ? "The bots are playing…" : "Waiting…");
+  } else prompt.append(g.over && live ? "The game is over." : S.playing ? "The bots are playing…" : "Waiting…");
   const box = $("play-options");
   box.replaceChildren(...options.map((o) => {
     const v = values && values.get(o.action);
@@ -280,6 +280,9 @@ function renderTable() {
     v ? h("span", { class: "val" + (v.best ? " best" : ""), text: v.text }) : null);
   }));
   $("skip").disabled = !S.playing;
+  // for scripts and tests: whose turn the page shows, and how many decisions it has seen
+  document.body.dataset.turn = yourTurn ? "you" : g.over && live ? "over" : "wait";
+  document.body.dataset.decisions = String(g.decisions);
   renderCoachPanel(yourTurn);
   renderInfo();
 }
@@ -314,22 +317,22 @@ function describe(ev, before) {
   } else if (ev.phase === "color") {
     const text = ev.mark ? `${who} ${ev.seat === g.you ? "cross" : "crosses"} ${markWords(ev.mark)} (colour action)`
       : `${who} ${ev.seat === g.you ? "pass" : "passes"} the colour action${ev.penalty ? " — penalty!" : ""}`;
-    lines.push([text, ev.penalty ? "penalty" : ev.seat === g.you ? "you" : ""]);
+    lines.push([text, ev.penalty ? "log-penalty" : ev.seat === g.you ? "log-you" : ""]);
   } else {
-    lines.push([`${who} ${ev.mark ? `chose ${markWords(ev.mark)}` : "chose to pass"}${ev.phase === "lucky" ? " (lucky cross)" : ""}`, "you"]);
+    lines.push([`${who} ${ev.mark ? `chose ${markWords(ev.mark)}` : "chose to pass"}${ev.phase === "lucky" ? " (lucky cross)" : ""}`, "log-you"]);
   }
   const after = ev.snapshot;
   for (const row of after.locked_rows) {
     if (!before.locked_rows.includes(row)) {
       const by = after.players.map((p, s) => (p.locks.includes(row) ? seatName(g, s) : null)).filter(Boolean);
-      lines.push([`${ROW_NAMES[row]} row locked${by.length ? ` by ${by.join(" and ")}` : ""}!`, "lock"]);
+      lines.push([`${ROW_NAMES[row]} row locked${by.length ? ` by ${by.join(" and ")}` : ""}!`, "log-lock"]);
     }
   }
   if (after.phase === "over") {
-    lines.push([`Game over: ${after.players.map((p, s) => `${seatName(g, s)} ${p.score}`).join(" · ")}`, "lock"]);
+    lines.push([`Game over: ${after.players.map((p, s) => `${seatName(g, s)} ${p.score}`).join(" · ")}`, "log-lock"]);
   } else if (after.roll !== before.roll) {
     const w = after.dice.white;
-    lines.push([`Roll ${after.roll + 1}: ${seatName(g, after.active_player)} ${after.active_player === g.you ? "roll" : "rolls"} — white ${w[0]} + ${w[1]} = ${w[0] + w[1]}`, "roll"]);
+    lines.push([`Roll ${after.roll + 1}: ${seatName(g, after.active_player)} ${after.active_player === g.you ? "roll" : "rolls"} — white ${w[0]} + ${w[1]} = ${w[0] + w[1]}`, "log-roll"]);
   }
   return lines;
 }
@@ -357,6 +360,7 @@ function enqueue(events) {
 }
 function nextEvent() {
   clearTimeout(S.timer);
+  if (Number($("speed").value) <= 0) { skipEvents(); return; }  // instant: straight to the end
   const ev = S.queue.shift();
   if (!ev) { finishEvents(); return; }
   const before = S.shown ? S.shown.snapshot : S.game.snapshot;
@@ -369,9 +373,7 @@ function nextEvent() {
   S.shown = { snapshot: ev.snapshot, to_decide: ev.to_decide };
   renderTable();
   const pace = Number($("speed").value);
-  const wait = ev.hidden ? pace / 3 : pace;
-  if (wait <= 0) nextEvent();
-  else S.timer = setTimeout(nextEvent, wait);
+  S.timer = setTimeout(nextEvent, ev.hidden ? pace / 3 : pace);
 }
 function skipEvents() {
   clearTimeout(S.timer);
@@ -407,7 +409,7 @@ function takeGame(view, animate) {
   if (fresh) {
     // the game's first roll, before any decision: where the log and the table begin
     S.shown = { snapshot: view.start, to_decide: null };
-    logLine(`Roll 1: ${seatName(view, view.start.active_player)} ${view.start.active_player === view.you ? "roll" : "rolls"}`, "roll");
+    logLine(`Roll 1: ${seatName(view, view.start.active_player)} ${view.start.active_player === view.you ? "roll" : "rolls"}`, "log-roll");
   }
   if (animate) enqueue(view.events);
   else {
@@ -417,7 +419,7 @@ function takeGame(view, animate) {
     }
     finishEvents();
   }
-  refreshGamesList();
+  if (fresh) refreshGamesList();
 }
 
 async function sendMove(action) {
