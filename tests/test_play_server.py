@@ -312,3 +312,47 @@ def test_json_round_trip_of_a_view_is_plain(client):
     game = new_game(client, variant="longo", lucky="instead", players=3, bots=["heuristic", "random"])
     assert json.loads(json.dumps(game)) == game
     assert game["sheet"]["rows"]["green"][0] == 16 and all(p["lucky_numbers"] for p in game["snapshot"]["players"])
+
+
+# --- the coach ----------------------------------------------------------------------------
+
+
+def test_the_coach_values_every_legal_option_and_asks_a_bot(client):
+    game = new_game(client, seed=12)
+    coach = client.get(f"/api/games/{game['id']}/coach?bot=greedy").json()
+    assert coach["source"]["name"] == "afterstate"  # 2-player classic: the learned win chance
+    assert [o["action"] for o in coach["options"]] == [o["action"] for o in game["legal"]]
+    assert all(0 <= o["value"] <= 1 and o["loss"] >= 0 for o in coach["options"])
+    assert coach["best_action"] in {o["action"] for o in game["legal"]}
+    assert coach["bot"] == "greedy" and coach["bot_action"] in {o["action"] for o in game["legal"]}
+    longo = new_game(client, variant="longo", players=3, bots=["heuristic", "greedy"], seed=3)
+    assert client.get(f"/api/games/{longo['id']}/coach").json()["source"]["name"] == "heuristic"
+
+
+def test_the_coach_refuses_what_it_cannot_answer(client):
+    game = new_game(client, seed=12)
+    gid = game["id"]
+    before = state_of(client, gid)
+    refused(client.get(f"/api/games/{gid}/coach?bot=nobot"), 400, "bot", "'nobot'", "expected one of")
+    refused(client.get(f"/api/games/{gid}/coach?bot=ppo-longo-2p"), 400, "ppo-longo-2p", "cannot play this game")
+    refused(client.get(f"/api/games/{gid}/summary"), 409, "not over")
+    assert state_of(client, gid) == before
+    end = play_to_end(client, game)
+    refused(client.get(f"/api/games/{gid}/coach"), 409, "over")
+    review = client.get(f"/api/games/{gid}/summary").json()
+    rec = client.get(f"/api/games/{gid}/record").json()
+    assert [d["index"] for d in review["decisions"]] == [i for i, (s, _) in enumerate(rec["decisions"]) if s == 0]
+    assert len(review["worst"]) == 3 and review["worst"][0]["loss"] == max(d["loss"] for d in review["decisions"])
+    assert state_of(client, gid)["snapshot"] == end["snapshot"]
+
+
+def test_the_coach_in_the_replay_viewer(client):
+    rec = _finished_record(client, seed=13)
+    rp = client.post("/api/replays", json=rec).json()
+    last = len(rp["frames"]) - 1
+    coach = client.get(f"/api/replays/{rp['id']}/coach?step=3&bot=heuristic").json()
+    assert [o["action"] for o in coach["options"]] == [o["action"] for o in rp["frames"][3]["legal"]]
+    assert coach["seat"] == rp["frames"][3]["to_decide"]
+    refused(client.get(f"/api/replays/{rp['id']}/coach?step={last}"), 409, "end of the record")
+    refused(client.get(f"/api/replays/{rp['id']}/coach?step={last + 1}"), 400, "step", f"0 to {last}")
+    refused(client.get(f"/api/replays/{rp['id']}/coach?step=x"), 400, "step", "'x'")

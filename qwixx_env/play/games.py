@@ -32,6 +32,8 @@ from qwixx_env.core.variant import COLORS, LUCKY_RULES, VARIANT_NAMES, decode_ac
 from qwixx_env.envs.qwixx_v0 import raw_env
 from qwixx_env.envs.record import replay
 from qwixx_env.nets import NumpyPolicy, checkpoint_names
+from qwixx_env.play import coach
+from qwixx_env.play.labels import action_label
 
 HUMAN = 0  # the person's seat
 SEED_LIMIT = 2**31  # seeds the server draws are below this, so they are short enough to read out
@@ -86,7 +88,29 @@ def mark_of(action: int, variant: Any) -> dict[str, Any] | None:
     if mark is None:
         return None
     color, number = mark
-    return {"row": color, "number": int(number), "label": f"{color[0]}{number}"}
+    return {"row": color, "number": int(number), "label": action_label(action, variant)}
+
+
+def check_bot_name(bot: Any) -> str | None:
+    """A bot name asked about in a coach request (None: none asked), or a `PlayError` (400)."""
+    if bot is None or bot in bots.available():
+        return bot
+    raise PlayError(400, f"bot: got {bot!r}; expected one of {bots.available()}")
+
+
+def advice(env: Any, bot: str | None, seat: int | None = None) -> dict[str, Any]:
+    """The coach's values of every legal option for the seat to decide (`coach.advise`), with
+    what `bot` would play there; a `PlayError` (400) when the bot cannot play this game."""
+    try:
+        found = coach.advise(env, seat, bot=check_bot_name(bot))
+    except ValueError as err:
+        raise PlayError(400, f"coach: {err}") from None
+    out = found.to_dict()
+    for option in out["options"]:
+        option["mark"] = mark_of(option["action"], env.variant)
+    if found.bot_action is not None:
+        out["bot_mark"] = mark_of(found.bot_action, env.variant)
+    return out
 
 
 @dataclass(frozen=True)
@@ -162,6 +186,7 @@ class Game:
         self.decisions = 0
         self._white: list[list[int]] = []  # this roll's white-action decisions so far: [seat, action]
         self.lock = threading.RLock()
+        self._review: dict[str, Any] | None = None
         self._advance()
 
     # --- what the page sees -------------------------------------------------------------
@@ -225,6 +250,21 @@ class Game:
             del rec["snapshot"]
             rec = replay(rec).record()
         return rec
+
+    def advice(self, bot: str | None) -> dict[str, Any]:
+        """The coach on the person's decision now (a `PlayError` when it is not theirs)."""
+        if self.to_decide() != HUMAN:
+            raise PlayError(409, f"coach: game {self.id} is {'over' if self.over else 'not at your decision'}; "
+                                 "the coach values your options on your turn")
+        return advice(self.env, bot, HUMAN)
+
+    def review(self) -> dict[str, Any]:
+        """The coach's review of the person's decisions, once the game is over."""
+        if not self.over:
+            raise PlayError(409, f"summary: game {self.id} is not over yet; the review comes after the game")
+        if self._review is None:
+            self._review = coach.review(self.env.record(), HUMAN).to_dict()
+        return self._review
 
     # --- the person's decision, then the bots' ------------------------------------------
 

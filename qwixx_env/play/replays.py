@@ -14,7 +14,7 @@ from typing import Any
 
 from qwixx_env.envs.qwixx_v0 import RECORD_FORMAT, raw_env
 from qwixx_env.envs.record import replay
-from qwixx_env.play.games import WHITE_PHASES, PlayError, mark_of, sheet_layout
+from qwixx_env.play.games import WHITE_PHASES, PlayError, advice, mark_of, sheet_layout
 
 REQUIRED = ("format", "options", "rng_state", "rolls", "decisions")
 OPTIONAL = ("seed", "snapshot")
@@ -93,6 +93,13 @@ class Replay:
         if not (isinstance(step, int) and not isinstance(step, bool) and 0 <= step <= last):
             raise PlayError(400, f"step: got {step!r}; expected 0 to {last} (this record's positions)")
         return _start(self.record, step, self.frames[step]["snapshot"]["roll"] + 1)
+
+    def advice(self, step: Any, bot: str | None) -> dict[str, Any]:
+        """The coach on the decision at position `step` (a `PlayError` where there is none)."""
+        env = self.position(step)
+        if self.frames[step]["to_decide"] is None:
+            raise PlayError(409, f"coach: position {step} is the end of the record; there is no decision to value")
+        return advice(env, bot)
 
     def view(self) -> dict[str, Any]:
         return {"id": self.id, "options": self.options, "sheet": self._sheet, "frames": self.frames}

@@ -12,8 +12,11 @@ POST   /api/games                      a new game: {variant, lucky, players, bot
 GET    /api/games/{id}?since=N         the game, with its events from index N on
 POST   /api/games/{id}/moves           your decision {seat, action, decision}; the bots answer
 GET    /api/games/{id}/record          the game record (JSON, as a download)
+GET    /api/games/{id}/coach?bot=NAME  the coach's value of each of your options; what NAME would play
+GET    /api/games/{id}/summary         after the game: the coach's review of your decisions
 POST   /api/replays                    open a record in the replay viewer: its frames
 GET    /api/replays/{id}               a replay's frames again
+GET    /api/replays/{id}/coach?step=I  the coach at position I of a replay (and &bot=NAME)
 ====== =============================== ==========================================================
 
 Bots think in Starlette's thread pool, never on the event loop, so one game's bot never holds
@@ -27,6 +30,7 @@ import ipaddress
 import json
 import threading
 import webbrowser
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +138,23 @@ def create_app(max_games: int = DEFAULT_MAX_GAMES, allowed_hosts: list[str] | No
         disposition = f'attachment; filename="qwixx-{game.id}.json"'
         return JSONResponse(rec, headers={"Content-Disposition": disposition})
 
+    async def game_coach(request: Request) -> JSONResponse:
+        game = games.get(request.path_params["game_id"])
+        bot = request.query_params.get("bot") or None
+        return JSONResponse(await run_in_threadpool(_locked, game, lambda: game.advice(bot)))
+
+    async def summary(request: Request) -> JSONResponse:
+        game = games.get(request.path_params["game_id"])
+        return JSONResponse(await run_in_threadpool(_locked, game, game.review))
+
+    async def replay_coach(request: Request) -> JSONResponse:
+        item = replays.get(request.path_params["replay_id"])
+        text = request.query_params.get("step", "")
+        if not text.isdigit():
+            raise PlayError(400, f"step: got {text!r}; expected a position number (0 or more)")
+        bot = request.query_params.get("bot") or None
+        return JSONResponse(await run_in_threadpool(item.advice, int(text), bot))
+
     async def open_replay(request: Request) -> JSONResponse:
         body = await _body(request)
         replay_id = replays.new_id()
@@ -152,8 +173,11 @@ def create_app(max_games: int = DEFAULT_MAX_GAMES, allowed_hosts: list[str] | No
         Route("/api/games/{game_id}", show_game),
         Route("/api/games/{game_id}/moves", move, methods=["POST"]),
         Route("/api/games/{game_id}/record", record),
+        Route("/api/games/{game_id}/coach", game_coach),
+        Route("/api/games/{game_id}/summary", summary),
         Route("/api/replays", open_replay, methods=["POST"]),
         Route("/api/replays/{replay_id}", show_replay),
+        Route("/api/replays/{replay_id}/coach", replay_coach),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)] if allowed_hosts else []
@@ -161,6 +185,11 @@ def create_app(max_games: int = DEFAULT_MAX_GAMES, allowed_hosts: list[str] | No
     app.state.games = games
     app.state.replays = replays
     return app
+
+
+def _locked(game: Game, work: Callable[[], Any]) -> Any:
+    with game.lock:
+        return work()
 
 
 def _locked_view(game: Game, since: int) -> dict[str, Any]:

@@ -277,7 +277,7 @@ function renderTable() {
     h("kbd", { text: o.key }),
     h("span", { class: `chip ${o.mark ? o.mark.row : "pass"}`, text: o.mark ? String(o.mark.number) : "–" }),
     h("span", { class: "what", text: o.mark ? `Cross ${markWords(o.mark)}` : (g.pass_penalty ? "Pass (penalty)" : "Pass") }),
-    v ? h("span", { class: "val" + (v.best ? " best" : ""), text: v.text }) : null);
+    v ? h("span", { class: "val" + (v.best ? " best" : ""), text: v.full }) : null);
   }));
   $("skip").disabled = !S.playing;
   // for scripts and tests: whose turn the page shows, and how many decisions it has seen
@@ -463,10 +463,23 @@ async function refreshGamesList() {
 
 // --- the coach (values per option; filled in by the coach module's API) -------------------
 
+function fmtValue(unit, v) {
+  if (unit === "win chance") return `${(100 * v).toFixed(1)}%`;
+  return v.toFixed(unit === "points" ? 2 : 1);
+}
+function fmtLoss(unit, loss) {
+  if (loss < 1e-9) return "best";
+  if (unit === "win chance") return `−${(100 * loss).toFixed(1)} pts`;
+  return `−${loss.toFixed(unit === "points" ? 2 : 1)}`;
+}
 function coachByAction(coach) {
   const out = new Map();
   if (!coach || !coach.options) return out;
-  for (const o of coach.options) out.set(o.action, { text: o.text, best: o.best });
+  const unit = coach.source.unit;
+  for (const o of coach.options) {
+    const short = unit === "win chance" ? `${Math.round(100 * o.value)}%` : o.value.toFixed(1);
+    out.set(o.action, { text: short, full: fmtValue(unit, o.value), best: o.action === coach.best_action });
+  }
   return out;
 }
 async function loadCoach() {
@@ -478,7 +491,7 @@ async function loadCoach() {
   } catch (err) {
     S.coach = { error: err.message };
   }
-  if (S.game === g) renderTable();
+  if (S.game === g && !S.playing) renderTable();
 }
 function renderCoachPanel(yourTurn) {
   const panel = $("coach-panel");
@@ -487,22 +500,32 @@ function renderCoachPanel(yourTurn) {
   if (!on) return;
   panel.replaceChildren(coachTable(S.coach, yourTurn ? "" : "The coach speaks on your turn."));
 }
+const SOURCE_WORDS = {
+  solver: "Exact solo solver",
+  afterstate: "Learned win chance (the afterstate network)",
+  heuristic: "The heuristic's evaluation (its own points, not a score)",
+};
 function coachTable(coach, idle) {
-  if (!coach) return h("div", { class: "source", text: idle || "…" });
+  if (!coach) return h("div", { class: "source", text: idle || "The coach is thinking…" });
   if (coach.error) return h("div", { class: "error", text: coach.error });
+  const unit = coach.source.unit;
   const bots = (S.info ? S.info.bots : []).map((b) => b.name);
-  const current = coach.bot ? coach.bot.name : "";
   const pick = h("select", { id: "coach-bot", "aria-label": "Bot to ask" },
-    h("option", { value: "", text: "none" }), bots.map((b) => h("option", { value: b, text: b, selected: b === current })));
+    h("option", { value: "", text: "—" }), bots.map((b) => h("option", { value: b, text: b, selected: b === coach.bot })));
   pick.addEventListener("change", () => (document.body.dataset.view === "replay" ? loadReplayCoach() : loadCoach()));
-  return h("div", {},
-    h("div", { class: "source", text: coach.source || "" }),
-    h("table", {}, h("tbody", {}, coach.options.map((o) => h("tr", { class: o.best ? "best" : "" },
-      h("td", { text: o.mark ? markWords(o.mark) : "pass" }),
-      h("td", { class: "num", text: o.text }),
-      h("td", { class: "num", text: o.regret_text || "" }))))),
-    h("div", { class: "source" }, "What would this bot play? ", pick,
-      coach.bot && coach.bot.mark !== undefined ? h("b", { text: ` ${markWords(coach.bot.mark)}` }) : null),
+  const rows = coach.options.slice().sort((a, b) => b.value - a.value);
+  return h("div", { class: "coach-values", "data-source": coach.source.name },
+    h("div", { class: "source" }, h("b", { text: SOURCE_WORDS[coach.source.name] || coach.source.name }),
+      `: ${coach.source.quantity} (${unit}); ${coach.source.loss_name} = best − option.`),
+    h("table", {}, h("tbody", {}, rows.map((o) => h("tr", {
+      class: o.action === coach.best_action ? "best" : "", "data-action": String(o.action), "data-value": String(o.value),
+    },
+    h("td", {}, h("span", { class: `chip-mini ${o.mark ? o.mark.row : "pass"}`, text: o.label })),
+    h("td", { text: o.text }),
+    h("td", { class: "num", text: fmtValue(unit, o.value) }),
+    h("td", { class: "num loss", text: fmtLoss(unit, o.loss) }))))),
+    h("div", { class: "bot-ask" }, "What would ", pick, " play? ",
+      coach.bot ? h("b", { text: coach.bot_label === "p" ? "pass" : (coach.bot_mark ? markWords(coach.bot_mark) : coach.bot_label) }) : null),
   );
 }
 
@@ -527,18 +550,25 @@ async function showSummary() {
   );
   box.hidden = false;
   try {
-    const summary = await api("GET", `/api/games/${g.id}/summary`);
-    renderSummaryCoach(summary);
-  } catch (err) { /* no coach summary on this server */ }
+    $("summary-coach").textContent = "The coach is reviewing your decisions…";
+    renderSummaryCoach(await api("GET", `/api/games/${g.id}/summary`));
+  } catch (err) {
+    $("summary-coach").textContent = `No review: ${err.message}`;
+  }
 }
-function renderSummaryCoach(summary) {
+function renderSummaryCoach(review) {
   const box = $("summary-coach");
-  if (!box || !summary || !summary.decisions) return;
+  if (!box || !review || !review.decisions) return;
+  const unit = review.source.unit;
+  const amount = (x) => (unit === "win chance" ? `${(100 * x).toFixed(1)} percentage points of win chance` : `${x.toFixed(unit === "points" ? 2 : 1)} ${unit}`);
+  const phase = (d) => (d.phase === "color" ? "colour action" : d.phase === "lucky" ? "lucky cross" : "white action");
   box.replaceChildren(
-    h("p", { text: summary.text || "" }),
-    summary.worst && summary.worst.length ? h("div", {}, h("b", { text: "Your three costliest decisions:" }),
-      h("ol", { class: "worst" }, summary.worst.map((w) => h("li", {},
-        `${w.text}`, h("button", { type: "button", onclick: () => openGameReplay(w.step), text: "show the position" }))))) : null,
+    h("p", {}, `The coach (${SOURCE_WORDS[review.source.name] || review.source.name}) reviewed your ${review.decisions.length} decisions: `,
+      h("b", { text: `total ${review.source.loss_name} ${amount(review.total_loss)}` }), "."),
+    review.worst.length ? h("div", {}, h("b", { text: "Your costliest decisions:" }),
+      h("ol", { class: "worst" }, review.worst.map((d) => h("li", {},
+        `Roll ${d.roll + 1}, ${phase(d)}: you played ${d.label}, the coach's best was ${d.best_label} (${review.source.loss_name} ${amount(d.loss)})`,
+        h("button", { type: "button", class: "show-position", "data-index": String(d.index), onclick: () => openGameReplay(d.index), text: "show the position" }))))) : null,
   );
 }
 
