@@ -82,6 +82,11 @@ function seatName(game, seat) {
   const same = game.seats.filter((x) => x.bot === s.bot).length;
   return same > 1 ? `${s.bot} (seat ${seat + 1})` : s.bot;
 }
+function markOfAction(sheet, action) {
+  // an action index as a mark: row r*K + i crosses the i-th number of row r; 4K passes
+  const r = Math.floor(action / sheet.cells);
+  return r >= 4 ? null : { row: ROWS[r], number: sheet.rows[ROWS[r]][action % sheet.cells] };
+}
 function markWords(mark) { return mark ? `${ROW_NAMES[mark.row].toLowerCase()} ${mark.number}` : "pass"; }
 function rowCount(player, row) { return player.marks[row].length + (player.locks.includes(row) ? 1 : 0); }
 
@@ -390,7 +395,7 @@ function finishEvents() {
   S.flash = null;
   S.shown = { snapshot: S.game.snapshot, to_decide: S.game.to_decide };
   renderTable();
-  if (S.game.over) showSummary();
+  if (S.game.over) { showSummary(); refreshGamesList(); }
   else if ($("coach-on").checked && S.game.to_decide === S.game.you) loadCoach();
 }
 
@@ -562,12 +567,13 @@ function renderSummaryCoach(review) {
   const unit = review.source.unit;
   const amount = (x) => (unit === "win chance" ? `${(100 * x).toFixed(1)} percentage points of win chance` : `${x.toFixed(unit === "points" ? 2 : 1)} ${unit}`);
   const phase = (d) => (d.phase === "color" ? "colour action" : d.phase === "lucky" ? "lucky cross" : "white action");
+  const words = (action) => markWords(markOfAction(S.game.sheet, action));
   box.replaceChildren(
-    h("p", {}, `The coach (${SOURCE_WORDS[review.source.name] || review.source.name}) reviewed your ${review.decisions.length} decisions: `,
+    h("p", {}, `The coach reviewed your ${review.decisions.length} decisions with ${(SOURCE_WORDS[review.source.name] || review.source.name).replace(/^./, (c) => c.toLowerCase())}: `,
       h("b", { text: `total ${review.source.loss_name} ${amount(review.total_loss)}` }), "."),
     review.worst.length ? h("div", {}, h("b", { text: "Your costliest decisions:" }),
       h("ol", { class: "worst" }, review.worst.map((d) => h("li", {},
-        `Roll ${d.roll + 1}, ${phase(d)}: you played ${d.label}, the coach's best was ${d.best_label} (${review.source.loss_name} ${amount(d.loss)})`,
+        `Roll ${d.roll + 1}, ${phase(d)}: you chose ${words(d.action)}, the coach's best was ${words(d.best_action)} (${review.source.loss_name} ${amount(d.loss)})`,
         h("button", { type: "button", class: "show-position", "data-index": String(d.index), onclick: () => openGameReplay(d.index), text: "show the position" }))))) : null,
   );
 }
@@ -779,6 +785,7 @@ async function boot() {
   $("download-record").addEventListener("click", downloadRecord);
   $("replay-this").addEventListener("click", () => openGameReplay(0));
   $("play-again").addEventListener("click", playAgain);
+  $("games-list").addEventListener("focus", refreshGamesList);
   $("games-list").addEventListener("change", (e) => { if (e.target.value) loadGame(e.target.value); });
   $("record-file").addEventListener("change", async (e) => {
     const file = e.target.files[0];
