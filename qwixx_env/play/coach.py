@@ -82,7 +82,6 @@ class Source:
     quantity: str  # what an option's value is
     unit: str  # its unit
     loss_name: str  # what an option's loss (best value minus its value) is called
-    higher_is_better: bool = True  # always: the best option has the highest value
 
 
 SOURCES = {
