@@ -31,7 +31,7 @@ from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-from qwixx_env import replay  # noqa: E402
+from qwixx_env import replay, solver  # noqa: E402
 from qwixx_env.play.games import Game, make_bots, parse_new_game  # noqa: E402
 from qwixx_env.play.server import create_app  # noqa: E402
 
@@ -127,6 +127,14 @@ def test_a_whole_game_against_greedy_by_clicking(site, browser):
             target = cells[0] if cells else browser.find_element(By.CSS_SELECTOR, ".option:last-child")
             target.click()
         clicks += 1
+        if clicks == 12:  # the coach on, mid-game: its win chances beside the options
+            browser.find_element(By.ID, "coach-on").click()
+            wait(browser, "return !!document.querySelector('#coach-panel .coach-values') || "
+                          "document.body.dataset.turn !== 'you'")
+            if browser.find_elements(By.CSS_SELECTOR, "#coach-panel .coach-values"):
+                assert browser.find_elements(By.CSS_SELECTOR, ".sheet[data-seat='0'] .cell.legal .value") or not cells
+                shot(browser, "play-coach.png")
+            browser.find_element(By.ID, "coach-on").click()
         wait(browser, f"return document.body.dataset.turn === 'over' || "
                       f"(document.body.dataset.turn === 'you' && +document.body.dataset.decisions > {seen})")
     assert browser.execute_script("return document.body.dataset.turn") == "over" and clicks > 10
@@ -174,3 +182,49 @@ def test_the_replay_viewer_steps_through_a_record(site, browser, tmp_path):
     bad.write_text(json.dumps({**record, "rolls": {}}))
     browser.find_element(By.ID, "record-file").send_keys(str(bad))
     wait(browser, "return document.getElementById('replay-error').textContent.includes('record rolls')")
+
+
+def test_a_solo_game_with_the_coach_shows_the_solvers_values(site, browser, classic):
+    """The solo coach's numbers are the solver's: each option's expected final score, checked
+    here through the env and `solver.expected_score` for the first decisions of a game."""
+    app, url = site
+    open_page(browser, url)
+    start(browser, players=1, seed=17)
+    browser.find_element(By.ID, "coach-on").click()
+    for _ in range(8):
+        if browser.execute_script("return document.body.dataset.turn") != "you":
+            break
+        wait(browser, "return !!document.querySelector('#coach-panel .coach-values')", timeout=90)
+        game = app.state.games.get(browser.execute_script("return S.game.id"))
+        record = game.record()
+        rows = browser.find_elements(By.CSS_SELECTOR, "#coach-panel tr[data-action]")
+        shown = {attr(r, "data-action"): float(r.get_attribute("data-value")) for r in rows}
+        assert set(shown) == set(replay(record).legal_actions())
+        for action, value in shown.items():
+            assert value == pytest.approx(solo_worth(record, action), abs=1e-3), action
+        best = max(shown, key=shown.get)
+        assert browser.find_element(By.CSS_SELECTOR, "#coach-panel tr.best").get_attribute("data-action") == str(best)
+        seen = int(browser.execute_script("return document.body.dataset.decisions"))
+        browser.find_element(By.CSS_SELECTOR, f".option[data-action='{best}']").click()
+        wait(browser, f"return document.body.dataset.turn === 'over' || +document.body.dataset.decisions > {seen}")
+
+
+def solo_worth(record, action):
+    """What the solver says option `action` is worth: the expected final score of the sheet after
+    it (in the white action, after the best colour option that follows on the same dice)."""
+
+    def worth(env):
+        snap = env.snapshot()
+        return solver.expected_score(snap["players"][0], locked_rows=snap["locked_rows"])
+
+    env = replay(record)
+    env.step(action)
+    if env.snapshot()["phase"] != "color":
+        return worth(env)
+    follow_ups = []
+    for colour in env.legal_actions():
+        after = replay(record)
+        after.step(action)
+        after.step(colour)
+        follow_ups.append(worth(after))
+    return max(follow_ups)
