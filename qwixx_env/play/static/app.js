@@ -237,7 +237,7 @@ function renderTable() {
       onPick: seat === g.you && yourTurn ? (a) => sendMove(a) : null,
     });
   });
-  $("play-sheets").replaceChildren(drawn[0], h("div", { class: "others" + (drawn.length > 2 ? " many" : "") }, drawn.slice(1)));
+  $("play-sheets").replaceChildren(drawn[0], h("div", { class: "others" + (drawn.length > 2 && sheet.cells <= 11 ? " many" : "") }, drawn.slice(1)));
   drawDice($("play-dice"), snap, sheet, S.rolled);
   S.rolled = false;
   $("play-roll").textContent = `Roll ${snap.roll + 1} · ${seatName(g, snap.active_player)} ${snap.active_player === g.you ? "roll" : "rolls"}`;
