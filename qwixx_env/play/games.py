@@ -369,7 +369,12 @@ class Store(Generic[T]):
         return len(self._items)
 
     def new_id(self) -> str:
-        return secrets.token_hex(4)
+        """An id no item held or dropped has had (8 hex digits)."""
+        with self._lock:
+            while True:
+                item_id = secrets.token_hex(4)
+                if item_id not in self._items and item_id not in self._dropped:
+                    return item_id
 
     def add(self, item_id: str, item: T) -> list[str]:
         """Hold `item`; return the ids dropped to make room."""
