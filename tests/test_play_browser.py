@@ -111,6 +111,22 @@ def play_direct(app, seed):
     return game
 
 
+# The page's legal cell that skips the fewest open numbers of its row (at most 2, else null):
+# a player's plain sense, read off the drawn sheet.
+FEW_SKIPS = """
+let best = null, fewest = 3;
+for (const cell of document.querySelectorAll(".sheet[data-seat='0'] .cell.legal")) {
+  let skips = 0;
+  for (let c = cell.previousElementSibling; c && c.classList.contains("cell"); c = c.previousElementSibling) {
+    if (c.classList.contains("crossed")) break;
+    if (!c.classList.contains("gone")) skips++;
+  }
+  if (skips < fewest) { fewest = skips; best = cell.dataset.action; }
+}
+return best;
+"""
+
+
 def test_a_whole_game_against_greedy_by_clicking(site, browser):
     app, url = site
     open_page(browser, url)
@@ -121,11 +137,13 @@ def test_a_whole_game_against_greedy_by_clicking(site, browser):
     while browser.execute_script("return document.body.dataset.turn") == "you":
         seen = int(browser.execute_script("return document.body.dataset.decisions"))
         cells = browser.find_elements(By.CSS_SELECTOR, ".sheet[data-seat='0'] .cell.legal")
+        target = browser.execute_script(FEW_SKIPS)
         if clicks % 4 == 3:  # now and then by keyboard: 1 crosses the first option listed, P passes
             browser.find_element(By.TAG_NAME, "body").send_keys("1" if cells else "p")
-        else:  # cross where the page offers it (the first legal cell), else press the pass button
-            target = cells[0] if cells else browser.find_element(By.CSS_SELECTOR, ".option:last-child")
-            target.click()
+        elif target is not None:  # click the legal cell that skips fewest numbers
+            browser.find_element(By.CSS_SELECTOR, f".sheet[data-seat='0'] .cell.legal[data-action='{target}']").click()
+        else:  # nothing worth crossing: the pass button
+            browser.find_element(By.CSS_SELECTOR, ".option:last-child").click()
         clicks += 1
         if clicks == 12:  # the coach on, mid-game: its win chances beside the options
             browser.find_element(By.ID, "coach-on").click()

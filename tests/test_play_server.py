@@ -89,6 +89,7 @@ def test_info_lists_every_bot_and_the_game_of_each_pretrained_one(client):
     assert info["max_games"] == 5 and info["max_players"] == 5
 
 
+@pytest.mark.slow
 def test_a_whole_game_against_greedy_replays_from_its_record(client):
     game = new_game(client)
     assert game["to_decide"] == 0 and game["events"] == [] and game["options"]["seed"] == 3
@@ -223,6 +224,7 @@ def _finished_record(client, seed=6):
     return client.get(f"/api/games/{end['id']}/record").json()
 
 
+@pytest.mark.slow
 def test_a_record_that_is_not_a_record_is_refused(client):
     rec = _finished_record(client)
     bad = {

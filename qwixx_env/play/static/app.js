@@ -327,13 +327,15 @@ function describe(ev, before) {
     lines.push([`${who} ${ev.mark ? `chose ${markWords(ev.mark)}` : "chose to pass"}${ev.phase === "lucky" ? " (lucky cross)" : ""}`, "log-you"]);
   }
   const after = ev.snapshot;
+  // what a white action brings (locks, the end, the next roll) is told with its reveal
+  if (ev.kind === "decision" && (ev.phase === "white" || ev.phase === "lucky")) return lines;
   for (const row of after.locked_rows) {
     if (!before.locked_rows.includes(row)) {
       const by = after.players.map((p, s) => (p.locks.includes(row) ? seatName(g, s) : null)).filter(Boolean);
       lines.push([`${ROW_NAMES[row]} row locked${by.length ? ` by ${by.join(" and ")}` : ""}!`, "log-lock"]);
     }
   }
-  if (after.phase === "over") {
+  if (after.phase === "over" && before.phase !== "over") {
     lines.push([`Game over: ${after.players.map((p, s) => `${seatName(g, s)} ${p.score}`).join(" · ")}`, "log-lock"]);
   } else if (after.roll !== before.roll) {
     const w = after.dice.white;
@@ -357,6 +359,12 @@ function changedCells(before, after, sheet) {
   return out;
 }
 
+// A white-action decision changes nothing on the table until the white action's reveal (the
+// event after the last choice), which shows every choice, the locks and the next roll together.
+function shownAfter(ev, before) {
+  return ev.kind === "decision" && (ev.phase === "white" || ev.phase === "lucky") ? before : ev.snapshot;
+}
+
 // Show the server's new events one at a time, at the chosen speed.
 function enqueue(events) {
   S.queue.push(...events);
@@ -370,12 +378,13 @@ function nextEvent() {
   if (!ev) { finishEvents(); return; }
   const before = S.shown ? S.shown.snapshot : S.game.snapshot;
   for (const [text, cls] of describe(ev, before)) logLine(text, cls);
-  const changed = changedCells(before, ev.snapshot, S.game.sheet);
+  const after = shownAfter(ev, before);
+  const changed = changedCells(before, after, S.game.sheet);
   S.flash = null;
   S.flashSeat = null;
   if (changed.size === 1) { [[S.flashSeat, S.flash]] = [...changed.entries()]; }
-  S.rolled = ev.snapshot.roll !== before.roll;
-  S.shown = { snapshot: ev.snapshot, to_decide: ev.to_decide };
+  S.rolled = after.roll !== before.roll;
+  S.shown = { snapshot: after, to_decide: ev.to_decide };
   renderTable();
   const pace = Number($("speed").value);
   S.timer = setTimeout(nextEvent, ev.hidden ? pace / 3 : pace);
@@ -386,7 +395,7 @@ function skipEvents() {
     const ev = S.queue.shift();
     const before = S.shown ? S.shown.snapshot : S.game.snapshot;
     for (const [text, cls] of describe(ev, before)) logLine(text, cls);
-    S.shown = { snapshot: ev.snapshot, to_decide: ev.to_decide };
+    S.shown = { snapshot: shownAfter(ev, before), to_decide: ev.to_decide };
   }
   finishEvents();
 }
@@ -420,7 +429,7 @@ function takeGame(view, animate) {
   else {
     if (fresh) {
       let before = view.start;
-      for (const ev of view.events) { for (const [t, c] of describe(ev, before)) logLine(t, c); before = ev.snapshot; }
+      for (const ev of view.events) { for (const [t, c] of describe(ev, before)) logLine(t, c); before = shownAfter(ev, before); }
     }
     finishEvents();
   }
