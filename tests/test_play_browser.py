@@ -194,6 +194,11 @@ def test_the_replay_viewer_steps_through_a_record(site, browser, tmp_path):
     browser.find_element(By.ID, "rp-first").click()
     for _ in range(min(last, 9)):
         browser.find_element(By.ID, "rp-next").click()
+    browser.find_element(By.ID, "rp-coach-on").click()  # the coach on the position shown
+    wait(browser, "return !!document.querySelector('#rp-coach .coach-values')", timeout=60)
+    shown = {attr(r, "data-action") for r in browser.find_elements(By.CSS_SELECTOR, "#rp-coach tr[data-action]")}
+    position = min(last, 9)
+    assert shown == set(app.state.replays.items()[-1][1].position(position).legal_actions())
     shot(browser, "play-replay.png")
     # a file that is not a record is refused with the server's reason
     bad = tmp_path / "bad.json"
