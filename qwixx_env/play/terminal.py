@@ -278,6 +278,7 @@ class TerminalGame:
                 else:
                     action = player.act(self.env.observe(self.env.agent_selection))
                 self.step(seat, action)
+            self.finish()
         except _EndOfInput:
             path = self.save()
             self.say(f"\nGame left at roll {int(self.env.core_state.roll[0])}; the record so far is saved to {path}")
@@ -286,7 +287,6 @@ class TerminalGame:
             path = self.save()
             self.say(f"\nInterrupted; the record so far is saved to {path}")
             return EXIT_INTERRUPTED
-        self.finish()
         return 0
 
     def step(self, seat: int, action: int) -> None:
