@@ -193,6 +193,8 @@ def _play(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"qwixx play: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # while the bots load: no game yet, nothing to save
+        return terminal.EXIT_INTERRUPTED
     return terminal.play(game, sys.stdin, sys.stdout, color=color)
 
 

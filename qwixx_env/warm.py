@@ -5,7 +5,7 @@ A fresh install has no compiled kernels, so the first game of each entry point c
 meets first, which compiles and caches exactly the kernels, for exactly the argument types,
 those entry points use: the AEC environment (`qwixx_v0`), the batched engine
 (`BatchedQwixx`), the Gymnasium vector env with its scripted opponents (`QwixxVectorEnv`), the
-heuristic bot and the coach's heuristic values (`qwixx_env.play.coach`). Kernels do not depend
+heuristic bot and the coach's values (`qwixx_env.play.coach`). Kernels do not depend
 on the variant or the player count (those are values, not types), so one game of each covers
 them all. A warm cache makes this a no-op in all but the time to load it.
 """
@@ -52,9 +52,10 @@ def _vector_steps() -> None:
 
 
 def _coach_values() -> None:
-    env = qwixx_v0.raw_env(num_players=2, variant="longo")  # a table the heuristic values
-    env.reset(seed=0)
-    coach.advise(env)
+    for variant in ("longo", "classic"):  # the heuristic's values, then the afterstate network's
+        env = qwixx_v0.raw_env(num_players=2, variant=variant)
+        env.reset(seed=0)
+        coach.advise(env)
 
 
 # What is warmed, in order: (name, function).

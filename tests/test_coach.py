@@ -176,7 +176,8 @@ def test_multiplayer_classic_values_are_the_afterstate_networks_win_chances(num_
 
 
 @pytest.mark.parametrize("options", [dict(num_players=2, variant="longo"), dict(num_players=5),
-                                     dict(num_players=1, variant="longo", lucky="instead")])
+                                     dict(num_players=1, variant="longo", lucky="instead"),
+                                     dict(num_players=1, score_table=[2 * n for n in range(13)])])
 def test_other_tables_get_the_heuristics_evaluation_whose_best_the_heuristic_plays(options):
     env = qwixx_v0.raw_env(**options)
     env.reset(seed=5)

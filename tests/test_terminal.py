@@ -98,6 +98,7 @@ def test_end_of_input_mid_game_saves_the_record_and_exits_0(tmp_path, monkeypatc
     assert game.record()["decisions"][0] == [0, 44]
 
 
+@pytest.mark.slow  # a fresh Python process
 @pytest.mark.skipif(os.name != "posix", reason="SIGINT to a child process needs a POSIX system")
 def test_ctrl_c_saves_the_record_and_exits_130(tmp_path):
     path = tmp_path / "interrupted.json"
@@ -107,6 +108,8 @@ def test_ctrl_c_saves_the_record_and_exits_130(tmp_path):
     child = subprocess.Popen(
         [sys.executable, "-m", "qwixx_env.cli", "play", "--seed", "3", "--record", str(path)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        # Ctrl-C's default action, even where this test runs with SIGINT ignored (a background job)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         child.stdin.write("p\n")
@@ -166,3 +169,12 @@ def test_colour_follows_the_terminal_and_no_color(monkeypatch):
     assert not terminal.use_color(Tty()) and terminal.use_color(io.StringIO(), "always")
     drawn = terminal.colorize("  red       [2]   3  L\nplayer_0")
     assert drawn.startswith("\033[31m") and "\033[7m[2]\033[27m" in drawn and drawn.endswith("player_0")
+
+
+def test_the_solo_coach_says_so_before_it_solves_the_table(tmp_path, monkeypatch):
+    monkeypatch.setattr(terminal, "table_path", lambda variant: tmp_path / "no-table-yet.npz")
+    for players, notice in ((1, "The coach solves solo Qwixx first (once; the table is then cached)"), (2, "")):
+        out = io.StringIO()
+        game = terminal.setup(players=players, seed=1, record=tmp_path / "g.json")
+        terminal.TerminalGame(game, io.StringIO(), out).table_notice()
+        assert notice in out.getvalue() and bool(out.getvalue()) == bool(notice)  # no solver at 2 players

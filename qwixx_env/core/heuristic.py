@@ -48,10 +48,10 @@ from qwixx_env.core.rules import (
     row_locked,
     sheet_score,
 )
-from qwixx_env.core.state import COLOR, LUCKY, WHITE
+from qwixx_env.core.state import LUCKY, WHITE
 
 _jit = kernel(refcounts=False)
-_inline = inline_kernel()  # LLVM-inlined: a call per option costs nothing
+_inline = inline_kernel()  # LLVM-inlined into both kernels below: the calls cost nothing
 
 WEIGHT_NAMES = (
     "fill",
@@ -331,7 +331,7 @@ def _with_lucky(st, tb, b, s, mk, lk, pen, closed, at_roll, crossed, active, ope
     return best
 
 
-@_jit
+@_inline
 def _prepare_decision(st, tb, b, weights, ws):
     """The scratch sheet of the seat to decide in game b, as every option of its decision is
     judged against: its committed sheet (in the lucky phase with its white choice crossed),
@@ -366,7 +366,7 @@ def _option_value(st, tb, b, a, weights, ws):
     elif phase == LUCKY:
         v = _after_white(st, tb, b, s, mk, lk, pen, closed, True, active, open_w, weights)
     else:
-        penalty = 0 if (crossing or (phase == COLOR and active_crossed(st, tb, b))) else 1  # the white cross counts
+        penalty = 0 if (crossing or active_crossed(st, tb, b)) else 1  # the colour action: the white cross counts
         v = evaluate_sheet(st, tb, b, s, mk, lk, pen + penalty, closed, open_w, weights)
     if crossing:
         undo_scratch(tb, mk, lk, closed, a, old)

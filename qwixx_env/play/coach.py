@@ -71,7 +71,6 @@ from qwixx_env.nets import AFTERSTATE_TABLES
 from qwixx_env.nets.afterstate import afterstate_chances
 from qwixx_env.play.labels import action_label, action_text
 from qwixx_env.solver import ValueTable, load_table
-from qwixx_env.solver.states import check_variant as check_solver_variant
 
 
 @dataclass(frozen=True)
@@ -171,20 +170,13 @@ class Review:
 
 def source_for(variant: Variant, num_players: int) -> Source:
     """The coach's source for a table: the solver in solo classic, the afterstate network in
-    classic at the player counts it ships for, else the heuristic."""
-    if num_players == 1 and _solver_covers(variant):
+    classic at the player counts it ships for, else the heuristic. Classic means the standard
+    rules: under another score table neither the cached solver table nor the networks apply."""
+    if variant == CLASSIC and num_players == 1:
         return SOURCES["solver"]
     if variant == CLASSIC and (variant.name, num_players) in AFTERSTATE_TABLES:
         return SOURCES["afterstate"]
     return SOURCES["heuristic"]
-
-
-def _solver_covers(variant: Variant) -> bool:
-    try:
-        check_solver_variant(variant)
-    except ValueError:
-        return False
-    return True
 
 
 def solo_table(variant: Variant = CLASSIC) -> ValueTable:

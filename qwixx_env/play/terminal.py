@@ -40,6 +40,7 @@ from qwixx_env.files import folder_problem, write_atomically
 from qwixx_env.nets import NumpyPolicy, checkpoint_names
 from qwixx_env.play import coach
 from qwixx_env.play.labels import action_label, action_text, parse_label
+from qwixx_env.solver import table_path
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a process ended by Ctrl-C
 DEFAULT_BOT = "heuristic"
@@ -277,6 +278,7 @@ class TerminalGame:
                 else:
                     action = player.act(self.env.observe(self.env.agent_selection))
                 self.step(seat, action)
+            self.finish()
         except _EndOfInput:
             path = self.save()
             self.say(f"\nGame left at roll {int(self.env.core_state.roll[0])}; the record so far is saved to {path}")
@@ -285,7 +287,6 @@ class TerminalGame:
             path = self.save()
             self.say(f"\nInterrupted; the record so far is saved to {path}")
             return EXIT_INTERRUPTED
-        self.finish()
         return 0
 
     def step(self, seat: int, action: int) -> None:
@@ -326,7 +327,7 @@ class TerminalGame:
         self.say(self.phase_line())
         advice = None
         if self.setup.coach:
-            advice = coach.advise(env, self.setup.seat, bot=self.setup.coach_bot)
+            advice = self.advice()
         self.say(self.options_text(legal, advice))
         while True:
             self.stdout.write("Your choice: ")
@@ -343,7 +344,7 @@ class TerminalGame:
                 self.say(self.help_text(legal))
                 continue
             if text == "?":
-                advice = advice or coach.advise(env, self.setup.seat, bot=self.setup.coach_bot)
+                advice = advice or self.advice()
                 self.say(self.coach_text(advice))
                 continue
             if text.isdigit() and text.isascii() and 1 <= int(text) <= len(legal):
@@ -356,6 +357,16 @@ class TerminalGame:
             if action in legal:
                 return action
             self.say(f"{action_label(action, v)} ({action_text(action, v)}) is not legal now. {self.accepted(legal)}")
+
+    def advice(self) -> coach.Advice:
+        self.table_notice()
+        return coach.advise(self.env, self.setup.seat, bot=self.setup.coach_bot)
+
+    def table_notice(self) -> None:
+        """Say so before the solo coach first solves the solver's table (it is then cached)."""
+        v = self.variant
+        if coach.source_for(v, self.setup.players).name == "solver" and not table_path(v).exists():
+            self.say("The coach solves solo Qwixx first (once; the table is then cached): a minute or two...")
 
     def accepted(self, legal: list[int]) -> str:
         labels = ", ".join(action_label(a, self.variant) for a in legal)
@@ -451,6 +462,7 @@ class TerminalGame:
         path = self.save()
         self.say(f"The game record is saved to {path} (qwixx_env.replay rebuilds it).")
         if self.setup.coach:
+            self.table_notice()
             self.say(self.review_text(coach.review(self.env.record(), self.setup.seat)))
 
     def review_text(self, rev: coach.Review) -> str:
