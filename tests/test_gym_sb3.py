@@ -74,14 +74,14 @@ def test_a_whole_game_through_gymnasiums_wrappers(name):
 
 
 @pytest.mark.parametrize("action", ["illegal", -1, 10_000])
-def test_an_illegal_action_ends_the_game_with_minus_one(action):
+def test_an_illegal_action_ends_the_game_below_any_score(action):
     env = gymnasium.make("qwixx_env/Qwixx-v0", num_players=2, reward="score").unwrapped
     obs, _ = env.reset(seed=2)
     for step in range(3):
         obs, *_ = env.step(random_legal_action(obs["action_mask"], np.random.default_rng(step)))
     action = first_illegal(obs["action_mask"]) if action == "illegal" else action
     obs, reward, terminated, truncated, info = env.step(action)
-    assert (reward, terminated, truncated, info) == (-1.0, True, False, {"illegal_action": True})
+    assert (reward, terminated, truncated, info) == (-21.0, True, False, {"illegal_action": True})  # score -20 at worst
     assert not obs["action_mask"].any()  # over: nothing legal, as after a normal end
     with pytest.raises(RuntimeError, match="reset"):
         env.step(0)
@@ -99,7 +99,7 @@ def test_a_bool_action_is_illegal_even_where_its_number_is_legal():
     else:
         pytest.fail("no deal with action 1 legal")
     _, reward, terminated, _, info = env.step(True)
-    assert (reward, terminated, info) == (-1.0, True, {"illegal_action": True})
+    assert (reward, terminated, info) == (-2.0, True, {"illegal_action": True})  # "win": worse than a loss
 
 
 def test_with_illegal_action_raise_an_illegal_action_raises_and_changes_nothing():

@@ -63,8 +63,12 @@ the fields are listed in `qwixx_env.core.observation` and read by name with
 
 `raw_env.step` raises `ValueError` naming the agent, the action, its mark and the legal
 actions, and leaves the game untouched. `env()` behaves like PettingZoo's classic games: an
-illegal action ends the game with -1 for the offender and 0 for the others (with a warning),
-an action outside the action space fails an assertion, and calls out of order raise.
+illegal action ends the game (with a warning), 0 for the others, and for the offender a return
+worse than any legal ending in the reward mode: -2 with `"win"`, the lowest possible score
+minus 1 with `"score"` and `"score_delta"` (there the illegal step pays what brings the
+offender's rewards to that sum), the lowest possible margin minus 1 with `"margin"`
+(`env(illegal_reward=x)` sets another return). An action outside the action space fails an
+assertion, and calls out of order raise.
 
 ### Version history
 
@@ -120,9 +124,11 @@ def aec_kernel(op, st, tb, off, action, mask, mode, last_scores, rewards, seat, 
     rules.legal_mask_one(st, tb, 0, mask[0])  # one call site: LLVM inlines its body once
 
 
-def env(**kwargs: Any) -> GuardedEnv:
-    """The Qwixx AEC environment with PettingZoo's classic-game guards (see the module doc)."""
-    return GuardedEnv(raw_env(**kwargs))
+def env(illegal_reward: float | None = None, **kwargs: Any) -> GuardedEnv:
+    """The Qwixx AEC environment with PettingZoo's classic-game guards (see the module doc);
+    `illegal_reward` is the offender's return for a game it ends with an illegal action (None:
+    worse than any legal ending, `core.rewards.illegal_return`)."""
+    return GuardedEnv(raw_env(**kwargs), illegal_reward)
 
 
 class raw_env(AECEnv, EzPickle):

@@ -9,9 +9,12 @@ Registered as ``"qwixx_env/Qwixx-v0"`` when `qwixx_env` is imported:
 It is the training view (`QwixxVectorEnv`) with a single game, so the rules, observations,
 rewards and opponents are exactly the same. `action_masks()` serves sb3-contrib.
 
-An illegal action (one the mask does not offer) ends the game with reward -1 and
-``info["illegal_action"] = True`` by default, as PettingZoo's classic games do, so that any
-action of the action space is accepted; ``illegal_action="raise"`` raises `ValueError` instead.
+An illegal action (one the mask does not offer) ends the game by default, as PettingZoo's
+classic games do, with ``info["illegal_action"] = True`` and a reward worse than any legal
+ending in the reward mode (`core.rewards.illegal_return`: -2 with ``"win"``; in
+``"score_delta"`` the reward that brings the game's rewards to one below the lowest possible
+score), so that any action is accepted and none is an escape; ``illegal_reward=x`` sets
+another return for such a game. ``illegal_action="raise"`` raises `ValueError` instead.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from qwixx_env.envs.vector import QwixxVectorEnv
+from qwixx_env.core.checks import check_choice
+from qwixx_env.envs.vector import ILLEGAL_ACTIONS, QwixxVectorEnv
 
 
 class QwixxGymEnv(gymnasium.Env):
@@ -30,10 +34,8 @@ class QwixxGymEnv(gymnasium.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, illegal_action: str = "terminate", **kwargs: Any):
-        if illegal_action not in ("terminate", "raise"):
-            raise ValueError(f"illegal_action: got {illegal_action!r}; expected 'terminate' or 'raise'")
-        self.illegal_action = illegal_action
-        self.vector = QwixxVectorEnv(1, **kwargs)
+        self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
+        self.vector = QwixxVectorEnv(1, illegal_action="terminate", **kwargs)
         self.observation_space = self.vector.single_observation_space
         self.action_space = self.vector.single_action_space
         self._obs: dict[str, np.ndarray] | None = None
@@ -47,7 +49,7 @@ class QwixxGymEnv(gymnasium.Env):
             obs, _ = self.vector.reset(seed=seed)
         elif self._over and self._obs is not None:
             obs = self._obs  # the next game already started when the last one ended
-        else:  # in the middle of a game, or one abandoned on an illegal action: start the next
+        else:  # in the middle of a game: start the next
             self.vector._start_games(np.zeros(1, np.int64))
             obs = self.vector._observations()
         self._over = False
@@ -57,21 +59,24 @@ class QwixxGymEnv(gymnasium.Env):
     def step(self, action: int):
         if self._over:
             raise RuntimeError("the game is over (or not started): call reset()")
+        mask = self._obs["action_mask"][0]
         legal = (not isinstance(action, (bool, np.bool_)) and self.action_space.contains(action)
-                 and self._obs["action_mask"][0, int(action)] == 1)  # a bool is no action index
-        if not legal and self.illegal_action == "terminate":
-            self._over = True
-            self._obs = None  # the interrupted game is abandoned; reset() starts afresh
-            last = _one(self.vector._observations())
-            last["action_mask"][:] = 0  # the game is over: nothing is legal (as after a normal end)
-            return last, -1.0, True, False, {"illegal_action": True}
-        obs, rewards, terminated, truncated, infos = self.vector.step(np.array([action]))
+                 and mask[int(action)] == 1)  # a bool is no action index
+        if not legal and self.illegal_action == "raise":
+            legal_now = np.flatnonzero(mask).tolist()
+            raise ValueError(
+                f"action: got {action!r}, which is not legal now; legal now: {legal_now} (the ones in "
+                "obs['action_mask'] and action_masks()); nothing changed. illegal_action='terminate' ends "
+                "the game instead"
+            )
+        obs, rewards, terminated, _, infos = self.vector.step(np.array([int(action) if legal else -1]))
         self._obs = obs
-        if terminated[0]:
-            self._over = True
-            final = {k: v[0] for k, v in infos["final_obs"].items()}
-            return final, float(rewards[0]), True, False, {}
-        return _one(obs), float(rewards[0]), False, False, {}
+        if not terminated[0]:
+            return _one(obs), float(rewards[0]), False, False, {}
+        self._over = True
+        final = {k: v[0].copy() for k, v in infos["final_obs"].items()}
+        info = {"illegal_action": True} if not legal else {}
+        return final, float(rewards[0]), True, False, info
 
     def action_masks(self) -> np.ndarray:
         """(A,) bool: the legal actions now."""

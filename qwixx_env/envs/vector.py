@@ -27,12 +27,12 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from qwixx_env.core import rules
-from qwixx_env.core.checks import check_int, is_int, is_number
+from qwixx_env.core.checks import check_choice, check_int, is_int, is_number
 from qwixx_env.core.compile import kernel
 from qwixx_env.core.heuristic import weights_array
 from qwixx_env.core.observation import encode_one
 from qwixx_env.core.policies import POLICY_NAMES, greedy_defaults, policy_action
-from qwixx_env.core.rewards import rewards_one
+from qwixx_env.core.rewards import check_illegal_reward, rewards_one
 from qwixx_env.core.scratch import new_scratch
 from qwixx_env.core.state import OVER
 from qwixx_env.envs.batched import BatchedQwixx, as_actions, game_seeds
@@ -42,6 +42,7 @@ Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """A frozen policy: (observations (n, D) float32, masks (n, A) int8) -> actions (n,)."""
 Opponent = str | Policy
 FROZEN = -1  # pool kind of a Python-side policy
+ILLEGAL_ACTIONS = ("raise", "terminate")
 
 
 @kernel(refcounts=False)
@@ -100,7 +101,10 @@ class QwixxVectorEnv(VectorEnv):
     installed checkpoint (``"ppo-classic-2p"``: its numpy policy, which must play this
     variant and player count) or a frozen policy callable; `greedy_max_skip` for the greedy
     opponents (default: the `greedy` bot's, best for the player count:
-    `core.policies.greedy_defaults`).
+    `core.policies.greedy_defaults`); `illegal_action` ``"raise"`` (a `ValueError`, nothing
+    changed) or ``"terminate"`` (that game ends, ``infos["illegal_action"]`` marks it, and the
+    learner's rewards for it sum to `illegal_reward`; None: worse than any legal ending,
+    `core.rewards.illegal_return`).
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
@@ -119,8 +123,11 @@ class QwixxVectorEnv(VectorEnv):
         learner_seat: int | str = "random",
         opponents: Opponent | Sequence[Opponent] | Mapping[Opponent, float] = "random",
         greedy_max_skip: int | None = None,
+        illegal_action: str = "raise",
+        illegal_reward: float | None = None,
     ):
         check_int("num_envs", num_envs, minimum=1)
+        self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
         self.engine = BatchedQwixx(
             num_envs, num_players, variant, lucky=lucky, lucky_numbers=lucky_numbers,
             start_player=start_player, reward=reward, score_table=score_table, autoreset=False,
@@ -128,6 +135,7 @@ class QwixxVectorEnv(VectorEnv):
         e = self.engine
         self.num_envs, self.num_players = e.num_games, e.num_players
         self.variant, self.layout, self.reward_mode = e.variant, e.layout, e.reward_mode
+        self.illegal_reward = check_illegal_reward(illegal_reward, self.reward_mode, self.variant)
         self._learner_random = _check_learner_seat(learner_seat, self.num_players)
         self._checkpoints: dict[str, Any] = {}  # installed checkpoints named as opponents, loaded once
         self._pool, self._pool_kinds, self._pool_weights = _check_pool(opponents, self._checkpoint_policy)
@@ -187,17 +195,28 @@ class QwixxVectorEnv(VectorEnv):
         e.actions[:] = actions
         ok = (e.actions >= 0) & (e.actions < e.num_actions)
         ok[ok] = self._masks[np.flatnonzero(ok), e.actions[ok]] == 1
-        if not ok.all():
-            b = int(np.flatnonzero(~ok)[0])
+        illegal = np.flatnonzero(~ok)
+        if illegal.size and self.illegal_action == "raise":
+            b = int(illegal[0])
             raise ValueError(
                 f"actions: game {b} (learner seat {int(self.learner[b])}) got action {int(actions[b])}; "
-                f"legal there: {np.flatnonzero(self._masks[b]).tolist()}"
+                f"legal there: {np.flatnonzero(self._masks[b]).tolist()} (illegal_action='terminate' ends the "
+                "game instead)"
             )
-        rules.apply_batch(e.state, self.variant.tables, e.actions)
+        if illegal.size:  # terminate: those games end where they stand, the others go on
+            apply_some(e.state, self.variant.tables, np.flatnonzero(ok), e.actions[ok])
+        else:
+            rules.apply_batch(e.state, self.variant.tables, e.actions)
         self._play_opponents()
         settle(e.state, self.variant.tables, self.layout.offsets, e.reward_index, self.learner, e.last_scores,
                self._seat_rewards, self._rewards, self._done, self._final_obs)
         infos: dict[str, Any] = {}
+        if illegal.size:
+            # the learner's rewards for the game sum to illegal_reward; its last observation is final
+            self._rewards[illegal] = self.illegal_reward - e.last_scores[illegal, self.learner[illegal]]
+            self._done[illegal] = True
+            self._final_obs[illegal] = self._obs[illegal]
+            infos["illegal_action"], infos["_illegal_action"] = ~ok, ~ok
         finished = np.flatnonzero(self._done)
         if finished.size:
             infos["final_obs"] = {"observation": self._final_obs.copy(), "action_mask": np.zeros_like(self._masks)}
