@@ -5,6 +5,14 @@ Registered as ``"qwixx_env/Qwixx-v0"`` when `qwixx_env` is imported:
 >>> import gymnasium, qwixx_env
 >>> env = gymnasium.make("qwixx_env/Qwixx-v0", num_players=2, opponents="greedy")
 >>> obs, info = env.reset(seed=0)      # {"observation": (D,), "action_mask": (A,)}
+>>> flat = gymnasium.make("qwixx_env/Qwixx-v0", observation="flat")
+>>> obs, info = flat.reset(seed=0)     # the (D,) vector; the mask from flat.unwrapped.action_masks()
+
+``observation="dict"`` (the default) gives PettingZoo's observation dict, a `Dict` space;
+``observation="flat"`` gives the observation vector alone, a `Box` space, as `Sb3VecEnv` does,
+so that ``PPO("MlpPolicy", env)`` and sb3-contrib's ``MaskablePPO("MlpPolicy", env)`` take it
+(MaskablePPO reads the mask from `action_masks()`). One game at a time is slow to train on:
+`QwixxVectorEnv` under `Sb3VecEnv` steps hundreds of games per call (docs/batched.md).
 
 It is the training view (`QwixxVectorEnv`) with a single game, so the rules, observations,
 rewards and opponents are exactly the same. `action_masks()` serves sb3-contrib.
@@ -27,16 +35,23 @@ import numpy as np
 from qwixx_env.core.checks import check_choice
 from qwixx_env.envs.vector import ILLEGAL_ACTIONS, QwixxVectorEnv
 
+OBSERVATIONS = ("dict", "flat")
+
 
 class QwixxGymEnv(gymnasium.Env):
-    """One learning seat against opponents from a pool; options as `QwixxVectorEnv`."""
+    """One learning seat against opponents from a pool; options as `QwixxVectorEnv` (the
+    default opponent is ``"random"``), plus `illegal_action`, `illegal_reward` and
+    `observation` (see the module docstring)."""
 
     metadata = {"render_modes": []}
 
-    def __init__(self, illegal_action: str = "terminate", **kwargs: Any):
+    def __init__(self, illegal_action: str = "terminate", observation: str = "dict", **kwargs: Any):
         self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
+        self.observation = check_choice("observation", observation, OBSERVATIONS)
         self.vector = QwixxVectorEnv(1, illegal_action="terminate", **kwargs)
         self.observation_space = self.vector.single_observation_space
+        if observation == "flat":
+            self.observation_space = self.observation_space["observation"]
         self.action_space = self.vector.single_action_space
         self._obs: dict[str, np.ndarray] | None = None
         self._over = True
@@ -54,7 +69,7 @@ class QwixxGymEnv(gymnasium.Env):
             obs = self.vector._observations()
         self._over = False
         self._obs = obs
-        return _one(obs), {}
+        return self._shown(_one(obs)), {}
 
     def step(self, action: int):
         if self._over:
@@ -64,23 +79,29 @@ class QwixxGymEnv(gymnasium.Env):
                  and mask[int(action)] == 1)  # a bool is no action index
         if not legal and self.illegal_action == "raise":
             legal_now = np.flatnonzero(mask).tolist()
+            where = "action_masks()" + (" and obs['action_mask']" if self.observation == "dict" else "")
             raise ValueError(
-                f"action: got {action!r}, which is not legal now; legal now: {legal_now} (the ones in "
-                "obs['action_mask'] and action_masks()); nothing changed. illegal_action='terminate' ends "
-                "the game instead"
+                f"action: got {action!r}, which is not legal now; legal now: {legal_now} (the ones {where} "
+                "offer); nothing changed. illegal_action='terminate' ends the game instead"
             )
         obs, rewards, terminated, _, infos = self.vector.step(np.array([int(action) if legal else -1]))
         self._obs = obs
         if not terminated[0]:
-            return _one(obs), float(rewards[0]), False, False, {}
+            return self._shown(_one(obs)), float(rewards[0]), False, False, {}
         self._over = True
         final = {k: v[0].copy() for k, v in infos["final_obs"].items()}
         info = {"illegal_action": True} if not legal else {}
-        return final, float(rewards[0]), True, False, info
+        return self._shown(final), float(rewards[0]), True, False, info
 
     def action_masks(self) -> np.ndarray:
-        """(A,) bool: the legal actions now."""
+        """(A,) bool: the legal actions now (all False once the game is over)."""
+        if self._over:
+            return np.zeros(self.action_space.n, bool)
         return self.vector.action_masks()[0]
+
+    def _shown(self, obs: dict[str, np.ndarray]) -> Any:
+        """An observation in the form chosen by the `observation` option."""
+        return obs["observation"] if self.observation == "flat" else obs
 
 
 def _one(obs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
