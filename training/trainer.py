@@ -99,7 +99,6 @@ class Trainer:
         opponents = cfg.opponents
         self.pool = OpponentPool(
             opponents.scripted if opponents else {}, opponents.self_play if opponents else None, out / "snapshots",
-            cfg.variant, cfg.num_players,
         )
         self.tb = SummaryWriter(str(out / "tb" / "eval"))
         if state is not None:

@@ -93,6 +93,15 @@ class QwixxGymEnv(gymnasium.Env):
         info = {"illegal_action": True} if not legal else {}
         return self._shown(final), float(rewards[0]), True, False, info
 
+    def __repr__(self) -> str:
+        v = self.vector
+        return (f"QwixxGymEnv(num_players={v.num_players}, variant={v.variant.name!r}, reward={v.reward_mode!r}, "
+                f"learner_seat={v._learner_seat!r}, opponents={v._opponents!r}, "
+                f"illegal_action={self.illegal_action!r}, observation={self.observation!r})")
+
+    def __str__(self) -> str:  # what Gymnasium's wrappers show: the options, the default opponent among them
+        return f"<{self!r}>"
+
     def action_masks(self) -> np.ndarray:
         """(A,) bool: the legal actions now (all False once the game is over)."""
         if self._over:

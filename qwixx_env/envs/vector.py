@@ -26,6 +26,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from qwixx_env.bots.specs import ACCEPTED, opponent
 from qwixx_env.core import rules
 from qwixx_env.core.checks import check_choice, check_int, is_int, is_number
 from qwixx_env.core.compile import kernel
@@ -36,7 +37,6 @@ from qwixx_env.core.rewards import check_illegal_reward, rewards_one
 from qwixx_env.core.scratch import new_scratch
 from qwixx_env.core.state import OVER
 from qwixx_env.envs.batched import BatchedQwixx, as_actions, game_seeds
-from qwixx_env.nets import NumpyPolicy, checkpoint_names
 
 Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """A frozen policy: (observations (n, D) float32, masks (n, A) int8) -> actions (n,)."""
@@ -95,11 +95,12 @@ class QwixxVectorEnv(VectorEnv):
     """N single-agent Qwixx games against opponents from a pool (see the module docstring).
 
     Options as `qwixx_v0.raw_env` (reward modes, variant, lucky rule, ...) plus:
-    `learner_seat` a seat or ``"random"`` (drawn per game); `opponents` an opponent, a list
-    (equal weights) or a mapping opponent -> weight, where an opponent is ``"random"``,
-    ``"greedy"``, ``"heuristic"`` (the tuned `heuristic` bot's policy), the name of an
-    installed checkpoint (``"ppo-classic-2p"``: its numpy policy, which must play this
-    variant and player count) or a frozen policy callable; `greedy_max_skip` for the greedy
+    `learner_seat` a seat or ``"random"`` (drawn per game); `opponents` (default
+    ``"random"``) an opponent, a list (equal weights) or a mapping opponent -> weight, where an
+    opponent is a bot spec as the arena and training configs take it (`qwixx_env.bots.specs`:
+    ``"greedy"``, ``"heuristic"``, ``"afterstate"``, ``"rollout:threads=1"``, an installed
+    checkpoint's name, a checkpoint's path or run folder; it must play this variant and player
+    count) or a frozen policy callable; `greedy_max_skip` for the greedy
     opponents (default: the `greedy` bot's, best for the player count:
     `core.policies.greedy_defaults`); `illegal_action` ``"raise"`` (a `ValueError`, nothing
     changed) or ``"terminate"`` (that game ends, ``infos["illegal_action"]`` marks it, and the
@@ -137,8 +138,10 @@ class QwixxVectorEnv(VectorEnv):
         self.variant, self.layout, self.reward_mode = e.variant, e.layout, e.reward_mode
         self.illegal_reward = check_illegal_reward(illegal_reward, self.reward_mode, self.variant)
         self._learner_random = _check_learner_seat(learner_seat, self.num_players)
-        self._checkpoints: dict[str, Any] = {}  # installed checkpoints named as opponents, loaded once
-        self._pool, self._pool_kinds, self._pool_weights = _check_pool(opponents, self._checkpoint_policy)
+        self._learner_seat = learner_seat
+        self._resolved: dict[str, Opponent] = {}  # bot specs named as opponents, made once
+        self._opponents = opponents
+        self._pool, self._pool_kinds, self._pool_weights = _check_pool(opponents, self._resolve)
         default_skip, self._penalty_worry = greedy_defaults(self.num_players)
         if greedy_max_skip is None:
             greedy_max_skip = default_skip
@@ -228,31 +231,24 @@ class QwixxVectorEnv(VectorEnv):
         """(N, A) bool: the learner's legal actions in every game (what MaskablePPO asks for)."""
         return self._masks.astype(bool)
 
-    def _checkpoint_policy(self, name: str) -> Any:
-        """The `NumpyPolicy` of an installed checkpoint named as an opponent, or None when no
-        checkpoint has that name. Loaded once per env, so naming it again (`set_opponents`)
-        keeps the seats that play it. A `ValueError` when it plays another game."""
-        if name not in self._checkpoints:
-            if name not in checkpoint_names():
-                return None
-            policy = NumpyPolicy.load(name)
-            game = (self.variant.name, self.num_players, self.variant.lucky_rule if self.variant.lucky_count else None)
-            if (policy.variant, policy.num_players, policy.lucky) != game:
-                rule = f" (lucky={policy.lucky!r})" if policy.lucky else ""
-                env_rule = f" (lucky={game[2]!r})" if game[2] else ""
-                raise ValueError(
-                    f"opponents: checkpoint {name!r} plays {policy.variant}{rule} with {policy.num_players} "
-                    f"player(s); this env is {self.variant.name}{env_rule} with {self.num_players}"
-                )
-            self._checkpoints[name] = policy
-        return self._checkpoints[name]
+    def _resolve(self, spec: str) -> Opponent:
+        """What the env plays for a bot spec (`bots.specs.opponent`: the one check of a spec,
+        as the arena and training configs make it). Resolved once per env, so naming it again
+        (`set_opponents`) keeps the seats that play it."""
+        if spec not in self._resolved:
+            try:
+                self._resolved[spec] = opponent(spec, variant=self.variant.name, num_players=self.num_players,
+                                                lucky=self.variant.lucky_rule)
+            except ValueError as err:
+                raise ValueError(f"opponents: {err}") from None
+        return self._resolved[spec]
 
     def set_opponents(self, opponents: Opponent | Sequence[Opponent] | Mapping[Opponent, float]) -> None:
         """Replace the opponent pool (same forms as the `opponents` option), e.g. when
         self-play adds a snapshot between rollouts. New games draw from the new pool; in a game
         under way a seat keeps its opponent if it is still in the pool and draws a new one
         from the pool otherwise."""
-        pool, kinds, weights = _check_pool(opponents, self._checkpoint_policy)
+        pool, kinds, weights = _check_pool(opponents, self._resolve)
         if len(self._pool) and self._has_reset:
             # old pool index -> new index (-1: gone); strings match by value, policies by identity
             moved = np.array(
@@ -265,6 +261,11 @@ class QwixxVectorEnv(VectorEnv):
             codes[gone] = self._rng.choice(len(pool), size=int(gone.sum()), p=weights)
             self.seat_opponent[:] = codes
         self._pool, self._pool_kinds, self._pool_weights = pool, kinds, weights
+        self._opponents = opponents
+
+    def __repr__(self) -> str:
+        return (f"QwixxVectorEnv({self.num_envs}, num_players={self.num_players}, variant={self.variant.name!r}, "
+                f"reward={self.reward_mode!r}, learner_seat={self._learner_seat!r}, opponents={self._opponents!r})")
 
     def close_extras(self, **kwargs: Any) -> None:
         pass
@@ -346,13 +347,10 @@ def _check_learner_seat(learner_seat: Any, num_players: int) -> bool:
     return False
 
 
-def _check_pool(opponents: Any, checkpoint: Callable[[str], Any]) -> tuple[list, np.ndarray, np.ndarray]:
+def _check_pool(opponents: Any, resolve: Callable[[str], Opponent]) -> tuple[list, np.ndarray, np.ndarray]:
     """(pool, kinds, weights) from an opponent, a list of them or a mapping to weights;
-    `checkpoint(name)` is the policy of an installed checkpoint of that name, or None."""
-    accepted = (
-        f"one of {POLICY_NAMES}, an installed checkpoint's name (e.g. 'ppo-classic-2p'), a policy "
-        "callable(obs, masks) -> actions, a list of them or a dict of weights"
-    )
+    `resolve(spec)` is what the env plays for a bot spec (a `ValueError` for a bad one)."""
+    accepted = f"a bot spec ({ACCEPTED}), a policy callable(obs, masks) -> actions, a list of them or a dict of weights"
     if isinstance(opponents, str) or callable(opponents):
         items = [(opponents, 1.0)]
     elif isinstance(opponents, Mapping):
@@ -368,11 +366,7 @@ def _check_pool(opponents: Any, checkpoint: Callable[[str], Any]) -> tuple[list,
     for given, weight in items:
         if not (is_number(weight) and weight > 0):
             raise ValueError(f"opponents: weight {weight!r} for {given!r}; expected a positive finite number")
-        opponent = given
-        if isinstance(given, str) and given not in POLICY_NAMES:
-            opponent = checkpoint(given)
-            if opponent is None:
-                raise ValueError(f"opponents: got {given!r}; expected {accepted}")
+        opponent = resolve(given) if isinstance(given, str) else given
         if isinstance(opponent, str):
             kinds.append(POLICY_NAMES.index(opponent))
         elif callable(opponent):
