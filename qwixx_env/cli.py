@@ -9,8 +9,8 @@ expected score with the time taken::
     qwixx solve --sheet '{"marks": {"red": [2, 3, 5]}, "penalties": 1}'
                                        # also: what is this solo sheet worth?
 
-A progress bar shows while solving when `rich` is installed (the ``demo`` extra); without it
-the progress is printed as plain lines.
+A progress bar shows on stderr while solving when `rich` is installed (the ``demo`` extra) and
+stderr is a terminal; otherwise the progress is printed there as plain lines.
 
 ``qwixx arena``: a tournament between bots (see `qwixx_env.arena` and docs/arena.md)::
 
@@ -80,14 +80,19 @@ def _solve(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     try:
         try:
+            from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
         except ImportError:
+            console = None
+        else:
+            console = Console(stderr=True)
+        if console is None or not console.is_terminal:  # lines on stderr; stdout holds the results only
             table = load_table(args.variant, directory=args.cache_dir, rebuild=args.rebuild,
                                progress=_plain_progress())
-        else:
+        else:  # the bar on stderr: rich's live display would leave a blank line on stdout
             columns = (TextColumn("solving"), BarColumn(), MofNCompleteColumn(), TextColumn("sheets"),
                        TimeElapsedColumn())
-            with Progress(*columns, transient=True) as bar:
+            with Progress(*columns, console=console, transient=True) as bar:
                 task = bar.add_task("solve", total=None)
                 table = load_table(
                     args.variant,

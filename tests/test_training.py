@@ -389,6 +389,19 @@ def test_the_same_config_and_seed_train_the_same_weights_and_another_seed_does_n
 
 
 @pytest.mark.slow
+def test_resuming_a_finished_run_says_there_is_nothing_to_train_and_changes_nothing(run, capsys):
+    out, _, second = run
+    files = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    capsys.readouterr()
+    summary = quiet_run(tiny(total_steps=2048), out, resume=True)
+    said = capsys.readouterr().out
+    assert said.startswith(f"nothing to train: {out} is done at 2,048 steps (total_steps 2,048)") and "--steps" in said
+    assert summary["nothing_to_train"] and summary["steps"] == 2048 and summary["final"] == second["final"]
+    assert summary["wall_time"] == checkpoint.read_state(out / "checkpoint")["wall_time"]  # nothing added
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == files  # nothing written
+
+
+@pytest.mark.slow
 def test_resume_refuses_a_changed_game_and_a_run_without_checkpoint(run, tmp_path):
     out, _, _ = run
     with pytest.raises(ValueError, match=r"differs from the checkpoint's in \['network'\]"):

@@ -101,6 +101,8 @@ from qwixx_env.envs.render import render_text
 RENDER_MODES = (None, "ansi", "human")
 RESET, STEP, OBSERVE = 0, 1, 2  # what `aec_kernel` does
 RECORD_FORMAT = "qwixx_env.record/1"
+_GAME_OVER = ("{call}: the game is over and every agent has stepped out (agents is empty); call reset() to start "
+              "a new game")
 
 
 @kernel(refcounts=False)
@@ -241,9 +243,21 @@ class raw_env(AECEnv, EzPickle):
             mask = np.zeros(self.num_actions, np.int8)
         return {"observation": obs, "action_mask": mask}
 
+    def last(self, observe: bool = True):
+        if hasattr(self, "agents") and not self.agents:
+            raise RuntimeError(_GAME_OVER.format(call="last()"))
+        return super().last(observe)
+
     def step(self, action: int | None) -> None:
+        if hasattr(self, "agents") and not self.agents:
+            raise RuntimeError(_GAME_OVER.format(call=f"step({action!r})"))
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
+            if action is not None:
+                raise ValueError(
+                    f"{agent}: step({action!r}): the game is over; the agents step out with step(None) (as "
+                    "env.agent_iter() loops do), or call reset() to start a new game"
+                )
             self._was_dead_step(action)
             return
         action = self._check_action(agent, action)
