@@ -21,7 +21,8 @@ of 15 numbers and lucky numbers. The exact rules are in `docs/rules.md`.
 ### Options
 
 `env(num_players=2, variant="classic", render_mode=None, lucky="bonus", lucky_numbers=None,
-start_player=0, reward=None, score_table=None)`
+start_player=0, reward=None, score_table=None, illegal_reward=None)` (`raw_env` takes the same
+but `illegal_reward`: it raises on an illegal action)
 
 * `num_players`: 1 to 5. With one player (solo) that player is active on every roll.
 * `variant`: `"classic"` or `"longo"`.
@@ -37,6 +38,8 @@ start_player=0, reward=None, score_table=None)`
   other score; terminal). Default: `"win"` with 2+ players, `"score"` solo.
 * `score_table`: replaces the points for n crosses in a row (entry n), e.g. to try another
   reading of the Longo sheet. Default: n(n+1)/2.
+* `illegal_reward` (`env()` only): the offender's return for a game it ends with an illegal
+  action. Default: worse than any legal ending in the reward mode (see Illegal actions).
 
 ### Turn structure
 
