@@ -9,8 +9,8 @@ expected score with the time taken::
     qwixx solve --sheet '{"marks": {"red": [2, 3, 5]}, "penalties": 1}'
                                        # also: what is this solo sheet worth?
 
-A progress bar shows while solving when `rich` is installed (the ``demo`` extra); without it
-the progress is printed as plain lines.
+A progress bar shows on stderr while solving when `rich` is installed (the ``demo`` extra) and
+stderr is a terminal; otherwise the progress is printed there as plain lines.
 
 ``qwixx arena``: a tournament between bots (see `qwixx_env.arena` and docs/arena.md)::
 
@@ -18,6 +18,7 @@ the progress is printed as plain lines.
     qwixx arena greedy:max_skip=1 greedy:max_skip=3 random --players 3 --variant longo
     qwixx arena greedy heuristic --json out.json --png out.png --workers 2 --seed 7
     qwixx arena ppo-classic-3p heuristic rollout   # 3 players: the checkpoint's game
+    qwixx arena runs/my2p/final random greedy heuristic   # your trained policy (or its run folder, runs/my2p)
 
 It prints a table (rich), and with ``--json`` / ``--png`` writes the full result and a plot.
 
@@ -94,14 +95,19 @@ def _solve(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     try:
         try:
+            from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
         except ImportError:
+            console = None
+        else:
+            console = Console(stderr=True)
+        if console is None or not console.is_terminal:  # lines on stderr; stdout holds the results only
             table = load_table(args.variant, directory=args.cache_dir, rebuild=args.rebuild,
                                progress=_plain_progress())
-        else:
+        else:  # the bar on stderr: rich's live display would leave a blank line on stdout
             columns = (TextColumn("solving"), BarColumn(), MofNCompleteColumn(), TextColumn("sheets"),
                        TimeElapsedColumn())
-            with Progress(*columns, transient=True) as bar:
+            with Progress(*columns, console=console, transient=True) as bar:
                 task = bar.add_task("solve", total=None)
                 table = load_table(
                     args.variant,
@@ -235,10 +241,14 @@ def _table_for(args: argparse.Namespace) -> tuple[str, int]:
     installed = set(checkpoint_names())
     plays = {}
     for text in args.bots:
-        name = parse_bot(text).name
-        if name in installed and name not in plays:
-            policy = NumpyPolicy.load(name)
-            plays[name] = (policy.variant, policy.num_players)
+        entry = parse_bot(text)
+        source = entry.path or (entry.name if entry.name in installed else None)
+        if source is not None and entry.label not in plays:
+            try:
+                policy = NumpyPolicy.load(source)
+            except OSError as err:  # a checkpoint file that is not there
+                raise ValueError(f"bot {entry.label!r}: {err}") from None
+            plays[entry.label] = (policy.variant, policy.num_players)
     chosen = []
     for option, given, index, default in (("--variant", args.variant, 0, "classic"), ("--players", args.players, 1, 2)):
         if given is not None:
@@ -285,14 +295,18 @@ def main(argv: list[str] | None = None) -> int:
         description="Play a tournament between bots: every bot in every seat equally often, the "
         "same dice for every lineup of a deal. Prints a table; --json and --png save the result.",
     )
-    arena.add_argument("bots", nargs="+", help="bot names with optional parameters, e.g. random greedy:max_skip=2")
+    arena.add_argument(
+        "bots", nargs="+",
+        help="bot specs: names with optional parameters (random greedy:max_skip=2), installed checkpoints, or a "
+        "checkpoint's path or run folder (runs/my2p/final, runs/my2p)",
+    )
     arena.add_argument(
         "--players", type=int, default=None,
-        help="seats at the table, 1 to 5 (default: what the pretrained bots named play, else 2)",
+        help="seats at the table, 1 to 5 (default: what the checkpoints named play, else 2)",
     )
     arena.add_argument(
         "--variant", default=None, choices=VARIANT_NAMES,
-        help="default: what the pretrained bots named play, else classic",
+        help="default: what the checkpoints named play, else classic",
     )
     arena.add_argument("--lucky", default=None, choices=("bonus", "instead"), help="Longo's lucky rule (default bonus)")
     arena.add_argument("--games", type=int, default=100, help="deals; each is played by every lineup (default 100)")

@@ -8,11 +8,14 @@ Sheets are hand-drawn as one dict per seat: colour -> crossed numbers, plus opti
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from qwixx_env import BatchedQwixx
-from qwixx_env.core import COLORS, state_from_snapshot
+from qwixx_env.core import COLORS, get_variant, layout_for, state_from_snapshot
+from qwixx_env.nets import write_policy
 from qwixx_env.solver import load_table
 
 
@@ -112,6 +115,19 @@ def random_layers(sizes, activation, rng: np.random.Generator) -> list:
         for i, (a, b) in enumerate(zip(sizes, sizes[1:]))
     ]
 
+
+def tiny_checkpoint(folder, name="tiny", variant="classic", num_players=2, activation="tanh", seed=0):
+    """A checkpoint with random weights: one hidden layer of 16 in each network."""
+    rng = np.random.default_rng(seed)
+    D, A = layout_for(variant, num_players).size, get_variant(variant).num_actions
+    return write_policy(
+        Path(folder) / name,
+        policy=random_layers([D, 16, A], activation, rng),
+        value=random_layers([D, 16, 1], activation, rng),
+        variant=variant,
+        num_players=num_players,
+        meta={"made_by": "tests/conftest.py", "seed": seed},
+    )
 
 
 @pytest.fixture(scope="session")

@@ -24,6 +24,7 @@ from qwixx_env.arena import (
     wilson_interval,
     win_shares,
 )
+from qwixx_env.arena.report import arena_figure
 
 from conftest import play_game
 
@@ -412,3 +413,25 @@ def test_cli_refuses_an_output_it_cannot_write_before_playing(tmp_path, capsys, 
         err = capsys.readouterr().err
         assert f"{flag}: {str(path)!r}" in err and problem in err, err
     assert not played and not (tmp_path / "missing").exists()
+
+
+# --- the picture ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("specs", [["greedy", "random"], [
+    "random", "greedy:max_skip=0", "greedy:max_skip=1", "greedy", "greedy:max_skip=3", "greedy:max_skip=4",
+    "greedy:max_skip=5", "greedy:max_skip=6"]], ids=["2 bots", "8 bots"])
+def test_the_picture_leads_with_win_rates_and_gives_every_bot_its_own_score_row(specs):
+    pytest.importorskip("matplotlib", reason="the picture needs matplotlib (the demo extra)")
+    result = run_arena(specs, games=2, workers=1)
+    fig = arena_figure(result)
+    lead, *others = fig.axes
+    assert lead.get_title(loc="left") == "win rate"
+    order = [row["label"] for row in sorted(result.bots, key=lambda r: -r["rating"]["mu"])]
+    assert [t.get_text() for t in lead.get_yticklabels()] == order  # best bot first, on top
+    score_rows = [ax for ax in others if ax.get_yticks().size == 0]  # the ladder has a tick per bot
+    assert len(score_rows) == len(specs)
+    assert len({ax.get_xlim() for ax in score_rows}) == 1  # one score axis for all
+    for ax in score_rows:  # each row is scaled to its own peak: no bot flattens another
+        peak = max(p.get_paths()[0].vertices[:, 1].max() for p in ax.collections)
+        assert peak >= 0.75 * ax.get_ylim()[1]

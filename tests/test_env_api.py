@@ -17,7 +17,8 @@ from pettingzoo.test import api_test, render_test, seed_test
 from pettingzoo.utils.env_logger import EnvLogger
 
 import qwixx_env
-from qwixx_env import COLORS, ObservationView, decode_action, encode_action, qwixx_v0, replay
+from qwixx_env import COLORS, ObservationView, decode_action, encode_action, get_variant, qwixx_v0, replay
+from qwixx_env.core.rewards import illegal_return
 
 from conftest import random_legal_action, visible
 
@@ -467,7 +468,7 @@ def test_agent_iter_needs_a_step_between_agents():
 
 @pytest.mark.parametrize("num_players", (1, 2, 3, 5))
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_illegal_action_ends_the_game_with_minus_one_for_the_offender(variant, num_players):
+def test_illegal_action_ends_the_game_with_less_than_any_score_for_the_offender(variant, num_players):
     env = qwixx_v0.env(num_players=num_players, variant=variant, reward="score")
     env.reset(seed=1)
     rng = np.random.default_rng(1)
@@ -478,7 +479,9 @@ def test_illegal_action_ends_the_game_with_minus_one_for_the_offender(variant, n
     EnvLogger.flush()
     env.step(illegal)
     assert any("Illegal move" in msg for msg in EnvLogger.mqueue)
-    assert env.rewards == {a: (-1 if a == offender else 0) for a in env.possible_agents}
+    worst = float(illegal_return("score", get_variant(variant)))  # one below the lowest possible score
+    assert worst < -20
+    assert env.rewards == {a: (worst if a == offender else 0) for a in env.possible_agents}
     assert all(env.terminations.values()) and all(env.truncations.values())
     seen = {}
     for agent in env.agent_iter():
@@ -486,7 +489,7 @@ def test_illegal_action_ends_the_game_with_minus_one_for_the_offender(variant, n
         assert termination and truncation
         seen[agent] = reward
         env.step(None)
-    assert seen == {a: (-1 if a == offender else 0) for a in env.possible_agents}
+    assert seen == {a: (worst if a == offender else 0) for a in env.possible_agents}
     assert env.agents == []
 
 

@@ -15,6 +15,7 @@ import torch
 from gymnasium.utils.env_checker import check_env
 from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
+from stable_baselines3 import PPO
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 from qwixx_env import ObservationView, QwixxGymEnv, QwixxVectorEnv, qwixx_v0
@@ -74,14 +75,14 @@ def test_a_whole_game_through_gymnasiums_wrappers(name):
 
 
 @pytest.mark.parametrize("action", ["illegal", -1, 10_000])
-def test_an_illegal_action_ends_the_game_with_minus_one(action):
+def test_an_illegal_action_ends_the_game_below_any_score(action):
     env = gymnasium.make("qwixx_env/Qwixx-v0", num_players=2, reward="score").unwrapped
     obs, _ = env.reset(seed=2)
     for step in range(3):
         obs, *_ = env.step(random_legal_action(obs["action_mask"], np.random.default_rng(step)))
     action = first_illegal(obs["action_mask"]) if action == "illegal" else action
     obs, reward, terminated, truncated, info = env.step(action)
-    assert (reward, terminated, truncated, info) == (-1.0, True, False, {"illegal_action": True})
+    assert (reward, terminated, truncated, info) == (-21.0, True, False, {"illegal_action": True})  # score -20 at worst
     assert not obs["action_mask"].any()  # over: nothing legal, as after a normal end
     with pytest.raises(RuntimeError, match="reset"):
         env.step(0)
@@ -99,7 +100,7 @@ def test_a_bool_action_is_illegal_even_where_its_number_is_legal():
     else:
         pytest.fail("no deal with action 1 legal")
     _, reward, terminated, _, info = env.step(True)
-    assert (reward, terminated, info) == (-1.0, True, {"illegal_action": True})
+    assert (reward, terminated, info) == (-2.0, True, {"illegal_action": True})  # "win": worse than a loss
 
 
 def test_with_illegal_action_raise_an_illegal_action_raises_and_changes_nothing():
@@ -115,9 +116,40 @@ def test_with_illegal_action_raise_an_illegal_action_raises_and_changes_nothing(
     env.step(random_legal_action(obs["action_mask"], np.random.default_rng(3)))  # the game goes on
 
 
+def test_the_flat_observation_is_the_dict_observations_vector_in_a_box():
+    flat = gymnasium.make("qwixx_env/Qwixx-v0", num_players=3, opponents="greedy", observation="flat")
+    whole = gymnasium.make("qwixx_env/Qwixx-v0", num_players=3, opponents="greedy")
+    assert isinstance(flat.observation_space, gymnasium.spaces.Box)
+    assert flat.observation_space == whole.observation_space["observation"]
+    check_env(flat.unwrapped, skip_render_check=True)
+    obs, _ = flat.reset(seed=4)
+    expected, _ = whole.reset(seed=4)
+    rng = np.random.default_rng(4)
+    for _ in range(30):
+        np.testing.assert_array_equal(obs, expected["observation"])
+        mask = flat.unwrapped.action_masks()
+        np.testing.assert_array_equal(mask, expected["action_mask"].astype(bool))
+        action = random_legal_action(mask, rng)
+        obs, _, done, _, _ = flat.step(action)
+        expected, *_ = whole.step(action)
+        if done:
+            break
+
+
+@pytest.mark.parametrize("algorithm", [PPO, MaskablePPO])
+def test_plain_and_maskable_ppo_train_on_the_flat_single_env(algorithm):
+    env = gymnasium.make("qwixx_env/Qwixx-v0", num_players=2, opponents="greedy", observation="flat")
+    model = algorithm("MlpPolicy", env, n_steps=32, batch_size=32, n_epochs=1, seed=0, device="cpu",
+                      policy_kwargs={"net_arch": [16]})
+    model.learn(64)
+    assert model.num_timesteps >= 64
+
+
 def test_illegal_action_option_is_checked():
     with pytest.raises(ValueError, match="illegal_action.*'ignore'"):
         gymnasium.make("qwixx_env/Qwixx-v0", illegal_action="ignore")
+    with pytest.raises(ValueError, match=r"observation: got 'vector'; expected one of \('dict', 'flat'\)"):
+        gymnasium.make("qwixx_env/Qwixx-v0", observation="vector")
 
 
 def play_games(env: gymnasium.Env, seed: int, games: int, abandon_first_after: int | None = None) -> list:

@@ -24,27 +24,12 @@ from qwixx_env import QwixxVectorEnv, bots, qwixx_v0
 from qwixx_env.arena import run_arena
 from qwixx_env.bots import pretrained, registry
 from qwixx_env.bots.pretrained import CheckpointError, NumpyPolicy, PretrainedBot, write_policy
-from qwixx_env.core import get_variant, layout_for
 from qwixx_env.nets import checkpoint, installed
 from qwixx_env.training.export import export_policy
 
-from conftest import play_game, random_layers, random_legal_actions
+from conftest import play_game, random_layers, random_legal_actions, tiny_checkpoint
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def tiny_checkpoint(folder, name="tiny", variant="classic", num_players=2, activation="tanh", seed=0):
-    """A checkpoint with random weights: one hidden layer of 16 in each network."""
-    rng = np.random.default_rng(seed)
-    D, A = layout_for(variant, num_players).size, get_variant(variant).num_actions
-    return write_policy(
-        Path(folder) / name,
-        policy=random_layers([D, 16, A], activation, rng),
-        value=random_layers([D, 16, 1], activation, rng),
-        variant=variant,
-        num_players=num_players,
-        meta={"made_by": "tests/test_pretrained.py", "seed": seed},
-    )
 
 
 def random_play(variant, steps=50, games=64, seed=0):
@@ -481,7 +466,7 @@ def test_a_longo_checkpoint_plays_only_its_lucky_rule(tmp_path):
         run_arena(["ppo-longo-2p", "heuristic"], variant="longo", lucky="instead", games=1, workers=1)
     with pytest.raises(
         ValueError,
-        match=r"checkpoint 'ppo-longo-2p' plays longo \(lucky='bonus'\) .* longo \(lucky='instead'\)",
+        match=r"opponents: bot 'ppo-longo-2p' cannot play longo .*lucky: got 'instead'; .* plays lucky='bonus' only",
     ):
         QwixxVectorEnv(2, variant="longo", lucky="instead", opponents="ppo-longo-2p")
     assert (

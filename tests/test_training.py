@@ -139,12 +139,15 @@ def test_a_bad_extends_is_refused_by_name(tmp_path, files, message):
             {"network": {"activation": "gelu"}},
             r"network\.activation: got 'gelu'; expected one of \['tanh', 'relu'\]",
         ),
-        ({"opponents": {"scripted": {"expert": 1}}}, r"opponents\.scripted\.expert: unknown opponent"),
+        (
+            {"opponents": {"scripted": {"expert": 1}}},
+            r"opponents\.scripted\.expert: bot name: got 'expert'; expected one of",
+        ),
         (
             {"opponents": {"scripted": {"greedy": 0}}},
             r"opponents\.scripted\.greedy: got 0; expected a number > 0",
         ),
-        ({"evaluation": {"opponents": ["nobody"]}}, r"evaluation\.opponents\[0\]: got 'nobody'"),
+        ({"evaluation": {"opponents": ["nobody"]}}, r"evaluation\.opponents\[0\]: bot name: got 'nobody'"),
         (
             {"bc": {"teacher": "heuristic", "samples": "many"}},
             r"bc\.samples: got 'many'; expected an integer >= 100",
@@ -164,24 +167,24 @@ def test_a_bad_extends_is_refused_by_name(tmp_path, files, message):
         ),
         (
             {"variant": "longo", "opponents": {"scripted": {"afterstate": 1}}},
-            r"opponents\.scripted\.afterstate: plays classic with 2 players, classic with 3 players, "
-            r"classic with 4 players only; got longo with 2",
+            r"opponents\.scripted\.afterstate: bot 'afterstate' cannot play longo with 2 player\(s\): .*classic with 2 "
+            r"players, classic with 3 players, classic with 4 players",
         ),
         # bots that exist but cannot play the run's table are refused when the config is read
         (
             {"evaluation": {"opponents": ["greedy", "ppo-classic-4p"]}},
-            r"evaluation\.opponents\[1\]: got 'ppo-classic-4p', "
-            r"which cannot play classic with 2 player\(s\): "
+            r"evaluation\.opponents\[1\]: bot 'ppo-classic-4p' "
+            r"cannot play classic with 2 player\(s\): "
             r"num_players: got 2",
         ),
         (
             {"variant": "longo", "evaluation": {"opponents": ["solo_optimal"]}},
-            r"evaluation\.opponents\[0\]: got 'solo_optimal', which cannot play longo with 2 player\(s\)",
+            r"evaluation\.opponents\[0\]: bot 'solo_optimal' cannot play longo with 2 player\(s\)",
         ),
-        ({"bc": {"teacher": "ppo-longo-2p"}}, r"bc\.teacher: got 'ppo-longo-2p', which cannot play classic"),
+        ({"bc": {"teacher": "ppo-longo-2p"}}, r"bc\.teacher: bot 'ppo-longo-2p' cannot play classic"),
         (
             {"num_players": 5, "bc": {"teacher": "afterstate"}},
-            r"bc\.teacher: got 'afterstate', which cannot play classic with 5 player\(s\)",
+            r"bc\.teacher: bot 'afterstate' cannot play classic with 5 player\(s\)",
         ),
         # bots with parameters, as the arena reads them: a malformed or unknown parameter is named
         (
@@ -190,28 +193,28 @@ def test_a_bad_extends_is_refused_by_name(tmp_path, files, message):
         ),
         (
             {"bc": {"teacher": "rollout:depth=3"}},
-            r"bc\.teacher: got 'rollout:depth=3': bot 'rollout': .*\['depth'\]",
+            r"bc\.teacher: bot 'rollout:depth=3': bot 'rollout': .*\['depth'\]",
         ),
-        ({"bc": {"teacher": "heuristic:weights=3"}}, r"bc\.teacher: got 'heuristic:weights=3': "),
+        ({"bc": {"teacher": "heuristic:weights=3"}}, r"bc\.teacher: bot 'heuristic:weights=3': "),
         (
             {"bc": {"teacher": "heuristic:variant=longo"}},
-            r"bc\.teacher: got 'heuristic:variant=longo'; variant come\(s\) from the run's config",
+            r"bc\.teacher: bot 'heuristic:variant=longo': \['variant'\] set, but the run's config sets",
         ),
         (
             {"num_players": 5, "bc": {"teacher": "afterstate:seed=1"}},
-            r"bc\.teacher: .*seed come\(s\) from the run's",
+            r"bc\.teacher: bot 'afterstate:seed=1': \['seed'\] set, but the run's config sets",
         ),
         (
             {"num_players": 5, "evaluation": {"opponents": ["afterstate:x=1"]}},
-            r"evaluation\.opponents\[0\]: got 'afterstate:x=1', which cannot play classic with 5 player\(s\)",
+            r"evaluation\.opponents\[0\]: bot 'afterstate:x=1' cannot play classic with 5 player\(s\)",
         ),
         (
             {"evaluation": {"opponents": ["rollout:leaf=deep"]}},
-            r"evaluation\.opponents\[0\]: got 'rollout:leaf=deep': leaf: got 'deep'; expected one of",
+            r"evaluation\.opponents\[0\]: bot 'rollout:leaf=deep': leaf: got 'deep'; expected one of",
         ),
         (
             {"evaluation": {"opponents": ["nosuch:x=1"]}},
-            r"evaluation\.opponents\[0\]: got 'nosuch:x=1'; expected one of",
+            r"evaluation\.opponents\[0\]: bot name: got 'nosuch'; expected one of",
         ),
         ({"seed": 2**32}, r"seed: got 4294967296; expected an integer >= 0 and <= 4294967295"),
         ({"name": ""}, r"name: got ''; expected a non-empty relative name without '\.\.'"),
@@ -383,6 +386,19 @@ def test_the_same_config_and_seed_train_the_same_weights_and_another_seed_does_n
     first, again, other = weights(tmp_path / "a"), weights(tmp_path / "b"), weights(tmp_path / "c", seed=4)
     assert first.keys() == again.keys() and all(np.array_equal(first[k], again[k]) for k in first)
     assert not all(np.array_equal(first[k], other[k]) for k in first)
+
+
+@pytest.mark.slow
+def test_resuming_a_finished_run_says_there_is_nothing_to_train_and_changes_nothing(run, capsys):
+    out, _, second = run
+    files = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    capsys.readouterr()
+    summary = quiet_run(tiny(total_steps=2048), out, resume=True)
+    said = capsys.readouterr().out
+    assert said.startswith(f"nothing to train: {out} is done at 2,048 steps (total_steps 2,048)") and "--steps" in said
+    assert summary["nothing_to_train"] and summary["steps"] == 2048 and summary["final"] == second["final"]
+    assert summary["wall_time"] == checkpoint.read_state(out / "checkpoint")["wall_time"]  # nothing added
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == files  # nothing written
 
 
 @pytest.mark.slow

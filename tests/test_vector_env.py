@@ -652,8 +652,8 @@ def test_an_installed_checkpoint_named_as_opponent_plays_as_its_numpy_policy():
     assert named._pool[0] is loaded
     with pytest.raises(
         ValueError,
-        match=r"checkpoint 'ppo-longo-2p' plays longo \(lucky='bonus'\) with 2 player\(s\); "
-        r"this env is classic",
+        match=r"opponents: bot 'ppo-longo-2p' cannot play classic with 2 player\(s\): variant: got 'classic'; "
+        r"checkpoint 'ppo-longo-2p' .* plays variant='longo' only",
     ):
         QwixxVectorEnv(2, num_players=2, opponents="ppo-longo-2p")
     with pytest.raises(ValueError, match=r"got 'ppo-nothing'; expected .*an installed checkpoint's name"):

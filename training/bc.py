@@ -22,7 +22,6 @@ import numpy as np
 
 from qwixx_env import QwixxVectorEnv
 from qwixx_env.training.config import TrainConfig
-from qwixx_env.training.pool import scripted_opponent
 
 HELD_OUT = 0.1  # share of the samples kept aside to measure agreement
 
@@ -47,8 +46,7 @@ def collect(cfg: TrainConfig, teacher: Any, samples: int, *, seed: int, num_envs
     docstring), and figures: samples, games, seconds, samples_per_second, teacher_return.
     `on_progress(kept)` is called as finished games add their decisions."""
     start = time.perf_counter()
-    scripted = ({scripted_opponent(n, cfg.variant, cfg.num_players): w for n, w in cfg.opponents.scripted.items()}
-                if cfg.opponents and cfg.opponents.scripted else "heuristic")
+    scripted = dict(cfg.opponents.scripted) if cfg.opponents and cfg.opponents.scripted else "heuristic"
     env = QwixxVectorEnv(
         num_envs, **cfg.table.kwargs(), learner_seat="random", opponents=scripted if cfg.num_players > 1 else "random"
     )

@@ -18,9 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from qwixx_env import bots
-from qwixx_env.arena.schedule import parse_bot, table_options_in
+from qwixx_env.bots.specs import check_spec, parse_spec
 from qwixx_env.core.options import TableOptions
-from qwixx_env.core.policies import POLICY_NAMES
 from qwixx_env.core.rewards import REWARD_MODES
 from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES
 from qwixx_env.nets import AFTERSTATE_TABLES, INPUTS, afterstate_tables
@@ -83,8 +82,9 @@ class SelfPlayConfig:
 
 @dataclass(frozen=True)
 class OpponentsConfig:
-    """Who sits in the other seats: scripted bots compiled into the engine (name -> weight)
-    and, with `self_play`, snapshots of the learner."""
+    """Who sits in the other seats: bots by spec -> weight (`scripted`: names with parameters,
+    installed checkpoints, a checkpoint's path or run folder, as the arena and the envs take
+    them; `qwixx_env.bots.specs`) and, with `self_play`, snapshots of the learner."""
 
     scripted: dict[str, float] = field(default_factory=dict, metadata=_check(low=0, open_low=True))
     self_play: SelfPlayConfig | None = None
@@ -219,12 +219,7 @@ def _check_together(cfg: TrainConfig) -> None:
                 "opponents.self_play"
             )
         for name in cfg.opponents.scripted:
-            if name not in POLICY_NAMES + ("afterstate",):
-                raise ValueError(f"opponents.scripted.{name}: unknown opponent; expected names from "
-                                 f"{list(POLICY_NAMES) + ['afterstate']}")
-            if name == "afterstate" and (cfg.variant, cfg.num_players) not in AFTERSTATE_TABLES:
-                raise ValueError(f"opponents.scripted.afterstate: plays {afterstate_tables()} only; got "
-                                 f"{cfg.variant} with {cfg.num_players}")
+            _check_plays(cfg, name, f"opponents.scripted.{name}")
     if cfg.evaluation is not None:
         for i, name in enumerate(cfg.evaluation.opponents):
             _check_plays(cfg, name, f"evaluation.opponents[{i}]")
@@ -233,36 +228,18 @@ def _check_together(cfg: TrainConfig) -> None:
 
 
 def make_bot(cfg: TrainConfig, name: str, seed: int | None = 0) -> bots.Bot:
-    """Bot `name` for the run's game: a registry name, or one with parameters as the arena
-    reads them (``"rollout:leaf=afterstate"``). Longo's lucky rule goes to the bots that
-    model it."""
+    """Bot `name` for the run's game: a bot spec as the arena and the envs read them
+    (``"rollout:leaf=afterstate"``, a checkpoint's path; `qwixx_env.bots.specs`). Longo's lucky
+    rule goes to the bots that model it."""
     lucky = cfg.lucky if cfg.variant == "longo" else None
-    return parse_bot(name).make(variant=cfg.variant, num_players=cfg.num_players, lucky=lucky, seed=seed)
+    return parse_spec(name).make(variant=cfg.variant, num_players=cfg.num_players, lucky=lucky, seed=seed)
 
 
 def _check_plays(cfg: TrainConfig, name: str, key: str) -> None:
-    """`name` is a bot that can play the run's game (made once, as the run will make it)."""
+    """`name` is a bot spec that can play the run's game (`bots.specs.check_spec`, the check
+    the envs and the arena make too)."""
     try:
-        entry = parse_bot(name)
+        check_spec(name, variant=cfg.variant, num_players=cfg.num_players, lucky=cfg.lucky,
+                   who="the run's config")
     except ValueError as err:
         raise ValueError(f"{key}: {err}") from None
-    if entry.name not in bots.available():
-        raise ValueError(f"{key}: got {name!r}; expected one of {bots.available()}, optionally with "
-                         "parameters ('rollout:leaf=afterstate')")
-    table = sorted({*table_options_in(entry.params), *({"lucky"} & set(entry.params))})
-    if table:
-        raise ValueError(f"{key}: got {name!r}; {', '.join(table)} come(s) from the run's config, not from the "
-                         "bot's parameters")
-    try:
-        make_bot(cfg, entry.name)
-    except ValueError as err:
-        raise ValueError(
-            f"{key}: got {name!r}, which cannot play {cfg.variant} with {cfg.num_players} player(s): {err}"
-        ) from None
-    if entry.params:
-        try:
-            make_bot(cfg, name)
-        except (ValueError, TypeError, AttributeError) as err:  # a parameter the bot does not take, or a bad value
-            raise ValueError(f"{key}: got {name!r}: {err}") from None
-
-

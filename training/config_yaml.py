@@ -42,7 +42,8 @@ def read_yaml(path: Path, seen: tuple[Path, ...] = ()) -> Any:
     ``opponents.self_play`` stays the base's unless it is set too). A base may extend another."""
     where = f" (extended by {str(seen[-1])!r})" if seen else ""
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeys)
+        with open(path, encoding="utf-8") as stream:  # a stream: YAML's messages then name the file
+            data = yaml.load(stream, Loader=_UniqueKeys)
     except FileNotFoundError:
         raise ValueError(f"config: no file {str(path)!r}{where}") from None
     except IsADirectoryError:

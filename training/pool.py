@@ -8,13 +8,12 @@ for the seats it plays. `opponents()` is the weighted pool in the form
 
 from __future__ import annotations
 
-import functools
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qwixx_env.nets import NumpyPolicy, afterstate_policy
+from qwixx_env.nets import NumpyPolicy
 from qwixx_env.training.config import SelfPlayConfig
 from qwixx_env.training.export import export_policy
 
@@ -41,10 +40,8 @@ class OpponentPool:
     snapshots the scripted bots do.
     """
 
-    def __init__(self, scripted: dict[str, float], self_play: SelfPlayConfig | None, folder: Path,
-                 variant: str = "classic", num_players: int = 2):
+    def __init__(self, scripted: dict[str, float], self_play: SelfPlayConfig | None, folder: Path):
         self.scripted = dict(scripted)
-        self.table = (variant, num_players)  # what a batched scripted bot (afterstate) plays
         self.self_play = self_play
         self.folder = Path(folder)
         self.snapshots: list[Snapshot] = []
@@ -74,15 +71,15 @@ class OpponentPool:
         else:
             share = self.self_play.share
         total = sum(self.scripted.values())
-        pool: dict[Any, float] = {scripted_opponent(name, *self.table): (1 - share) * w / total
-                                  for name, w in self.scripted.items() if share < 1}
+        # bot specs by name: the env resolves each once (`bots.specs.opponent`) and keeps it
+        pool: dict[Any, float] = {name: (1 - share) * w / total for name, w in self.scripted.items() if share < 1}
         for s in self.snapshots:
             pool[s.policy] = share / len(self.snapshots)
         return pool
 
     def describe(self) -> str:
         """One line: every opponent and its weight."""
-        names = {scripted_opponent(n, *self.table): n for n in self.scripted}
+        names: dict[Any, str] = {n: n for n in self.scripted}
         names.update({s.policy: s.name for s in self.snapshots})
         return ", ".join(f"{names[o]} {w:.2f}" for o, w in self.opponents().items())
 
@@ -128,12 +125,3 @@ def check_entries(entries: Any, folder: Path) -> None:
                 raise ValueError(f"checkpoint {folder.parent}: the pool's snapshot file {e['file'] + suffix} "
                                  "is missing "
                                  f"from {folder} (the checkpoint is damaged)")
-
-
-@functools.cache
-def scripted_opponent(name: str, variant: str = "classic", num_players: int = 2) -> Any:
-    """A scripted pool bot for `QwixxVectorEnv`: its name where the engine plays it compiled,
-    else its batched policy (`afterstate`, for the table's size; the same object each call)."""
-    if name == "afterstate":
-        return functools.partial(afterstate_policy, variant=variant, num_players=num_players)
-    return name

@@ -88,6 +88,8 @@ class Trainer:
             state = checkpoint.read_state(found, STATE_FIELDS)
             self._check_resumable(state)  # before anything in the folder is written
             check_entries(state["pool"], found / checkpoint.SNAPSHOTS)
+            if int(state["steps"]) >= cfg.total_steps and (out / "final.json").is_file():
+                return self._nothing_to_train(state)
         out.mkdir(parents=True, exist_ok=True)
         write_atomically(out / "config.yaml", yaml.safe_dump(cfg.to_dict(), sort_keys=False).encode())
         self.env = QwixxVectorEnv(cfg.num_envs, **cfg.table.kwargs(), learner_seat="random")
@@ -99,7 +101,6 @@ class Trainer:
         opponents = cfg.opponents
         self.pool = OpponentPool(
             opponents.scripted if opponents else {}, opponents.self_play if opponents else None, out / "snapshots",
-            cfg.variant, cfg.num_players,
         )
         self.tb = SummaryWriter(str(out / "tb" / "eval"))
         if state is not None:
@@ -200,6 +201,29 @@ class Trainer:
         }
         self.output.say(f"done: {steps:,} steps in {self.wall_time / 60:.1f} min; final policy {final}")
         return summary
+
+    def _nothing_to_train(self, state: dict[str, Any]) -> dict[str, Any]:
+        """A finished run resumed without more steps: say so and change nothing (no checkpoint,
+        no export, no wall time added); the summary is the run's as it stands."""
+        steps = int(state["steps"])
+        self.output.say(
+            f"nothing to train: {self.out} is done at {steps:,} steps (total_steps {self.cfg.total_steps:,}); "
+            f"its policy is {self.out / 'final'}. Pass --steps N (N > {steps:,}) to train it further"
+        )
+        history = state["eval_history"]
+        curves = self.out / "curves.png"
+        return {
+            "run": str(self.out),
+            "steps": steps,
+            "wall_time": float(state["wall_time"]),
+            "seconds": state.get("seconds"),
+            "ppo_steps_per_second": None,
+            "bc": state["bc"],
+            "last_eval": history[-1] if history else None,
+            "final": str(self.out / "final.json"),
+            "curves": str(curves) if curves.is_file() else None,
+            "nothing_to_train": True,
+        }
 
     # --- parts -----------------------------------------------------------------------------
 

@@ -100,7 +100,8 @@ def run_arena(
 ) -> ArenaResult:
     """Run a tournament and summarise it.
 
-    `bots`: names (``"greedy:max_skip=2"``), ``(name, params)`` pairs, or factories called
+    `bots`: bot specs (``"greedy:max_skip=2"``, an installed checkpoint's name, a checkpoint's
+    path or run folder such as ``"runs/my2p"``; `qwixx_env.bots.specs`), ``(name, params)`` pairs, or factories called
     like `qwixx_env.bots.make` (in Longo, a bot with a `lucky` parameter is told the rule).
     `games` is the number of deals; each deal is played by every lineup, so there are
     ``games * len(lineups)`` table games. `lucky` is Longo's lucky rule.
@@ -121,7 +122,7 @@ def run_arena(
     for e in entries:
         try:
             bot = e.make(variant=variant, num_players=num_players, seed=0, lucky=lucky)
-        except (TypeError, ValueError) as err:
+        except (TypeError, ValueError, OSError) as err:  # OSError: a checkpoint file that is not there
             raise ValueError(f"bot {e.label!r}: {err}") from err
         if not callable(getattr(bot, "act", None)):
             raise ValueError(f"bot {e.label!r}: made {bot!r}, which has no act(observation) method")

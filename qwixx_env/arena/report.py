@@ -81,43 +81,99 @@ def print_report(result: ArenaResult, console: Any = None) -> None:
 
 
 def save_png(result: ArenaResult, path: str | Path) -> None:
-    """Score distributions per bot and the rating ladder (95% intervals) as one PNG."""
+    """`arena_figure` as a PNG file."""
+    save_figure(arena_figure(result), path, dpi=100)
+
+
+def arena_figure(result: ArenaResult) -> Any:
+    """The tournament as one matplotlib figure, read at a glance for 1 to 8 bots, best bot
+    first everywhere.
+
+    Left, leading: each bot's win rate with its 95% interval (solo: mean score ± 1.96 s.e.),
+    then the rating ladder (openskill μ ± 1.96σ; none solo, where it would repeat the mean
+    score). Right: the score distribution of each bot as
+    small multiples, one row per bot on a shared score axis, each scaled to its own peak so no
+    bot's histogram flattens another's, with its mean marked. One colour per bot throughout.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     order = _ladder(result)
-    has_ratings = result.bots[order[0]]["rating"] is not None
-    fig, axes = plt.subplots(1, 2, figsize=(12, 0.5 * len(order) + 4), squeeze=False)
-    dist, ladder = axes[0]
-    scores = [result.bot_scores(b) for b in order]
-    low, high = min(s.min() for s in scores), max(s.max() for s in scores)
-    bins = np.arange(low - 0.5, high + 1.5, max(1, (high - low + 1) // 40))
-    for b, s in zip(order, scores):
-        dist.hist(s, bins=bins, histtype="step", linewidth=1.6, label=f"{result.labels[b]} (mean {s.mean():.1f})")
-    dist.set_xlabel("final score")
-    dist.set_ylabel("games")
-    dist.set_title("score distribution per bot")
-    dist.legend(fontsize="small")
-    y = np.arange(len(order))[::-1]
-    if has_ratings:
-        mu = np.array([result.bots[b]["rating"]["mu"] for b in order])
-        half = np.array([result.bots[b]["rating"]["mu"] - result.bots[b]["rating"]["interval"][0] for b in order])
-        ladder.set_xlabel("openskill μ (bars: μ ± 1.96σ)")
-        ladder.set_title("rating ladder")
+    k = len(order)
+    labels = [result.labels[b] for b in order]
+    colours = [plt.get_cmap("tab10")(i % 10) for i in range(k)]
+    rows = [result.bots[b] for b in order]
+    fig = plt.figure(figsize=(13, max(5.5, 0.6 * k + 3.5)))
+    columns = fig.add_gridspec(1, 2, width_ratios=(1, 1.15), wspace=0.35)
+    has_ladder = k > 1 and rows[0]["rating"] is not None
+    left = columns[0].subgridspec(2 if has_ladder else 1, 1, hspace=0.45)  # win rates above the ladder
+    right = columns[1].subgridspec(k, 1, hspace=0.2)
+    lead = fig.add_subplot(left[0])
+    y = np.arange(k)[::-1]
+    if result.num_players > 1:
+        rate = np.array([r["win_rate"] for r in rows])
+        low = rate - np.array([r["win_interval"][0] for r in rows])
+        high = np.array([r["win_interval"][1] for r in rows]) - rate
+        lead.barh(y, rate, color=colours, alpha=0.35, height=0.6)
+        lead.errorbar(rate, y, xerr=[low, high], fmt="o", color="black", ecolor="black", capsize=3, markersize=4)
+        lead.axvline(1 / result.num_players, color="grey", linestyle=":", linewidth=1)
+        lead.set_xlim(0, 1)
+        lead.set_xlabel(f"win rate (bars: 95% interval; dotted: 1/{result.num_players}, an even share)")
+        lead.set_title("win rate", loc="left", fontweight="bold")
+        for yi, r, lo, h in zip(y, rate, low, high):  # the figure beside the interval, inside the panel
+            right_of = r + h + 0.02 < 0.88
+            lead.annotate(f"{100 * r:.1f}%", (r + h + 0.02 if right_of else r - lo - 0.02, yi), va="center",
+                          ha="left" if right_of else "right", fontsize="small")
     else:
-        mu = np.array([result.bots[b]["score_mean"] for b in order])
-        half = np.array([1.96 * (result.bots[b]["score_se"] or 0.0) for b in order])
-        ladder.set_xlabel("mean score (bars: ± 1.96 s.e.)")
-        ladder.set_title("mean score ladder")
-    ladder.errorbar(mu, y, xerr=half, fmt="o", capsize=4)
-    ladder.set_yticks(y, [result.labels[b] for b in order])
-    ladder.set_ylim(-0.6, len(order) - 0.4)
-    ladder.grid(axis="x", alpha=0.3)
+        mean = np.array([r["score_mean"] for r in rows])
+        half = np.array([1.96 * (r["score_se"] or 0.0) for r in rows])
+        lead.errorbar(mean, y, xerr=half, fmt="o", color="black", capsize=3)
+        lead.set_xlabel("mean score (bars: ± 1.96 s.e.)")
+        lead.set_title("mean score (solo: no win rate)", loc="left", fontweight="bold")
+    lead.set_yticks(y, labels)
+    lead.set_ylim(-0.6, k - 0.4)
+    lead.grid(axis="x", alpha=0.3)
+    if has_ladder:
+        ladder = fig.add_subplot(left[1])
+        mu = np.array([r["rating"]["mu"] for r in rows])
+        half = np.array([r["rating"]["mu"] - r["rating"]["interval"][0] for r in rows])
+        for yi, m, h, c in zip(y, mu, half, colours):
+            ladder.errorbar(m, yi, xerr=h, fmt="o", color=c, capsize=3)
+        ladder.set_xlabel("openskill μ (bars: μ ± 1.96σ)")
+        ladder.set_title("rating ladder", loc="left")
+        ladder.set_yticks(y, labels)
+        ladder.set_ylim(-0.6, k - 0.4)
+        ladder.grid(axis="x", alpha=0.3)
+    scores = [result.bot_scores(b) for b in order]
+    low, high = min(int(s.min()) for s in scores), max(int(s.max()) for s in scores)
+    width = max(1, (high - low + 1) // 40)
+    bins = np.arange(low - 0.5, high + width + 0.5, width)
+    first = None
+    for i, (s, c, label, row) in enumerate(zip(scores, colours, labels, rows)):
+        ax = fig.add_subplot(right[i], sharex=first)
+        first = first or ax
+        counts, edges = np.histogram(s, bins=bins)
+        share = counts / max(1, counts.sum())
+        ax.fill_between(edges[:-1], share, step="post", color=c, alpha=0.45, linewidth=0)
+        ax.axvline(s.mean(), color="black", linewidth=1)
+        ax.set_ylim(0, share.max() * 1.25 if share.max() > 0 else 1)
+        ax.set_yticks([])
+        for side in ("top", "right", "left"):
+            ax.spines[side].set_visible(False)
+        se = "" if row["score_se"] is None else f" ± {row['score_se']:.1f}"
+        ax.text(0.01, 0.95, f"{label}: mean {s.mean():.1f}{se}", transform=ax.transAxes, va="top", fontsize="small",
+                bbox={"facecolor": "white", "alpha": 0.7, "edgecolor": "none", "pad": 1})
+        if i < k - 1:
+            ax.tick_params(labelbottom=False)
+        if i == 0:
+            ax.set_title("final score: each bot's games (line: mean)", loc="left")
+    first.set_xlim(low - 1, high + 1)
+    fig.axes[-1].set_xlabel("final score")
     fig.suptitle(
         f"qwixx arena: {result.variant}, {result.num_players} player(s), "
         f"{len(result.games.rolls):,} games, seed {result.seed}"
     )
-    fig.tight_layout()
-    save_figure(fig, path, dpi=100)
+    fig.subplots_adjust(left=0.17, right=0.98, top=0.9, bottom=0.1)
+    return fig

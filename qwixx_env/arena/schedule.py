@@ -1,9 +1,10 @@
 """Who plays: the bot entries of a tournament and the lineups that seat them.
 
-A bot entry is a registry name with parameters (``"greedy:max_skip=2"`` on the command
-line, ``("greedy", {"max_skip": 2})`` in Python) or a factory called like `bots.make` is
-(``factory(*, variant, num_players, seed, **params) -> Bot``; in Longo, a factory with a
-``lucky`` parameter is also given the game's lucky rule).
+A bot entry is a bot spec (`qwixx_env.bots.specs`: a registry name with parameters,
+``"greedy:max_skip=2"`` on the command line, an installed checkpoint's name or a checkpoint's
+path such as ``"runs/my2p/final"``), a ``("greedy", {"max_skip": 2})`` pair in Python, or a
+factory called like `bots.make` is (``factory(*, variant, num_players, seed, **params) -> Bot``;
+in Longo, a factory with a ``lucky`` parameter is also given the game's lucky rule).
 
 The lineups give every bot every seat equally often (see `lineups`); a *deal* (one seed of
 the dice) is played once by every lineup, and *table game* g is deal ``g // L`` played by
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from qwixx_env import bots
+from qwixx_env.bots.specs import TABLE_OPTIONS, BotSpec, check_params, parse_spec
 
 
 @dataclass
@@ -29,65 +30,29 @@ class BotEntry:
     """One competitor: how to make it, and the label results are reported under."""
 
     label: str
-    name: str | None = None  # a registry name, or None when `factory` is given
+    name: str | None = None  # a registry name, or None when `factory` or `path` is given
     params: dict[str, Any] = field(default_factory=dict)
     factory: Callable[..., bots.Bot] | None = None
+    path: str | None = None  # a checkpoint file or training run folder (`bots.specs`)
 
     def make(self, *, variant: str, num_players: int, seed: int | None, lucky: str | None = None) -> bots.Bot:
         """A fresh bot for one game. In Longo, a bot that takes `lucky` (it models the lucky
         rule, which the observation does not show) is told the game's, unless its parameters
         set it (`bots.build`)."""
+        if self.factory is None:
+            spec = BotSpec(self.label, self.label, self.name, self.params, self.path)
+            return spec.make(variant=variant, num_players=num_players, lucky=lucky, seed=seed)
         params = dict(self.params)
         lucky = params.pop("lucky", lucky if variant == "longo" else None)
-        table = dict(variant=variant, num_players=num_players, lucky=lucky, seed=seed)
-        if self.factory is None:
-            return bots.make(self.name, **table, **params)
-        return bots.build(self.factory, **table, **params)
+        return bots.build(self.factory, variant=variant, num_players=num_players, lucky=lucky, seed=seed, **params)
 
 
 def parse_bot(text: str) -> BotEntry:
-    """A bot entry from ``"name"`` or ``"name:key=value,key=value"``.
-
-    Values are read as JSON where they parse (``2``, ``0.5``, ``true``, ``null``) and kept
-    as strings otherwise. Raises `ValueError` on a malformed parameter.
-    """
-    name, _, rest = text.partition(":")
-    params: dict[str, Any] = {}
-    for item in filter(None, _split_top_level(rest)):
-        key, eq, value = item.partition("=")
-        key = key.strip()
-        if not eq or not key:
-            raise ValueError(f"bot {text!r}: parameter {item!r} is not key=value (e.g. 'greedy:max_skip=2')")
-        if key in params:
-            raise ValueError(f"bot {text!r}: parameter {key!r} is set twice")
-        try:
-            params[key] = json.loads(value)
-        except ValueError:
-            params[key] = value.strip()
-    return BotEntry(label=text, name=name.strip(), params=params)
-
-
-def _split_top_level(text: str) -> list[str]:
-    """`text` split at the commas outside brackets, braces and double quotes, so a JSON
-    value such as ``weights={"fill":1,"frequency":2}`` stays whole."""
-    items, depth, quoted, start = [], 0, False, 0
-    for i, ch in enumerate(text):
-        if quoted:
-            quoted = ch != '"' or text[i - 1] == "\\"
-        elif ch == '"':
-            quoted = True
-        elif ch in "[{":
-            depth += 1
-        elif ch in "]}":
-            depth = max(0, depth - 1)
-        elif ch == "," and depth == 0:
-            items.append(text[start:i])
-            start = i + 1
-    items.append(text[start:])
-    return items
-
-
-TABLE_OPTIONS = ("variant", "num_players", "seed")  # set per game by whoever seats the bot
+    """A bot entry from a bot spec (`qwixx_env.bots.specs`): ``"name"``,
+    ``"name:key=value,key=value"``, an installed checkpoint's name or a checkpoint's path.
+    Raises `ValueError` on a malformed parameter or an unknown name."""
+    spec = parse_spec(text)
+    return BotEntry(label=spec.label, name=spec.name, params=spec.params, path=spec.path)
 
 
 def table_options_in(params: dict[str, Any]) -> list[str]:
@@ -98,12 +63,15 @@ def table_options_in(params: dict[str, Any]) -> list[str]:
 def _check_entry(entry: BotEntry) -> BotEntry:
     """Refuse parameters a tournament sets itself (the table options), and `lucky` for a bot
     that does not model the lucky rule."""
+    if entry.factory is None:
+        check_params(BotSpec(entry.label, entry.label, entry.name, entry.params, entry.path), "the arena",
+                     " (the --variant / --players / --seed options, or run_arena's arguments)")
+        return entry
     table = table_options_in(entry.params)
     if table:
         raise ValueError(f"bot {entry.label!r}: {table} set, but the arena sets the table's variant, player count "
                          "and each game's seeds (the --variant / --players / --seed options, or run_arena's arguments)")
-    known = entry.factory is not None or entry.name in bots.available()  # an unknown name: reported when made
-    if "lucky" in entry.params and known and not bots.takes(entry.factory or entry.name, "lucky"):
+    if "lucky" in entry.params and not bots.takes(entry.factory, "lucky"):
         modelling = [n for n in bots.available() if bots.takes(n, "lucky")]
         raise ValueError(f"bot {entry.label!r}: lucky is set, but this bot takes no lucky rule (it does not "
                          f"model Longo's lucky cross; the bots that do: {modelling})")

@@ -34,6 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from qwixx_env.core.checks import check_int
 from qwixx_env.core.compile import inline_kernel, kernel
 from qwixx_env.core.rules import active_crossed, row_locked, score
 from qwixx_env.core.state import COLOR, LUCKY, NO_DECISION, PHASES, State, new_state
@@ -304,6 +305,9 @@ class ObservationView:
 
     def marks(self, seat: int = 0) -> dict[str, list[int]]:
         """Crossed numbers of each row of a (relative) seat, in sheet order."""
+        P = self.num_players
+        seat = check_int("seat", seat, minimum=0, maximum=P - 1,
+                         accepted=f"a seat from 0 (the observer) to {P - 1} in this {P}-player game")
         numbers = self.variant.row_numbers
         return {
             color: [numbers[r][c] for c in np.flatnonzero(self.crosses[seat, r])]

@@ -1,7 +1,8 @@
 """`GuardedEnv`: PettingZoo's classic-game wrapper chain in one thin layer.
 
 PettingZoo's classic games wrap their raw env in `TerminateIllegalWrapper` (an illegal move
-ends the game, -1 for the offender), `AssertOutOfBoundsWrapper` and `OrderEnforcingWrapper`.
+ends the game; the offender's return here is `core.rewards.illegal_return`, worse than any legal
+ending), `AssertOutOfBoundsWrapper` and `OrderEnforcingWrapper`.
 Chained, those three cost more than the game itself: every attribute read in `last()` and
 `agent_iter()` passes through three `__getattr__` hops. This wrapper gives the same behaviour
 with one hop and direct calls on the hot path.
@@ -16,15 +17,18 @@ from pettingzoo import AECEnv
 from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers import BaseWrapper
 
+from qwixx_env.core.rewards import check_illegal_reward
+
 _NEEDS_RESET = {"rewards", "terminations", "truncations", "infos", "agent_selection", "num_agents", "agents"}
 
 
 class GuardedEnv(BaseWrapper):
     """Order enforcing, out-of-bounds assertion and terminate-on-illegal for a masked AEC env."""
 
-    def __init__(self, env: AECEnv, illegal_reward: float = -1.0):
+    def __init__(self, env: AECEnv, illegal_reward: float | None = None):
         super().__init__(env)
-        self.illegal_reward = float(illegal_reward)
+        raw = env.unwrapped
+        self.illegal_reward = check_illegal_reward(illegal_reward, raw.reward_mode, raw.variant)
         self._has_reset = False
         self._has_updated = False
         self._illegal_end = False
@@ -90,13 +94,14 @@ class GuardedEnv(BaseWrapper):
         self.env.step(action)
 
     def _end_on_illegal(self, raw, agent: str) -> None:
-        """As PettingZoo's TerminateIllegalWrapper: the game ends, the offender gets -1."""
+        """As PettingZoo's TerminateIllegalWrapper: the game ends; the offender's rewards for the
+        game sum to `illegal_reward` (this step pays the rest), the others get 0."""
         EnvLogger.warn_on_illegal_move()
         raw._cumulative_rewards[agent] = 0
         raw.terminations = dict.fromkeys(raw.agents, True)
         raw.truncations = dict.fromkeys(raw.agents, True)
         raw.rewards = dict.fromkeys(raw.agents, 0)
-        raw.rewards[agent] = self.illegal_reward
+        raw.rewards[agent] = self.illegal_reward - float(raw._last_scores[0, raw.agent_name_mapping[agent]])
         raw._accumulate_rewards()
         raw._deads_step_first()
         raw._mask[:] = 0  # the game is over: no seat has a legal action left

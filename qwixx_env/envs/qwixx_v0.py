@@ -21,7 +21,8 @@ of 15 numbers and lucky numbers. The exact rules are in `docs/rules.md`.
 ### Options
 
 `env(num_players=2, variant="classic", render_mode=None, lucky="bonus", lucky_numbers=None,
-start_player=0, reward=None, score_table=None)`
+start_player=0, reward=None, score_table=None, illegal_reward=None)` (`raw_env` takes the same
+but `illegal_reward`: it raises on an illegal action)
 
 * `num_players`: 1 to 5. With one player (solo) that player is active on every roll.
 * `variant`: `"classic"` or `"longo"`.
@@ -37,6 +38,8 @@ start_player=0, reward=None, score_table=None)`
   other score; terminal). Default: `"win"` with 2+ players, `"score"` solo.
 * `score_table`: replaces the points for n crosses in a row (entry n), e.g. to try another
   reading of the Longo sheet. Default: n(n+1)/2.
+* `illegal_reward` (`env()` only): the offender's return for a game it ends with an illegal
+  action. Default: worse than any legal ending in the reward mode (see Illegal actions).
 
 ### Turn structure
 
@@ -63,8 +66,12 @@ the fields are listed in `qwixx_env.core.observation` and read by name with
 
 `raw_env.step` raises `ValueError` naming the agent, the action, its mark and the legal
 actions, and leaves the game untouched. `env()` behaves like PettingZoo's classic games: an
-illegal action ends the game with -1 for the offender and 0 for the others (with a warning),
-an action outside the action space fails an assertion, and calls out of order raise.
+illegal action ends the game (with a warning), 0 for the others, and for the offender a return
+worse than any legal ending in the reward mode: -2 with `"win"`, the lowest possible score
+minus 1 with `"score"` and `"score_delta"` (there the illegal step pays what brings the
+offender's rewards to that sum), the lowest possible margin minus 1 with `"margin"`
+(`env(illegal_reward=x)` sets another return). An action outside the action space fails an
+assertion, and calls out of order raise.
 
 ### Parallel API
 
@@ -109,6 +116,8 @@ from qwixx_env.envs.render import render_text
 RENDER_MODES = (None, "ansi", "human")
 RESET, STEP, OBSERVE = 0, 1, 2  # what `aec_kernel` does
 RECORD_FORMAT = "qwixx_env.record/1"
+_GAME_OVER = ("{call}: the game is over and every agent has stepped out (agents is empty); call reset() to start "
+              "a new game")
 
 
 @kernel(refcounts=False)
@@ -132,9 +141,11 @@ def aec_kernel(op, st, tb, off, action, mask, mode, last_scores, rewards, seat, 
     rules.legal_mask_one(st, tb, 0, mask[0])  # one call site: LLVM inlines its body once
 
 
-def env(**kwargs: Any) -> GuardedEnv:
-    """The Qwixx AEC environment with PettingZoo's classic-game guards (see the module doc)."""
-    return GuardedEnv(raw_env(**kwargs))
+def env(illegal_reward: float | None = None, **kwargs: Any) -> GuardedEnv:
+    """The Qwixx AEC environment with PettingZoo's classic-game guards (see the module doc);
+    `illegal_reward` is the offender's return for a game it ends with an illegal action (None:
+    worse than any legal ending, `core.rewards.illegal_return`)."""
+    return GuardedEnv(raw_env(**kwargs), illegal_reward)
 
 
 def parallel_env(render_mode: str | None = None, **kwargs: Any) -> ParallelQwixx:
@@ -258,9 +269,21 @@ class raw_env(AECEnv, EzPickle):
             mask = np.zeros(self.num_actions, np.int8)
         return {"observation": obs, "action_mask": mask}
 
+    def last(self, observe: bool = True):
+        if hasattr(self, "agents") and not self.agents:
+            raise RuntimeError(_GAME_OVER.format(call="last()"))
+        return super().last(observe)
+
     def step(self, action: int | None) -> None:
+        if hasattr(self, "agents") and not self.agents:
+            raise RuntimeError(_GAME_OVER.format(call=f"step({action!r})"))
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
+            if action is not None:
+                raise ValueError(
+                    f"{agent}: step({action!r}): the game is over; the agents step out with step(None) (as "
+                    "env.agent_iter() loops do), or call reset() to start a new game"
+                )
             self._was_dead_step(action)
             return
         action = self._check_action(agent, action)

@@ -26,22 +26,23 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from qwixx_env.bots.specs import ACCEPTED, opponent
 from qwixx_env.core import rules
-from qwixx_env.core.checks import check_int, is_int, is_number
+from qwixx_env.core.checks import check_choice, check_int, is_int, is_number
 from qwixx_env.core.compile import kernel
 from qwixx_env.core.heuristic import weights_array
 from qwixx_env.core.observation import encode_one
 from qwixx_env.core.policies import POLICY_NAMES, greedy_defaults, policy_action
-from qwixx_env.core.rewards import rewards_one
+from qwixx_env.core.rewards import check_illegal_reward, rewards_one
 from qwixx_env.core.scratch import new_scratch
 from qwixx_env.core.state import OVER
 from qwixx_env.envs.batched import BatchedQwixx, as_actions, game_seeds
-from qwixx_env.nets import NumpyPolicy, checkpoint_names
 
 Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """A frozen policy: (observations (n, D) float32, masks (n, A) int8) -> actions (n,)."""
 Opponent = str | Policy
 FROZEN = -1  # pool kind of a Python-side policy
+ILLEGAL_ACTIONS = ("raise", "terminate")
 
 
 @kernel(refcounts=False)
@@ -94,13 +95,17 @@ class QwixxVectorEnv(VectorEnv):
     """N single-agent Qwixx games against opponents from a pool (see the module docstring).
 
     Options as `qwixx_v0.raw_env` (reward modes, variant, lucky rule, ...) plus:
-    `learner_seat` a seat or ``"random"`` (drawn per game); `opponents` an opponent, a list
-    (equal weights) or a mapping opponent -> weight, where an opponent is ``"random"``,
-    ``"greedy"``, ``"heuristic"`` (the tuned `heuristic` bot's policy), the name of an
-    installed checkpoint (``"ppo-classic-2p"``: its numpy policy, which must play this
-    variant and player count) or a frozen policy callable; `greedy_max_skip` for the greedy
+    `learner_seat` a seat or ``"random"`` (drawn per game); `opponents` (default
+    ``"random"``) an opponent, a list (equal weights) or a mapping opponent -> weight, where an
+    opponent is a bot spec as the arena and training configs take it (`qwixx_env.bots.specs`:
+    ``"greedy"``, ``"heuristic"``, ``"afterstate"``, ``"rollout:threads=1"``, an installed
+    checkpoint's name, a checkpoint's path or run folder; it must play this variant and player
+    count) or a frozen policy callable; `greedy_max_skip` for the greedy
     opponents (default: the `greedy` bot's, best for the player count:
-    `core.policies.greedy_defaults`).
+    `core.policies.greedy_defaults`); `illegal_action` ``"raise"`` (a `ValueError`, nothing
+    changed) or ``"terminate"`` (that game ends, ``infos["illegal_action"]`` marks it, and the
+    learner's rewards for it sum to `illegal_reward`; None: worse than any legal ending,
+    `core.rewards.illegal_return`).
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
@@ -119,8 +124,11 @@ class QwixxVectorEnv(VectorEnv):
         learner_seat: int | str = "random",
         opponents: Opponent | Sequence[Opponent] | Mapping[Opponent, float] = "random",
         greedy_max_skip: int | None = None,
+        illegal_action: str = "raise",
+        illegal_reward: float | None = None,
     ):
         check_int("num_envs", num_envs, minimum=1)
+        self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
         self.engine = BatchedQwixx(
             num_envs, num_players, variant, lucky=lucky, lucky_numbers=lucky_numbers,
             start_player=start_player, reward=reward, score_table=score_table, autoreset=False,
@@ -128,9 +136,12 @@ class QwixxVectorEnv(VectorEnv):
         e = self.engine
         self.num_envs, self.num_players = e.num_games, e.num_players
         self.variant, self.layout, self.reward_mode = e.variant, e.layout, e.reward_mode
+        self.illegal_reward = check_illegal_reward(illegal_reward, self.reward_mode, self.variant)
         self._learner_random = _check_learner_seat(learner_seat, self.num_players)
-        self._checkpoints: dict[str, Any] = {}  # installed checkpoints named as opponents, loaded once
-        self._pool, self._pool_kinds, self._pool_weights = _check_pool(opponents, self._checkpoint_policy)
+        self._learner_seat = learner_seat
+        self._resolved: dict[str, Opponent] = {}  # bot specs named as opponents, made once
+        self._opponents = opponents
+        self._pool, self._pool_kinds, self._pool_weights = _check_pool(opponents, self._resolve)
         default_skip, self._penalty_worry = greedy_defaults(self.num_players)
         if greedy_max_skip is None:
             greedy_max_skip = default_skip
@@ -187,17 +198,28 @@ class QwixxVectorEnv(VectorEnv):
         e.actions[:] = actions
         ok = (e.actions >= 0) & (e.actions < e.num_actions)
         ok[ok] = self._masks[np.flatnonzero(ok), e.actions[ok]] == 1
-        if not ok.all():
-            b = int(np.flatnonzero(~ok)[0])
+        illegal = np.flatnonzero(~ok)
+        if illegal.size and self.illegal_action == "raise":
+            b = int(illegal[0])
             raise ValueError(
                 f"actions: game {b} (learner seat {int(self.learner[b])}) got action {int(actions[b])}; "
-                f"legal there: {np.flatnonzero(self._masks[b]).tolist()}"
+                f"legal there: {np.flatnonzero(self._masks[b]).tolist()} (illegal_action='terminate' ends the "
+                "game instead)"
             )
-        rules.apply_batch(e.state, self.variant.tables, e.actions)
+        if illegal.size:  # terminate: those games end where they stand, the others go on
+            apply_some(e.state, self.variant.tables, np.flatnonzero(ok), e.actions[ok])
+        else:
+            rules.apply_batch(e.state, self.variant.tables, e.actions)
         self._play_opponents()
         settle(e.state, self.variant.tables, self.layout.offsets, e.reward_index, self.learner, e.last_scores,
                self._seat_rewards, self._rewards, self._done, self._final_obs)
         infos: dict[str, Any] = {}
+        if illegal.size:
+            # the learner's rewards for the game sum to illegal_reward; its last observation is final
+            self._rewards[illegal] = self.illegal_reward - e.last_scores[illegal, self.learner[illegal]]
+            self._done[illegal] = True
+            self._final_obs[illegal] = self._obs[illegal]
+            infos["illegal_action"], infos["_illegal_action"] = ~ok, ~ok
         finished = np.flatnonzero(self._done)
         if finished.size:
             infos["final_obs"] = {"observation": self._final_obs.copy(), "action_mask": np.zeros_like(self._masks)}
@@ -209,31 +231,24 @@ class QwixxVectorEnv(VectorEnv):
         """(N, A) bool: the learner's legal actions in every game (what MaskablePPO asks for)."""
         return self._masks.astype(bool)
 
-    def _checkpoint_policy(self, name: str) -> Any:
-        """The `NumpyPolicy` of an installed checkpoint named as an opponent, or None when no
-        checkpoint has that name. Loaded once per env, so naming it again (`set_opponents`)
-        keeps the seats that play it. A `ValueError` when it plays another game."""
-        if name not in self._checkpoints:
-            if name not in checkpoint_names():
-                return None
-            policy = NumpyPolicy.load(name)
-            game = (self.variant.name, self.num_players, self.variant.lucky_rule if self.variant.lucky_count else None)
-            if (policy.variant, policy.num_players, policy.lucky) != game:
-                rule = f" (lucky={policy.lucky!r})" if policy.lucky else ""
-                env_rule = f" (lucky={game[2]!r})" if game[2] else ""
-                raise ValueError(
-                    f"opponents: checkpoint {name!r} plays {policy.variant}{rule} with {policy.num_players} "
-                    f"player(s); this env is {self.variant.name}{env_rule} with {self.num_players}"
-                )
-            self._checkpoints[name] = policy
-        return self._checkpoints[name]
+    def _resolve(self, spec: str) -> Opponent:
+        """What the env plays for a bot spec (`bots.specs.opponent`: the one check of a spec,
+        as the arena and training configs make it). Resolved once per env, so naming it again
+        (`set_opponents`) keeps the seats that play it."""
+        if spec not in self._resolved:
+            try:
+                self._resolved[spec] = opponent(spec, variant=self.variant.name, num_players=self.num_players,
+                                                lucky=self.variant.lucky_rule)
+            except ValueError as err:
+                raise ValueError(f"opponents: {err}") from None
+        return self._resolved[spec]
 
     def set_opponents(self, opponents: Opponent | Sequence[Opponent] | Mapping[Opponent, float]) -> None:
         """Replace the opponent pool (same forms as the `opponents` option), e.g. when
         self-play adds a snapshot between rollouts. New games draw from the new pool; in a game
         under way a seat keeps its opponent if it is still in the pool and draws a new one
         from the pool otherwise."""
-        pool, kinds, weights = _check_pool(opponents, self._checkpoint_policy)
+        pool, kinds, weights = _check_pool(opponents, self._resolve)
         if len(self._pool) and self._has_reset:
             # old pool index -> new index (-1: gone); strings match by value, policies by identity
             moved = np.array(
@@ -246,6 +261,11 @@ class QwixxVectorEnv(VectorEnv):
             codes[gone] = self._rng.choice(len(pool), size=int(gone.sum()), p=weights)
             self.seat_opponent[:] = codes
         self._pool, self._pool_kinds, self._pool_weights = pool, kinds, weights
+        self._opponents = opponents
+
+    def __repr__(self) -> str:
+        return (f"QwixxVectorEnv({self.num_envs}, num_players={self.num_players}, variant={self.variant.name!r}, "
+                f"reward={self.reward_mode!r}, learner_seat={self._learner_seat!r}, opponents={self._opponents!r})")
 
     def close_extras(self, **kwargs: Any) -> None:
         pass
@@ -327,13 +347,10 @@ def _check_learner_seat(learner_seat: Any, num_players: int) -> bool:
     return False
 
 
-def _check_pool(opponents: Any, checkpoint: Callable[[str], Any]) -> tuple[list, np.ndarray, np.ndarray]:
+def _check_pool(opponents: Any, resolve: Callable[[str], Opponent]) -> tuple[list, np.ndarray, np.ndarray]:
     """(pool, kinds, weights) from an opponent, a list of them or a mapping to weights;
-    `checkpoint(name)` is the policy of an installed checkpoint of that name, or None."""
-    accepted = (
-        f"one of {POLICY_NAMES}, an installed checkpoint's name (e.g. 'ppo-classic-2p'), a policy "
-        "callable(obs, masks) -> actions, a list of them or a dict of weights"
-    )
+    `resolve(spec)` is what the env plays for a bot spec (a `ValueError` for a bad one)."""
+    accepted = f"a bot spec ({ACCEPTED}), a policy callable(obs, masks) -> actions, a list of them or a dict of weights"
     if isinstance(opponents, str) or callable(opponents):
         items = [(opponents, 1.0)]
     elif isinstance(opponents, Mapping):
@@ -349,11 +366,7 @@ def _check_pool(opponents: Any, checkpoint: Callable[[str], Any]) -> tuple[list,
     for given, weight in items:
         if not (is_number(weight) and weight > 0):
             raise ValueError(f"opponents: weight {weight!r} for {given!r}; expected a positive finite number")
-        opponent = given
-        if isinstance(given, str) and given not in POLICY_NAMES:
-            opponent = checkpoint(given)
-            if opponent is None:
-                raise ValueError(f"opponents: got {given!r}; expected {accepted}")
+        opponent = resolve(given) if isinstance(given, str) else given
         if isinstance(opponent, str):
             kinds.append(POLICY_NAMES.index(opponent))
         elif callable(opponent):

@@ -3,7 +3,8 @@
 Installed checkpoints live in the ``qwixx_env.checkpoints`` package (the repository's
 top-level ``checkpoints/`` folder). A checkpoint is named by a plain name
 (``"ppo-classic-2p"``: an installed one) or by a path (a str with a path separator or a
-``.json``/``.npz`` ending, or any `os.PathLike`).
+``.json``/``.npz`` ending, or any `os.PathLike`): a file with or without its suffix, or a
+training run's folder, which means its final policy (``runs/my2p`` is ``runs/my2p/final``).
 """
 
 from __future__ import annotations
@@ -45,6 +46,21 @@ def is_checkpoint_name(name_or_path: str | os.PathLike[str]) -> bool:
     )
 
 
+RUN_POLICY = "final"  # the policy a training run's folder holds when the run is done
+
+
+def checkpoint_label(name_or_path: str | os.PathLike[str]) -> str:
+    """A short name for a checkpoint in tables that tells runs apart: an installed one's name,
+    else its folder's name and its stem (``runs/my2p/final.json`` -> ``"my2p/final"``; a run
+    folder likewise)."""
+    if is_checkpoint_name(name_or_path):
+        return os.fspath(name_or_path)
+    json_path, _ = resolve(name_or_path)
+    folder = json_path.resolve().parent.name
+    stem = json_path.name[: -len(".json")]
+    return f"{folder}/{stem}" if folder else stem
+
+
 def resolve(name_or_path: str | os.PathLike[str]) -> tuple[Path, Path]:
     """(json, npz) paths of a checkpoint name or path (see `NumpyPolicy.load`)."""
     if not isinstance(name_or_path, (str, os.PathLike)):
@@ -61,4 +77,11 @@ def resolve(name_or_path: str | os.PathLike[str]) -> tuple[Path, Path]:
         base = checkpoints_dir() / text
     else:
         base = Path(text)
+        if base.is_dir():  # a training run's folder: its final policy
+            if not (base / f"{RUN_POLICY}.json").is_file():
+                raise FileNotFoundError(
+                    f"checkpoint {text}: a folder without {RUN_POLICY}.json; a training run's folder holds its "
+                    f"policy as {base / RUN_POLICY} once the run is done (pass a checkpoint file's path otherwise)"
+                )
+            base = base / RUN_POLICY
     return json_and_npz(base)

@@ -51,10 +51,18 @@ class NumpyPolicy:
     def load(cls, name_or_path: str | os.PathLike[str]) -> NumpyPolicy:
         """Load an installed checkpoint by name (``"ppo-classic-2p"``) or a checkpoint file
         by path (with or without the ``.json``/``.npz`` suffix; a str with a path separator
-        or one of those suffixes is a path). Raises `FileNotFoundError` for a missing file
-        and `CheckpointError` (a `ValueError`) for an unknown name or a bad file."""
+        or one of those suffixes is a path; a training run's folder means its ``final``).
+        Raises `FileNotFoundError` for a missing file and `CheckpointError` (a `ValueError`)
+        for an unknown name or a bad file."""
         json_path, npz_path = resolve(name_or_path)
-        return cls(*read(json_path, npz_path), name=json_path.name[: -len(".json")], source=str(json_path))
+        try:
+            spec, arrays = read(json_path, npz_path)
+        except FileNotFoundError as err:
+            raise FileNotFoundError(
+                f"{err} (a checkpoint is a .json + .npz pair; a training run's policy is <run folder>/final, "
+                "and the run folder itself means that file)"
+            ) from None
+        return cls(spec, arrays, name=json_path.name[: -len(".json")], source=str(json_path))
 
     def __repr__(self) -> str:
         return f"NumpyPolicy({self.name!r}: {self.variant}, {self.num_players} player(s))"
