@@ -5,9 +5,10 @@ A fresh install has no compiled kernels, so the first game of each entry point c
 meets first, which compiles and caches exactly the kernels, for exactly the argument types,
 those entry points use: the AEC environment (`qwixx_v0`), the batched engine
 (`BatchedQwixx`), the Gymnasium vector env with its scripted opponents (`QwixxVectorEnv`), the
-heuristic bot and the coach's values (`qwixx_env.play.coach`). Kernels do not depend
-on the variant or the player count (those are values, not types), so one game of each covers
-them all. A warm cache makes this a no-op in all but the time to load it.
+heuristic bot and the coach's values (`qwixx_env.play.coach`). Kernels do not depend on the
+player count (a value, not a type); the AEC and batched kernels come in two versions, with and
+without the lucky-cross rules (`core.rules.lucky_switch`), so those two are warmed for classic
+and for Longo. A warm cache makes this a no-op in all but the time to load it.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from qwixx_env.play import coach
 logger = logging.getLogger("qwixx_env")
 
 
-def _aec_game(bot_name: str | None = None) -> None:
-    env = qwixx_v0.env(num_players=2)
+def _aec_game(bot_name: str | None = None, variant: str = "classic") -> None:
+    env = qwixx_v0.env(num_players=2, variant=variant)
     bot = None if bot_name is None else bots.make(bot_name)
     env.reset(seed=0)
     for _ in env.agent_iter():
@@ -37,8 +38,8 @@ def _aec_game(bot_name: str | None = None) -> None:
             env.step(int(obs["action_mask"].argmax()) if bot is None else bot.act(obs))
 
 
-def _batched_steps() -> None:
-    engine = BatchedQwixx(2)
+def _batched_steps(variant: str = "classic") -> None:
+    engine = BatchedQwixx(2, variant=variant)
     _, masks = engine.reset(seed=0)
     for _ in range(3):
         _, masks, _, _ = engine.step(masks.argmax(axis=1))
@@ -61,8 +62,10 @@ def _coach_values() -> None:
 # What is warmed, in order: (name, function).
 ENTRY_POINTS = (
     ("qwixx_v0 (AEC)", _aec_game),
+    ("qwixx_v0 (AEC), Longo", lambda: _aec_game(variant="longo")),
     ("heuristic bot", lambda: _aec_game("heuristic")),
     ("BatchedQwixx", _batched_steps),
+    ("BatchedQwixx, Longo", lambda: _batched_steps("longo")),
     ("QwixxVectorEnv", _vector_steps),
     ("play coach", _coach_values),
 )

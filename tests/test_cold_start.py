@@ -121,3 +121,15 @@ def test_a_helper_without_a_python_entry_point_refuses_a_python_call():
 
     with pytest.raises(TypeError, match=r"qwixx_env.core.rules.score is called from compiled kernels only"):
         rules.score(new_state(2), get_variant("classic").tables, 0, 0)
+
+
+def test_a_classic_game_compiles_its_kernel_without_the_lucky_rules():
+    from numba import types
+
+    from qwixx_env import qwixx_v0
+    from qwixx_env.core import get_variant
+
+    assert rules.lucky_switch(get_variant("classic").tables) is None
+    assert rules.lucky_switch(get_variant("longo").tables) is rules.WITH_LUCKY
+    qwixx_v0.env(num_players=2)  # resolves (compiles or loads) its kernel
+    assert types.none in {sig[-1] for sig in qwixx_v0.aec_kernel.signatures}

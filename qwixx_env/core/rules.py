@@ -25,7 +25,7 @@ import numpy as np
 
 from qwixx_env.core.compile import inline_kernel, kernel
 from qwixx_env.core.state import COLOR, LUCKY, NO_DECISION, OUT_OF_PLAY, OVER, WHITE, State
-from qwixx_env.core.variant import Variant
+from qwixx_env.core.variant import RuleTables, Variant
 
 _jit = kernel(refcounts=False)  # the batch kernels below allocate nothing
 # Functions called from other kernels are inlined into them: a call that is not inlined
@@ -39,6 +39,21 @@ _inline = inline_kernel()
 _leaf = kernel(inline="always")
 
 BONUS, INSTEAD = 1, 2  # RuleTables.lucky_rule
+
+# The lucky-cross rules (Longo) are a large part of what `apply_one` and `legal_mask_one`
+# compile to, and a classic game never uses them. A kernel that plays a variant without lucky
+# numbers passes those two ``lucky=None`` (`lucky_switch`): numba removes a branch on
+# ``lucky is not None`` before typing when the argument is None, so the lucky helpers are
+# neither compiled nor inlined (a new user's first classic game compiles that much less).
+# By default they are in. Without lucky numbers the result is the same either way: no white
+# sum is lucky, so no game reaches the LUCKY phase (whose mask is then left empty).
+WITH_LUCKY = True
+
+
+def lucky_switch(tables: RuleTables) -> bool | None:
+    """The ``lucky`` argument for kernels that play the variant of these `RuleTables`:
+    None (compile without the lucky-cross rules) when it has no lucky numbers."""
+    return WITH_LUCKY if tables.lucky_count else None
 
 
 # --- random numbers ---------------------------------------------------------------------
@@ -218,8 +233,10 @@ def _mark_lucky_options(st, tb, b, s, white_action, out):
 
 
 @_inline
-def legal_mask_one(st, tb, b, out):
-    """Write the legal actions of the seat to decide in game b into `out` (0/1)."""
+def legal_mask_one(st, tb, b, out, lucky=WITH_LUCKY):
+    """Write the legal actions of the seat to decide in game b into `out` (0/1).
+
+    ``lucky=None`` compiles it without the lucky-cross rules (see `lucky_switch`)."""
     for a in range(out.shape[0]):
         out[a] = 0
     K = tb.cells
@@ -233,11 +250,13 @@ def legal_mask_one(st, tb, b, out):
                 c = tb.cell_of[r, total]
                 if may_cross(tb, np.int64(st.marks[b, s, r]), c):
                     out[r * K + c] = 1
-        if tb.lucky_rule == INSTEAD and is_lucky(st, tb, b, s):
-            _mark_lucky_options(st, tb, b, s, 4 * K, out)
+        if lucky is not None:
+            if tb.lucky_rule == INSTEAD and is_lucky(st, tb, b, s):
+                _mark_lucky_options(st, tb, b, s, 4 * K, out)
         out[4 * K] = 1
     elif phase == LUCKY:
-        _mark_lucky_options(st, tb, b, s, np.int64(st.pending[b, s]), out)  # pass is not an option
+        if lucky is not None:
+            _mark_lucky_options(st, tb, b, s, np.int64(st.pending[b, s]), out)  # pass is not an option
     elif phase == COLOR:
         for r in range(4):
             if row_locked(st, b, r):
@@ -332,19 +351,22 @@ def _next_white_seat(st, tb, b):
 
 
 @_inline
-def apply_one(st, tb, b, action):
-    """Apply the decision of the seat to decide in game b. The action must be legal."""
+def apply_one(st, tb, b, action, lucky=WITH_LUCKY):
+    """Apply the decision of the seat to decide in game b. The action must be legal.
+
+    ``lucky=None`` compiles it without the lucky-cross rules (see `lucky_switch`)."""
     s = st.turn[b]
     phase = st.phase[b]
     if phase == WHITE:
         st.pending[b, s] = action
-        if tb.lucky_rule == BONUS and is_lucky(st, tb, b, s):
-            _, ties, choice = lucky_options(st, tb, b, s, action)
-            if ties == 1:
-                st.pending_lucky[b, s] = choice
-            elif ties > 1:
-                st.phase[b] = LUCKY  # the same seat breaks the tie next
-                return
+        if lucky is not None:
+            if tb.lucky_rule == BONUS and is_lucky(st, tb, b, s):
+                _, ties, choice = lucky_options(st, tb, b, s, action)
+                if ties == 1:
+                    st.pending_lucky[b, s] = choice
+                elif ties > 1:
+                    st.phase[b] = LUCKY  # the same seat breaks the tie next
+                    return
         _next_white_seat(st, tb, b)
     elif phase == LUCKY:
         st.pending_lucky[b, s] = action

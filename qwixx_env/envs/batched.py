@@ -38,17 +38,18 @@ def first_illegal(st, masks, actions):
 
 @kernel(refcounts=False)
 def step_games(st, tb, off, actions, mode, last_scores, rewards, done, masks, obs,
-               autoreset, start_player, lucky_numbers):
+               autoreset, start_player, lucky_numbers, lucky):
     """Apply one decision per live game, then write rewards, done flags and, for the seat to
     decide next, its mask and observation. Finished games restart when `autoreset` is set.
-    Returns the first game with an illegal action (changing nothing), or -1."""
+    Returns the first game with an illegal action (changing nothing), or -1. `lucky` is
+    `rules.lucky_switch`: None compiles it without the lucky-cross rules."""
     bad = first_illegal(st, masks, actions)
     if bad >= 0:
         return bad
     for b in range(st.phase.shape[0]):
         done[b] = False
         if st.phase[b] != OVER:
-            rules.apply_one(st, tb, b, actions[b])
+            rules.apply_one(st, tb, b, actions[b], lucky)
             rewards_one(st, tb, b, mode, last_scores, rewards[b])
             if st.phase[b] == OVER:
                 done[b] = True
@@ -59,15 +60,15 @@ def step_games(st, tb, off, actions, mode, last_scores, rewards, done, masks, ob
         else:
             for s in range(rewards.shape[1]):
                 rewards[b, s] = 0
-        rules.legal_mask_one(st, tb, b, masks[b])
+        rules.legal_mask_one(st, tb, b, masks[b], lucky)
         encode_one(st, tb, off, b, np.int64(st.turn[b]), obs[b])  # int64 like other callers
     return -1
 
 
 @kernel(refcounts=False)
-def observe_games(st, tb, off, masks, obs):
+def observe_games(st, tb, off, masks, obs, lucky):
     for b in range(st.phase.shape[0]):
-        rules.legal_mask_one(st, tb, b, masks[b])
+        rules.legal_mask_one(st, tb, b, masks[b], lucky)
         encode_one(st, tb, off, b, np.int64(st.turn[b]), obs[b])  # int64 like other callers
 
 
@@ -153,7 +154,7 @@ class BatchedQwixx:
         self._has_reset = False
         args = (self.state, self.variant.tables, self.layout.offsets, self.actions, self.reward_index,
                 self.last_scores, self.rewards, self.done, self.masks, self.obs,
-                self.autoreset, self.start_seat, self.lucky_numbers)
+                self.autoreset, self.start_seat, self.lucky_numbers, rules.lucky_switch(self.variant.tables))
         kernel = rules.compiled(step_games, *args)
         self._step_kernel = lambda: kernel(*args)
 
@@ -186,7 +187,8 @@ class BatchedQwixx:
             )
         rules.reset_batch(self.state, self.variant.tables, idx, self.start_seat, self.lucky_numbers)
         self.last_scores[idx] = 0
-        observe_games(self.state, self.variant.tables, self.layout.offsets, self.masks, self.obs)
+        observe_games(self.state, self.variant.tables, self.layout.offsets, self.masks, self.obs,
+                      rules.lucky_switch(self.variant.tables))
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """One decision per game → (obs, masks, rewards, done). Raises ValueError, changing

@@ -121,12 +121,14 @@ _GAME_OVER = ("{call}: the game is over and every agent has stepped out (agents 
 
 
 @kernel(refcounts=False)
-def aec_kernel(op, st, tb, off, action, mask, mode, last_scores, rewards, seat, obs, start_player, lucky_numbers):
+def aec_kernel(op, st, tb, off, action, mask, mode, last_scores, rewards, seat, obs, start_player, lucky_numbers,
+               lucky):
     """The AEC env's one compiled entry point, for its one game (index 0): `RESET` starts a
     new game and writes its first mask; `STEP` applies ``action[0]``, then writes the next
     decision's mask and every seat's reward in `mode`; `OBSERVE` writes the game as seat
     ``seat[0]`` sees it into ``obs[0]``. One kernel rather than one per job: a new user's first
-    game compiles it once (the cost of a compile is mostly per kernel)."""
+    game compiles it once (the cost of a compile is mostly per kernel). `lucky` is
+    `rules.lucky_switch`: None compiles it without the lucky-cross rules."""
     if op == OBSERVE:
         encode_one(st, tb, off, 0, seat[0], obs[0])
         return
@@ -136,9 +138,9 @@ def aec_kernel(op, st, tb, off, action, mask, mode, last_scores, rewards, seat, 
             last_scores[0, s] = 0
     else:
         if st.phase[0] != OVER:
-            rules.apply_one(st, tb, 0, action[0])
+            rules.apply_one(st, tb, 0, action[0], lucky)
         rewards_one(st, tb, 0, mode, last_scores, rewards[0])
-    rules.legal_mask_one(st, tb, 0, mask[0])  # one call site: LLVM inlines its body once
+    rules.legal_mask_one(st, tb, 0, mask[0], lucky)  # one call site: LLVM inlines its body once
 
 
 def env(illegal_reward: float | None = None, **kwargs: Any) -> GuardedEnv:
@@ -214,7 +216,8 @@ class raw_env(AECEnv, EzPickle):
         self._seat = np.zeros(1, np.int64)
         self._obs = np.zeros((1, self.layout.size), np.float32)
         args = (st, tb, off, self._action, self._mask, REWARD_MODES.index(reward), self._last_scores,
-                self._rewards, self._seat, self._obs, self.table.start_seat, self.table.lucky_array())
+                self._rewards, self._seat, self._obs, self.table.start_seat, self.table.lucky_array(),
+                rules.lucky_switch(tb))
         k = rules.compiled(aec_kernel, RESET, *args)
         self._reset_kernel = lambda: k(RESET, *args)
         self._step_kernel = lambda: k(STEP, *args)  # apply, then the next mask and the rewards
