@@ -140,9 +140,11 @@ class QwixxGame(pyspiel.Game):
         self._seat = np.zeros(1, np.int64)
         self._obs = np.zeros((1, layout.size), np.float32)
         self._lucky = np.zeros((P, 2), np.int64)
+        self._lucky_rules = rules.lucky_switch(v.tables)  # None: compiled without the lucky-cross rules
         self._kernel = rules.compiled(
             aec_kernel, RESET, st, v.tables, layout.offsets, self._action, self._mask, self.reward_mode,
             self._last_scores, self._rewards, self._seat, self._obs, table.start_seat, self._lucky,
+            self._lucky_rules,
         )
         self._mask_kernel = rules.compiled(rules.mask_batch, st, v.tables, self._mask)
         self._initial = _Position.initial(self)  # every new state's position, copied on first change
@@ -151,7 +153,7 @@ class QwixxGame(pyspiel.Game):
              lucky: np.ndarray | None = None) -> None:
         self._kernel(op, core, self.variant.tables, self.layout.offsets, self._action, self._mask, self.reward_mode,
                      self._last_scores, self._rewards, self._seat, self._obs if obs is None else obs, start,
-                     self._lucky if lucky is None else lucky)
+                     self._lucky if lucky is None else lucky, self._lucky_rules)
 
     def _legal(self, core: State) -> np.ndarray:
         """The legal-action mask of the seat to decide (a new array)."""
