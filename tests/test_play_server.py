@@ -15,6 +15,7 @@ pytest.importorskip("httpx2", reason="Starlette's TestClient needs httpx2 (the t
 from starlette.testclient import TestClient  # noqa: E402
 
 from qwixx_env import bots, replay  # noqa: E402
+from qwixx_env.arena import run_arena  # noqa: E402
 from qwixx_env.cli import main as cli_main  # noqa: E402
 from qwixx_env.play import server  # noqa: E402
 from qwixx_env.play.server import LOCAL_HOSTS, MAX_BODY, create_app  # noqa: E402
@@ -150,6 +151,21 @@ def test_a_replay_has_one_frame_per_position(client):
     assert frames[0]["snapshot"] == end["start"]
     assert all(f["decision"]["action"] in {o["action"] for o in f["legal"]} for f in frames[:-1])
     assert client.get(f"/api/replays/{rp['id']}").json()["frames"] == frames
+
+
+def test_the_replay_viewer_opens_a_record_the_arena_kept(client, tmp_path):
+    """`run_arena(..., records=DIR)` writes the files the viewer opens (the page sends a file's
+    JSON as the request body): its last frame shows the arena's final scores of that game."""
+    result = run_arena(["heuristic", "greedy"], num_players=3, variant="longo", games=1, seed=2, workers=1,
+                       records=tmp_path / "games")
+    game = 1  # lineup 1: greedy, heuristic, greedy
+    rec = json.loads(result.record_path(game).read_text())
+    r = client.post("/api/replays", json=rec)
+    assert r.status_code == 201, r.text
+    frames = r.json()["frames"]
+    assert len(frames) == len(rec["decisions"]) + 1 and frames[-1]["snapshot"]["phase"] == "over"
+    assert [p["score"] for p in frames[-1]["snapshot"]["players"]] == result.games.scores[game].tolist()
+    assert r.json()["options"]["variant"] == "longo"
 
 
 # --- bad input: a 4xx naming the problem, the game as it was ------------------------------
