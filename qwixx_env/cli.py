@@ -20,7 +20,8 @@ stderr is a terminal; otherwise the progress is printed there as plain lines.
     qwixx arena ppo-classic-3p heuristic rollout   # 3 players: the checkpoint's game
     qwixx arena runs/my2p/final random greedy heuristic   # your trained policy (or its run folder, runs/my2p)
 
-It prints a table (rich), and with ``--json`` / ``--png`` writes the full result and a plot.
+It prints a table (rich), and with ``--json`` / ``--png`` writes the full result and a plot;
+``--records DIR`` keeps every game's record (for ``qwixx serve``'s replay viewer).
 
 ``qwixx play``: play against bots in the terminal, with a coach (see `qwixx_env.play.terminal`
 and docs/play.md)::
@@ -48,6 +49,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from qwixx_env.arena import run_arena
+from qwixx_env.arena.records import INDEX_NAME, records_problem
 from qwixx_env.arena.report import print_report, save_png
 from qwixx_env.arena.schedule import parse_bot
 from qwixx_env.core.variant import VARIANT_NAMES, get_variant
@@ -153,6 +155,9 @@ def _arena(args: argparse.Namespace) -> int:
         problem = _output_problem(path)
         if problem:
             return fail(f"{flag}: {path!r} {problem}; expected a file path in an existing folder")
+    problem = None if args.records is None else records_problem(args.records)
+    if problem:
+        return fail(f"--records: {args.records!r} {problem}; expected a new or empty folder")
     options = dict(
         num_players=players,
         variant=variant,
@@ -160,6 +165,7 @@ def _arena(args: argparse.Namespace) -> int:
         games=args.games,
         seed=args.seed,
         workers=args.workers,
+        records=args.records,
     )
     columns = (TextColumn("playing"), BarColumn(), MofNCompleteColumn(), TextColumn("games"), TimeRemainingColumn())
     console = Console(stderr=True)
@@ -185,6 +191,8 @@ def _arena(args: argparse.Namespace) -> int:
         write_atomically(Path(args.json), json.dumps(result.to_dict()).encode())
     if args.png:
         save_png(result, args.png)
+    if args.records:
+        print(f"{len(result.games.rolls):,} game records in {args.records} (listed in its {INDEX_NAME})")
     return 0
 
 
@@ -315,6 +323,10 @@ def main(argv: list[str] | None = None) -> int:
     arena.add_argument("--json", default=None, metavar="PATH", help="write the full result as JSON")
     arena.add_argument("--png", default=None, metavar="PATH", help="plot score distributions and the rating ladder")
     arena.add_argument("--quiet", action="store_true", help="no progress bar")
+    arena.add_argument(
+        "--records", default=None, metavar="DIR",
+        help="keep every game's record in DIR (new or empty), named by game, seed and bots, with an index.json",
+    )
     play = commands.add_parser(
         "play",
         help="play Qwixx against bots in the terminal, with a coach",

@@ -32,6 +32,9 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 from qwixx_env import replay, solver  # noqa: E402
+from qwixx_env.arena import run_arena  # noqa: E402
+from qwixx_env.core.variant import encode_action  # noqa: E402
+from qwixx_env.envs.qwixx_v0 import raw_env  # noqa: E402
 from qwixx_env.play.games import Game, make_bots, parse_new_game  # noqa: E402
 from qwixx_env.play.server import create_app  # noqa: E402
 
@@ -205,6 +208,16 @@ def test_the_replay_viewer_steps_through_a_record(site, browser, tmp_path):
     bad.write_text(json.dumps({**record, "rolls": {}}))
     browser.find_element(By.ID, "record-file").send_keys(str(bad))
     wait(browser, "return document.getElementById('replay-error').textContent.includes('record rolls')")
+    # a game the arena kept (run_arena(records=DIR)) opens the same way and ends on the arena's scores
+    kept = run_arena(["greedy", "random"], games=1, seed=3, workers=1, records=tmp_path / "arena")
+    path = kept.record_path(1)
+    browser.find_element(By.ID, "record-file").send_keys(str(path))
+    last = len(json.loads(path.read_text())["decisions"])
+    wait(browser, f"return document.getElementById('rp-pos').textContent === 'position 0 of {last}'")
+    browser.find_element(By.TAG_NAME, "body").send_keys("\ue010")  # End
+    wait(browser, f"return document.getElementById('rp-pos').textContent === 'position {last} of {last}'")
+    scores = [attr(el, "data-score") for el in browser.find_elements(By.CSS_SELECTOR, "#rp-sheets .sheet-score")]
+    assert scores == kept.games.scores[1].tolist()
 
 
 def test_a_solo_game_with_the_coach_shows_the_solvers_values(site, browser, classic):
@@ -251,3 +264,55 @@ def solo_worth(record, action):
         after.step(colour)
         follow_ups.append(worth(after))
     return max(follow_ups)
+
+
+LUCKY_SEED = 8  # Longo, 2 players: the first white sum, 8, is one of your lucky numbers (8, 11)
+
+
+def test_a_longo_lucky_cross_is_chosen_on_the_page(site, browser):
+    """Seed 8 of Longo: you cross red 8 with the white sum 8, one of your lucky numbers; yellow,
+    green and blue then tie with no crosses, so the page asks where the lucky cross goes. It
+    names the phase, offers exactly the env's choices, and the one clicked gives the sheets the
+    env reaches with the same decisions."""
+    app, url = site
+    open_page(browser, url)
+    browser.find_element(By.CSS_SELECTOR, "input[name=variant][value='longo'] + span").click()
+    assert browser.find_element(By.CSS_SELECTOR, "input[name=lucky][value='bonus']").is_selected()
+    bot_choice = browser.find_element(By.CSS_SELECTOR, ".seat-bot select")
+    browser.execute_script("arguments[0].value = 'greedy'", bot_choice)
+    start(browser, players=2, seed=LUCKY_SEED)
+    env = raw_env(num_players=2, variant="longo", lucky="bonus")
+    env.reset(seed=LUCKY_SEED)
+    red8 = encode_action(("red", 8), "longo")
+    assert red8 in env.legal_actions() and browser.find_element(By.ID, "play-phase").text == "White action"
+    browser.find_element(By.CSS_SELECTOR, f".sheet[data-seat='0'] .cell.legal[data-action='{red8}']").click()
+    env.step(red8)
+    wait(browser, "return document.body.dataset.turn === 'you' && +document.body.dataset.decisions === 1")
+    phase = browser.find_element(By.ID, "play-phase")
+    assert phase.text == "Lucky cross" and "lucky" in phase.get_attribute("class").split()
+    assert "lucky cross ties between rows" in browser.find_element(By.ID, "play-banner").text
+    assert browser.find_element(By.ID, "play-prompt").text.startswith("Lucky cross")
+    cells = browser.find_elements(By.CSS_SELECTOR, ".sheet[data-seat='0'] .cell.legal")
+    options = browser.find_elements(By.CSS_SELECTOR, "#play-options .option")
+    assert [attr(c, "data-action") for c in cells] == env.legal_actions() == [attr(o, "data-action") for o in options]
+    assert [o.text.split("\n")[-1] for o in options] == ["Cross yellow 2", "Cross green 16", "Cross blue 16"]
+    pending = browser.find_elements(By.CSS_SELECTOR, ".sheet[data-seat='0'] .cell.pending")
+    assert [attr(c, "data-action") for c in pending] == [red8]  # your white cross, shown as chosen
+    green16 = encode_action(("green", 16), "longo")
+    browser.find_element(By.CSS_SELECTOR, f".sheet[data-seat='0'] .cell.legal[data-action='{green16}']").click()
+    wait(browser, "return document.body.dataset.turn === 'you' && +document.body.dataset.decisions > 2 || "
+                  "document.body.dataset.turn === 'over'")
+    game = app.state.games.get(browser.execute_script("return S.game.id"))
+    decisions = game.record()["decisions"]
+    assert decisions[:2] == [[0, red8], [0, green16]]
+    for _, action in decisions[1:]:  # your lucky cross, then the bot's white choice
+        env.step(action)
+    snap = env.snapshot()
+    assert (browser.find_element(By.ID, "play-phase").text, snap["phase"]) == ("Colour action", "color")
+    for seat, player in enumerate(snap["players"]):
+        for row, numbers in player["marks"].items():
+            shown = browser.find_elements(By.CSS_SELECTOR, f".sheet[data-seat='{seat}'] .row.{row} .cell.crossed")
+            assert [attr(c, "data-number") for c in shown] == numbers, (seat, row)
+        score = browser.find_element(By.CSS_SELECTOR, f".sheet[data-seat='{seat}'] .sheet-score")
+        assert attr(score, "data-score") == player["score"]
+    assert snap["players"][0]["marks"]["green"] == [16]

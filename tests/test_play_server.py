@@ -15,7 +15,10 @@ pytest.importorskip("httpx2", reason="Starlette's TestClient needs httpx2 (the t
 from starlette.testclient import TestClient  # noqa: E402
 
 from qwixx_env import bots, replay  # noqa: E402
+from qwixx_env.arena import run_arena  # noqa: E402
 from qwixx_env.cli import main as cli_main  # noqa: E402
+from qwixx_env.core.variant import encode_action  # noqa: E402
+from qwixx_env.envs.qwixx_v0 import raw_env  # noqa: E402
 from qwixx_env.play import server  # noqa: E402
 from qwixx_env.play.server import LOCAL_HOSTS, MAX_BODY, create_app  # noqa: E402
 
@@ -150,6 +153,21 @@ def test_a_replay_has_one_frame_per_position(client):
     assert frames[0]["snapshot"] == end["start"]
     assert all(f["decision"]["action"] in {o["action"] for o in f["legal"]} for f in frames[:-1])
     assert client.get(f"/api/replays/{rp['id']}").json()["frames"] == frames
+
+
+def test_the_replay_viewer_opens_a_record_the_arena_kept(client, tmp_path):
+    """`run_arena(..., records=DIR)` writes the files the viewer opens (the page sends a file's
+    JSON as the request body): its last frame shows the arena's final scores of that game."""
+    result = run_arena(["heuristic", "greedy"], num_players=3, variant="longo", games=1, seed=2, workers=1,
+                       records=tmp_path / "games")
+    game = 1  # lineup 1: greedy, heuristic, greedy
+    rec = json.loads(result.record_path(game).read_text())
+    r = client.post("/api/replays", json=rec)
+    assert r.status_code == 201, r.text
+    frames = r.json()["frames"]
+    assert len(frames) == len(rec["decisions"]) + 1 and frames[-1]["snapshot"]["phase"] == "over"
+    assert [p["score"] for p in frames[-1]["snapshot"]["players"]] == result.games.scores[game].tolist()
+    assert r.json()["options"]["variant"] == "longo"
 
 
 # --- bad input: a 4xx naming the problem, the game as it was ------------------------------
@@ -314,6 +332,42 @@ def test_json_round_trip_of_a_view_is_plain(client):
     game = new_game(client, variant="longo", lucky="instead", players=3, bots=["heuristic", "random"])
     assert json.loads(json.dumps(game)) == game
     assert game["sheet"]["rows"]["green"][0] == 16 and all(p["lucky_numbers"] for p in game["snapshot"]["players"])
+
+
+LUCKY_SEED = 8  # Longo, 2 players: the first white sum, 8, is one of your lucky numbers (8, 11)
+
+
+def test_a_longo_lucky_cross_is_your_decision_when_rows_tie(client):
+    """Seed 8: you cross red 8 with the white sum; 8 is lucky, and yellow, green and blue tie with
+    no crosses, so you choose where the lucky cross goes: the API offers exactly the env's options,
+    refuses anything else, and your choice gives the position the env reaches with it."""
+    r8, g16 = encode_action(("red", 8), "longo"), encode_action(("green", 16), "longo")
+    game = new_game(client, variant="longo", lucky="bonus", seed=LUCKY_SEED)
+    assert sum(game["snapshot"]["dice"]["white"]) == 8 and 8 in game["snapshot"]["players"][0]["lucky_numbers"]
+    env = raw_env(num_players=2, variant="longo", lucky="bonus")
+    env.reset(seed=LUCKY_SEED)
+    env.step(r8)
+    r = client.post(f"/api/games/{game['id']}/moves", json={"seat": 0, "action": r8, "decision": 0})
+    lucky = r.json()
+    assert (lucky["snapshot"]["phase"], lucky["to_decide"]) == ("lucky", 0) == (env.snapshot()["phase"], 0)
+    assert [o["action"] for o in lucky["legal"]] == env.legal_actions()
+    assert [(o["mark"]["row"], o["mark"]["number"]) for o in lucky["legal"]] == [
+        ("yellow", 2), ("green", 16), ("blue", 16)]  # red has a cross now: it is not among the fewest
+    assert [(p["seat"], p["action"]) for p in lucky["pending"]] == [(0, r8)]  # your white cross, not yet shown
+    before = state_of(client, game["id"])
+    for action, words in ((encode_action(("red", 2), "longo"), "red 2"), (env.num_actions - 1, "pass")):
+        refused(client.post(f"/api/games/{game['id']}/moves", json={"seat": 0, "action": action}), 422,
+                words, "not legal now", "yellow 2", "green 16", "blue 16")
+    assert state_of(client, game["id"]) == before
+    after = client.post(f"/api/games/{game['id']}/moves", json={"seat": 0, "action": g16, "decision": 1}).json()
+    decisions = client.get(f"/api/games/{game['id']}/record").json()["decisions"]
+    assert decisions[:2] == [[0, r8], [0, g16]]
+    env.step(g16)
+    assert [seat for seat, _ in decisions[2:]] == [1]  # the bot's white choice; then your colour action
+    env.step(decisions[2][1])
+    assert after["snapshot"] == env.snapshot()
+    mine = after["snapshot"]["players"][0]["marks"]
+    assert (mine["red"], mine["yellow"], mine["green"], mine["blue"]) == ([8], [], [16], [])
 
 
 # --- the coach ----------------------------------------------------------------------------

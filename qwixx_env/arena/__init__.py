@@ -5,14 +5,16 @@
 ...                    num_players=2, games=100, seed=0)
 >>> result.bots[0]["win_rate"], result.head_to_head["win_rate"]
 >>> result.to_dict()          # everything as JSON-ready data (`qwixx arena --json`)
+>>> run_arena(["greedy", "random"], games=10, records="arena-games")  # every game's record kept
 
 `run_arena` seats the bots in rotating lineups (`schedule.lineups`: every bot in every seat
 equally often), plays each *deal* (dice seed ``seed + deal``) once with every lineup — common
 random numbers, so lineups of one deal differ by decisions, not luck — on a pool of worker
 processes, and summarises: win rates with 95% Wilson intervals (shared wins as fractions),
 mean score ± standard error, penalties, rolls, a head-to-head matrix (2 players) and
-openskill ratings. `qwixx arena` is the command line for it; `docs/arena.md` explains the
-schemes and the statistics.
+openskill ratings. With `records` each game's record is kept as a file (`arena.records`), for
+`qwixx_env.replay` and the play page's replay viewer. `qwixx arena` is the command line for
+it; `docs/arena.md` explains the schemes and the statistics.
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from qwixx_env.arena.play import GameArrays, Table, TableConfig, play_games
+from qwixx_env.arena.records import check_records_folder, prepare, record_name, write_index
 from qwixx_env.arena.schedule import BotEntry, bot_entries, bot_seed, lineups, parse_bot
 from qwixx_env.arena.stats import Z95, mean_and_se, openskill_ratings, ranks, wilson_interval, win_shares
 from qwixx_env.core.checks import check_int
@@ -49,6 +53,15 @@ class ArenaResult:
     bots: list[dict[str, Any]]
     head_to_head: dict[str, Any] | None
     timing: dict[str, float]
+    records: Path | None = None  # the folder holding every game's record, when kept
+
+    def record_path(self, game: int) -> Path:
+        """The record file of table game `game` (when `records` was given to `run_arena`)."""
+        if self.records is None:
+            raise ValueError("record_path: this tournament kept no records (run_arena(..., records=DIR) keeps them)")
+        game = check_int("game", game, minimum=0, maximum=len(self.games.rolls) - 1)
+        deal, j = divmod(game, len(self.lineups))
+        return self.records / record_name(game, self.seed + deal, [self.labels[b] for b in self.lineups[j]])
 
     @property
     def seat_bots(self) -> np.ndarray:
@@ -97,6 +110,7 @@ def run_arena(
     seed: int = 0,
     workers: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    records: str | os.PathLike[str] | None = None,
 ) -> ArenaResult:
     """Run a tournament and summarise it.
 
@@ -106,6 +120,8 @@ def run_arena(
     `games` is the number of deals; each deal is played by every lineup, so there are
     ``games * len(lineups)`` table games. `lucky` is Longo's lucky rule.
     `workers` defaults to ``os.cpu_count()``. `progress(done, total)` reports table games.
+    `records`: a new or empty folder (made if missing) to keep every table game's record in,
+    plus an ``index.json`` of them (`qwixx_env.arena.records`); `ArenaResult.record_path(g)`.
 
     Every option and every bot (made once for this variant and player count) is checked
     first: bad input raises `ValueError` before any game is played.
@@ -116,6 +132,7 @@ def run_arena(
     if workers is None:
         workers = os.cpu_count() or 1
     workers = check_int("workers", workers, minimum=1, accepted="an integer >= 1")
+    folder = None if records is None else check_records_folder(records)
     lucky = "bonus" if lucky is None else lucky
     # the game options, checked; num_players a plain int (a numpy integer too: the result is plain JSON)
     num_players = TableOptions(num_players=num_players, variant=variant, lucky=lucky).num_players
@@ -127,9 +144,11 @@ def run_arena(
         if not callable(getattr(bot, "act", None)):
             raise ValueError(f"bot {e.label!r}: made {bot!r}, which has no act(observation) method")
     seats = lineups(len(entries), num_players)
-    config = TableConfig(entries, seats, num_players, variant, lucky, int(seed))
+    config = TableConfig(entries, seats, num_players, variant, lucky, int(seed), records=folder)
     total = int(games) * len(seats)
     workers = max(1, min(workers, total))
+    if folder is not None:
+        prepare(folder)
     start = time.perf_counter()
     arrays = play_games(config, total, workers, progress)
     seconds = time.perf_counter() - start
@@ -146,9 +165,12 @@ def run_arena(
         bots=[],
         head_to_head=None,
         timing={"seconds": seconds, "games_per_second": total / seconds, "workers": workers},
+        records=folder,
     )
     result.bots = _bot_summaries(result)
     result.head_to_head = _head_to_head(result) if num_players == 2 else None
+    if folder is not None:
+        write_index(folder, result)
     return result
 
 

@@ -3,7 +3,8 @@
 A `Table` holds one `qwixx_v0.raw_env` and plays table game g from nothing but g: the env
 is reset with seed ``seed + deal`` and each seat's bot is made fresh with `bot_seed`. So a
 game's result never depends on the worker that plays it or on the games played before it,
-and `play_games` returns the same arrays for any number of workers.
+and `play_games` returns the same arrays for any number of workers. With `TableConfig.records`
+set, each game's record is written there by the process that played it (`arena.records`).
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from __future__ import annotations
 import multiprocessing
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from qwixx_env.arena.records import write_record
 from qwixx_env.arena.schedule import BotEntry, bot_seed
 from qwixx_env.envs.qwixx_v0 import raw_env
 
@@ -28,6 +31,7 @@ class TableConfig:
     variant: str
     lucky: str
     seed: int
+    records: Path | None = None  # a folder: each game's record is written there (`arena.records`)
 
 
 @dataclass
@@ -51,7 +55,8 @@ class Table:
         self._seat_of = self.env.agent_name_mapping
 
     def play(self, game: int) -> tuple[list[int], list[int], int]:
-        """Play table game `game`; its scores and penalties by seat, and its number of rolls."""
+        """Play table game `game`; its scores and penalties by seat, and its number of rolls.
+        With `TableConfig.records` set, its record is written into that folder first."""
         c = self.config
         deal, j = divmod(game, len(c.lineups))
         players = [
@@ -66,6 +71,8 @@ class Table:
         while not env.terminations[agent]:
             env.step(players[seat_of[agent]].act(env.observe(agent)))
             agent = env.agent_selection
+        if c.records is not None:
+            write_record(c.records, game, c.seed + deal, [c.entries[b].label for b in c.lineups[j]], env.record())
         snap = env.snapshot()
         seats = snap["players"]
         return [p["score"] for p in seats], [p["penalties"] for p in seats], snap["roll"] + 1
