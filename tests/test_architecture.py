@@ -15,7 +15,10 @@ OPTIONAL = {"torch", "stable_baselines3", "sb3_contrib", "rich", "matplotlib", "
 """The optional dependencies (the train, demo and bench extras): the only imports a function may hold,
 so that `import qwixx_env` needs none of them."""
 
-NEEDS_AN_EXTRA = {("training/__init__.py", "qwixx_env.training.train")}
+NEEDS_AN_EXTRA = {
+    ("training/__init__.py", "qwixx_env.training.train"),
+    ("training/__init__.py", "qwixx_env.training.rllib"),
+}
 """Project modules that need an extra, imported by a function only once it has checked the extra is
 installed (`qwixx-train` says what to install instead of failing on the first missing import)."""
 
