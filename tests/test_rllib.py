@@ -103,6 +103,15 @@ def test_bad_action_dicts_are_refused_and_change_nothing(actions, message):
     assert env.game.snapshot() == before and env.game.agent_selection == "player_0"
 
 
+def test_step_before_reset_or_after_the_end_is_refused():
+    env = QwixxMultiAgentEnv({"num_players": 1})
+    with pytest.raises(ValueError, match="call reset"):
+        env.step({"player_0": 44})
+    play_random(env, seed=2)
+    with pytest.raises(ValueError, match="call reset"):
+        env.step({"player_0": 44})
+
+
 def test_bad_env_config_names_the_key():
     with pytest.raises(ValueError, match="unknown key"):
         QwixxMultiAgentEnv({"players": 2})
@@ -162,6 +171,8 @@ def test_ppo_config_refuses_bad_opponents():
         ppo_config(num_players=2, opponents={"nobody": 1})
     with pytest.raises(ValueError, match="opponents.heuristic"):
         ppo_config(num_players=2, opponents={"heuristic": 0})
+    with pytest.raises(ValueError, match="lucky"):
+        ppo_config(num_players=2, lucky="instead")  # classic has no lucky numbers
     with pytest.raises(ValueError, match="solo game has no opponents"):
         ppo_config(num_players=1, opponents={"heuristic": 1}, reward="score")
 

@@ -112,9 +112,9 @@ class QwixxMultiAgentEnv(MultiAgentEnv):
         return {agent: self._observe(agent)}, {}
 
     def step(self, action_dict: Mapping[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
-        agent = self.game.agent_selection
-        if not hasattr(self.game, "agents") or not self.game.agents or self.game.terminations[agent]:
+        if not getattr(self.game, "agents", None) or self.game.terminations[self.game.agent_selection]:
             raise ValueError("step: the game is over (or not started); call reset() first")
+        agent = self.game.agent_selection
         if set(action_dict) != {agent}:
             raise ValueError(f"action_dict: got actions for {sorted(action_dict)}; expected exactly one, for "
                              f"{agent!r}, the agent to decide")
@@ -282,9 +282,8 @@ def ppo_config(
     (``.env_runners``, ``.training``, ``.learners``, ``.debugging(seed=...)``) on the result.
     """
     check_choice("activation", activation, tuple(ACTIVATIONS))
-    env_config = {"num_players": num_players, "variant": variant, "reward": reward, **(env_options or {})}
-    if variant == "longo":
-        env_config["lucky"] = lucky
+    env_config = {"num_players": num_players, "variant": variant, "lucky": lucky, "reward": reward,
+                  **(env_options or {})}
     probe = QwixxMultiAgentEnv(env_config)  # checks the options before anything is built
     opponents = dict(opponents or {SELF: 1.0})
     if num_players == 1 and set(opponents) != {SELF}:
