@@ -153,7 +153,8 @@ def main() -> None:
     print("QwixxMultiAgentEnv alone", env_only, flush=True)
     sb3 = sb3_speed(args.seconds)
     print("sb3", sb3, flush=True)
-    ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False, configure_logging=False)
+    ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False,
+             configure_logging=False)
     rllib = {}
     try:
         for runners in (0, 1, 2):

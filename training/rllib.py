@@ -160,7 +160,9 @@ def start_ray(cfg: RayConfig) -> None:
         ray.init(address=address, log_to_driver=False)
         return
     store = None if cfg.object_store_mb is None else cfg.object_store_mb * 2**20
-    ray.init(num_cpus=cfg.num_cpus, object_store_memory=store, include_dashboard=False, log_to_driver=False)
+    # "local": a Ray of its own, even where `ray start` left a cluster running on this machine
+    ray.init(address="local", num_cpus=cfg.num_cpus, object_store_memory=store, include_dashboard=False,
+             log_to_driver=False)
 
 
 def latest_checkpoint(run: Path) -> Path | None:
