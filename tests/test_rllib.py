@@ -17,6 +17,7 @@ from ray.rllib.utils.pre_checks.env import check_multiagent_environments  # noqa
 
 from qwixx_env import bots, qwixx_v0  # noqa: E402
 from qwixx_env.arena import run_arena  # noqa: E402
+from qwixx_env.arena.schedule import parse_bot  # noqa: E402
 from qwixx_env.integrations.rllib import (  # noqa: E402
     LEARNER,
     BotModule,
@@ -25,6 +26,7 @@ from qwixx_env.integrations.rllib import (  # noqa: E402
     SeatMapping,
     ppo_config,
 )
+from qwixx_env.training import main as qwixx_train  # noqa: E402
 from qwixx_env.training.rllib import config_from_dict, latest_checkpoint, train  # noqa: E402
 
 
@@ -144,12 +146,13 @@ def test_the_module_gives_illegal_actions_zero_probability(variant):
     assert module.compute_values(dict(batch)).shape == (len(mask),)
 
 
-def test_a_bot_module_plays_the_bots_actions():
+@pytest.mark.parametrize("name", ["heuristic", "greedy:max_skip=2", "ppo-classic-2p"])
+def test_a_bot_module_plays_the_bots_actions(name):
     env, batch = masked_batch("classic", 2)
     module = BotModule(observation_space=env.observation_spaces["player_0"], action_space=env.action_spaces["player_0"],
-                       model_config={"bot": "heuristic", "variant": "classic", "num_players": 2, "seed": 0})
+                       model_config={"bot": name, "variant": "classic", "num_players": 2, "seed": 0})
     actions = module.forward_inference(batch)[Columns.ACTIONS]
-    bot = bots.make("heuristic", num_players=2, seed=0)
+    bot = parse_bot(name).make(variant="classic", num_players=2, seed=0)
     obs = batch[Columns.OBS]
     expected = [bot.act({"observation": v.numpy(), "action_mask": m.numpy().astype(np.int8)})
                 for v, m in zip(obs["observations"], obs["action_mask"])]
@@ -175,6 +178,15 @@ def test_ppo_config_refuses_bad_opponents():
         ppo_config(num_players=2, lucky="instead")  # classic has no lucky numbers
     with pytest.raises(ValueError, match="solo game has no opponents"):
         ppo_config(num_players=1, opponents={"heuristic": 1}, reward="score")
+
+
+def test_qwixx_train_engine_rllib_checks_the_config_first(tmp_path, capsys):
+    config = tmp_path / "bad.yaml"
+    config.write_text("name: bad\niterations: 1\nopponents: {self: 1, nobody: 1}\n")
+    assert qwixx_train(["--engine", "rllib", str(config), "--out", str(tmp_path / "run")]) == 2
+    assert "opponents.nobody" in capsys.readouterr().err and not (tmp_path / "run").exists()
+    assert qwixx_train(["--engine", "jax", str(config)]) == 2
+    assert "expected 'sb3'" in capsys.readouterr().err
 
 
 @pytest.mark.slow
