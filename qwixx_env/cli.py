@@ -20,6 +20,20 @@ the progress is printed as plain lines.
     qwixx arena ppo-classic-3p heuristic rollout   # 3 players: the checkpoint's game
 
 It prints a table (rich), and with ``--json`` / ``--png`` writes the full result and a plot.
+
+``qwixx play``: play against bots in the terminal, with a coach (see `qwixx_env.play.terminal`
+and docs/play.md)::
+
+    qwixx play                                     # 2-player classic against heuristic
+    qwixx play --bots ppo-classic-2p --coach       # the coach's values at every decision
+    qwixx play --variant longo --lucky instead --players 3 --bots heuristic,afterstate
+    qwixx play --players 1 --seed 7 --record game.json
+
+``qwixx serve``: the play page, a local web server (needs the ``play`` extra; docs/play.md)::
+
+    qwixx serve                          # http://127.0.0.1:8000/
+    qwixx serve --port 8080 --open       # another port, and open the page in the browser
+    qwixx serve --max-games 20           # hold at most 20 games (the oldest is dropped first)
 """
 
 from __future__ import annotations
@@ -38,6 +52,7 @@ from qwixx_env.arena.schedule import parse_bot
 from qwixx_env.core.variant import VARIANT_NAMES, get_variant
 from qwixx_env.files import folder_problem, write_atomically
 from qwixx_env.nets import NumpyPolicy, checkpoint_names
+from qwixx_env.play import terminal
 from qwixx_env.solver import load_table, table_path
 from qwixx_env.solver.states import check_sheet, check_variant
 
@@ -167,6 +182,42 @@ def _arena(args: argparse.Namespace) -> int:
     return 0
 
 
+def _play(args: argparse.Namespace) -> int:
+    try:
+        game = terminal.setup(
+            variant=args.variant, lucky=args.lucky, players=args.players,
+            bots_=[b.strip() for b in args.bots.split(",")] if args.bots else None,
+            seat=args.seat, seed=args.seed, coach=args.coach, coach_bot=args.coach_bot, record=args.record,
+        )
+        color = terminal.use_color(sys.stdout, args.color)
+    except ValueError as err:
+        print(f"qwixx play: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # while the bots load: no game yet, nothing to save
+        return terminal.EXIT_INTERRUPTED
+    return terminal.play(game, sys.stdin, sys.stdout, color=color)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    def fail(message: str) -> int:
+        print(f"qwixx serve: {message}", file=sys.stderr)
+        return 2
+
+    if not 1 <= args.port <= 65535:
+        return fail(f"--port: got {args.port}; expected 1 to 65535")
+    if args.max_games < 1:
+        return fail(f"--max-games: got {args.max_games}; expected a positive integer")
+    try:
+        import starlette  # noqa: F401 (the play extra: checked before the server module needs it)
+        import uvicorn  # noqa: F401
+    except ImportError:
+        return fail("needs the play extra (pip install 'qwixx_env[play]')")
+    from qwixx_env.play.server import serve
+
+    serve(host=args.host, port=args.port, open_page=args.open, max_games=args.max_games)
+    return 0
+
+
 def _output_problem(path: str | None) -> str | None:
     """Why an output file cannot be written there (checked before any game is played), or None."""
     if path is None:
@@ -250,8 +301,46 @@ def main(argv: list[str] | None = None) -> int:
     arena.add_argument("--json", default=None, metavar="PATH", help="write the full result as JSON")
     arena.add_argument("--png", default=None, metavar="PATH", help="plot score distributions and the rating ladder")
     arena.add_argument("--quiet", action="store_true", help="no progress bar")
+    play = commands.add_parser(
+        "play",
+        help="play Qwixx against bots in the terminal, with a coach",
+        description="Play Qwixx or Qwixx Longo against bots in the terminal: type an option's label "
+        "(r7, g12, p) or number, ? for the coach's values. The game record is saved at the end, "
+        "and when the input ends or on Ctrl-C. See docs/play.md.",
+    )
+    play.add_argument("--variant", default=None, choices=VARIANT_NAMES,
+                      help="default: what the pretrained bots named play, else classic")
+    play.add_argument("--lucky", default=None, choices=("bonus", "instead"),
+                      help="Longo's lucky rule (default bonus)")
+    play.add_argument("--players", type=int, default=None,
+                      help="seats at the table, 1 to 5 (default: one more than the bots named, or a "
+                      "pretrained bot's player count)")
+    play.add_argument("--bots", default=None, metavar="NAME[,NAME...]",
+                      help="the other seats' bots in seat order, or one for all (default heuristic); "
+                      "names from `qwixx arena`'s list, pretrained bots for their own game")
+    play.add_argument("--seat", type=int, default=0, help="your seat (default 0: you start)")
+    play.add_argument("--seed", type=int, default=None, help="the dice (default: a fresh seed, printed)")
+    play.add_argument("--coach", action="store_true",
+                      help="show the coach's values at every decision and review your game at the end")
+    play.add_argument("--coach-bot", default=None, metavar="NAME", help="the coach also says what this bot would play")
+    play.add_argument("--record", default=None, metavar="PATH",
+                      help="save the game record here (default: a new file in $XDG_DATA_HOME/qwixx_env/games "
+                      "or ~/.local/share/qwixx_env/games)")
+    play.add_argument("--color", default="auto", choices=("auto", "always", "never"),
+                      help="colour the sheets (auto: on a terminal, unless NO_COLOR is set)")
+    serve = commands.add_parser(
+        "serve",
+        help="play against the bots in the browser: start the local play page",
+        description="Start the play page's local server and print its address (docs/play.md).",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    serve.add_argument("--open", action="store_true", help="open the page in the default browser")
+    serve.add_argument(
+        "--max-games", type=int, default=100, help="games held at once; the oldest is dropped first (default 100)"
+    )
     args = parser.parse_args(argv)
-    return _arena(args) if args.command == "arena" else _solve(args)
+    return {"arena": _arena, "play": _play, "serve": _serve, "solve": _solve}[args.command](args)
 
 
 if __name__ == "__main__":

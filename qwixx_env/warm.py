@@ -4,10 +4,10 @@ A fresh install has no compiled kernels, so the first game of each entry point c
 (see `qwixx_env.core.compile`). This plays a short game through each entry point a newcomer
 meets first, which compiles and caches exactly the kernels, for exactly the argument types,
 those entry points use: the AEC environment (`qwixx_v0`), the batched engine
-(`BatchedQwixx`), the Gymnasium vector env with its scripted opponents (`QwixxVectorEnv`) and
-the heuristic bot. Kernels do not depend on the variant or the player count (those are
-values, not types), so one game of each covers them all. A warm cache makes this a no-op in
-all but the time to load it.
+(`BatchedQwixx`), the Gymnasium vector env with its scripted opponents (`QwixxVectorEnv`), the
+heuristic bot and the coach's values (`qwixx_env.play.coach`). Kernels do not depend
+on the variant or the player count (those are values, not types), so one game of each covers
+them all. A warm cache makes this a no-op in all but the time to load it.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import numpy as np
 
 from qwixx_env import BatchedQwixx, QwixxVectorEnv, bots, qwixx_v0
 from qwixx_env.core.compile import cache_location, first_compile_notice
+from qwixx_env.play import coach
 
 logger = logging.getLogger("qwixx_env")
 
@@ -50,12 +51,20 @@ def _vector_steps() -> None:
         obs, *_ = envs.step(np.asarray(obs["action_mask"]).argmax(axis=1))
 
 
+def _coach_values() -> None:
+    for variant in ("longo", "classic"):  # the heuristic's values, then the afterstate network's
+        env = qwixx_v0.raw_env(num_players=2, variant=variant)
+        env.reset(seed=0)
+        coach.advise(env)
+
+
 # What is warmed, in order: (name, function).
 ENTRY_POINTS = (
     ("qwixx_v0 (AEC)", _aec_game),
     ("heuristic bot", lambda: _aec_game("heuristic")),
     ("BatchedQwixx", _batched_steps),
     ("QwixxVectorEnv", _vector_steps),
+    ("play coach", _coach_values),
 )
 
 

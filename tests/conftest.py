@@ -9,9 +9,11 @@ Sheets are hand-drawn as one dict per seat: colour -> crossed numbers, plus opti
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from qwixx_env import BatchedQwixx
 from qwixx_env.core import COLORS, state_from_snapshot
+from qwixx_env.solver import load_table
 
 
 def position(v, sheets, dice, active=0, phase="white", turn=None):
@@ -110,3 +112,14 @@ def random_layers(sizes, activation, rng: np.random.Generator) -> list:
         for i, (a, b) in enumerate(zip(sizes, sizes[1:]))
     ]
 
+
+
+@pytest.fixture(scope="session")
+def classic(tmp_path_factory):
+    """The solo classic value table, solved from nothing into a fresh cache directory once per
+    test session (the solver's tests and the solo coach's share it); `solver.load_table`
+    returns this table for the rest of the session."""
+    directory = tmp_path_factory.mktemp("qwixx_cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("QWIXX_ENV_CACHE", str(directory))
+        yield load_table("classic")

@@ -11,16 +11,19 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SOURCES = sorted([*(REPO / "qwixx_env").rglob("*.py"), *(REPO / "training").rglob("*.py")])
 
-OPTIONAL = {"torch", "stable_baselines3", "sb3_contrib", "rich", "matplotlib", "yaml", "tensorboard"}
-"""The optional dependencies (the train, demo and bench extras): the only imports a function may hold,
+OPTIONAL = {
+    "torch", "stable_baselines3", "sb3_contrib", "rich", "matplotlib", "yaml", "tensorboard", "starlette", "uvicorn",
+}
+"""The optional dependencies (the train, demo, bench and play extras): the only imports a function may hold,
 so that `import qwixx_env` needs none of them."""
 
 NEEDS_AN_EXTRA = {
     ("training/__init__.py", "qwixx_env.training.train"),
-    ("training/__init__.py", "qwixx_env.training.rllib"),
+    ("training/__init__.py", "qwixx_env.training.rllib"),  # `qwixx-train --engine rllib`, after checking
+    ("qwixx_env/cli.py", "qwixx_env.play.server"),  # `qwixx serve`, after checking the play extra
 }
 """Project modules that need an extra, imported by a function only once it has checked the extra is
-installed (`qwixx-train` says what to install instead of failing on the first missing import)."""
+installed (`qwixx-train`, `qwixx serve` say what to install instead of failing on the first missing import)."""
 
 
 def function_imports(tree: ast.AST) -> list[tuple[int, str]]:

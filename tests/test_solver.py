@@ -152,15 +152,6 @@ def test_solver_equals_brute_force_on_late_sheets_of_a_three_faced_game(rows):
 # --- the full classic table ------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
-def classic(tmp_path_factory):
-    """The classic table, solved from nothing into a fresh cache directory for this session."""
-    directory = tmp_path_factory.mktemp("qwixx_cache")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("QWIXX_ENV_CACHE", str(directory))
-        yield load_table("classic")
-
-
 def sheet(marks=None, locks=(), penalties=0):
     return {
         "marks": {c: list((marks or {}).get(c, [])) for c in COLORS},

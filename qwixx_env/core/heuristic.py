@@ -35,7 +35,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from qwixx_env.core.checks import check_number
-from qwixx_env.core.compile import kernel
+from qwixx_env.core.compile import inline_kernel, kernel
 from qwixx_env.core.rules import (
     BONUS,
     active_crossed,
@@ -48,9 +48,10 @@ from qwixx_env.core.rules import (
     row_locked,
     sheet_score,
 )
-from qwixx_env.core.state import COLOR, LUCKY, WHITE
+from qwixx_env.core.state import LUCKY, WHITE
 
 _jit = kernel(refcounts=False)
+_inline = inline_kernel()  # LLVM-inlined into both kernels below: the calls cost nothing
 
 WEIGHT_NAMES = (
     "fill",
@@ -330,47 +331,72 @@ def _with_lucky(st, tb, b, s, mk, lk, pen, closed, at_roll, crossed, active, ope
     return best
 
 
+@_inline
+def _prepare_decision(st, tb, b, weights, ws):
+    """The scratch sheet of the seat to decide in game b, as every option of its decision is
+    judged against: its committed sheet (in the lucky phase with its white choice crossed),
+    the rows locked at the roll in `ws.at_roll`."""
+    s = st.turn[b]
+    mk, lk, closed, _ = scratch_sheet(st, tb, b, s, weights, ws)
+    for r in range(4):
+        ws.at_roll[r] = closed[r]
+    if st.phase[b] == LUCKY and 0 <= st.pending[b, s] < 4 * tb.cells:
+        cross_scratch(tb, mk, lk, closed, st.pending[b, s])
+
+
+@_inline
+def _option_value(st, tb, b, a, weights, ws):
+    """The heuristic's value of legal action `a` for the seat to decide in game b, on the
+    scratch sheet `_prepare_decision` made (left as it was found)."""
+    K = tb.cells
+    s = st.turn[b]
+    phase = st.phase[b]
+    active = st.active[b] == s
+    mk, lk, closed, open_w, at_roll = ws.marks, ws.locks, ws.closed, ws.open_weights, ws.at_roll
+    pen = np.int64(st.penalties[b, s])
+    crossing = a < 4 * K
+    old = cross_scratch(tb, mk, lk, closed, a) if crossing else 0
+    if phase == WHITE:
+        if tb.lucky_rule == BONUS and is_lucky(st, tb, b, s):
+            v = _with_lucky(st, tb, b, s, mk, lk, pen, closed, at_roll, crossing, active, open_w, weights)
+        else:
+            v = _after_white(st, tb, b, s, mk, lk, pen, closed, crossing, active, open_w, weights)
+        if not crossing and not active and st.marks.shape[1] > 1:
+            v += weights[PASSIVE_MARGIN]
+    elif phase == LUCKY:
+        v = _after_white(st, tb, b, s, mk, lk, pen, closed, True, active, open_w, weights)
+    else:
+        penalty = 0 if (crossing or active_crossed(st, tb, b)) else 1  # the colour action: the white cross counts
+        v = evaluate_sheet(st, tb, b, s, mk, lk, pen + penalty, closed, open_w, weights)
+    if crossing:
+        undo_scratch(tb, mk, lk, closed, a, old)
+    return v
+
+
 @_jit
 def heuristic_action(st, tb, b, mask, weights, ws):
-    """The `heuristic` action of the seat to decide in game b, among the legal actions `mask`.
+    """The `heuristic` action of the seat to decide in game b, among the legal actions `mask`:
+    the first with the highest `heuristic_values`.
 
     `weights` is a float64 array in `WEIGHT_NAMES` order, `ws` a `core.scratch.Scratch` of
     the table. Reads only public information.
     """
-    K = tb.cells
-    P = st.marks.shape[1]
-    s = st.turn[b]
-    phase = st.phase[b]
-    active = st.active[b] == s
-    mk, lk, closed, open_w = scratch_sheet(st, tb, b, s, weights, ws)
-    at_roll = ws.at_roll
-    for r in range(4):
-        at_roll[r] = closed[r]
-    pen = np.int64(st.penalties[b, s])
-    lucky_bonus = phase == WHITE and tb.lucky_rule == BONUS and is_lucky(st, tb, b, s)
-    if phase == LUCKY and 0 <= st.pending[b, s] < 4 * K:
-        cross_scratch(tb, mk, lk, closed, st.pending[b, s])
-    crossed_before = phase == COLOR and active_crossed(st, tb, b)  # the white cross, this roll
-    best, best_value = 4 * K, _WORST
-    for a in range(4 * K + 1):
-        if not mask[a]:
-            continue
-        crossing = a < 4 * K
-        old = cross_scratch(tb, mk, lk, closed, a) if crossing else 0
-        if phase == WHITE:
-            if lucky_bonus:
-                v = _with_lucky(st, tb, b, s, mk, lk, pen, closed, at_roll, crossing, active, open_w, weights)
-            else:
-                v = _after_white(st, tb, b, s, mk, lk, pen, closed, crossing, active, open_w, weights)
-            if not crossing and not active and P > 1:
-                v += weights[PASSIVE_MARGIN]
-        elif phase == LUCKY:
-            v = _after_white(st, tb, b, s, mk, lk, pen, closed, True, active, open_w, weights)
-        else:
-            penalty = 0 if (crossing or crossed_before) else 1
-            v = evaluate_sheet(st, tb, b, s, mk, lk, pen + penalty, closed, open_w, weights)
-        if crossing:
-            undo_scratch(tb, mk, lk, closed, a, old)
-        if v > best_value:
-            best, best_value = a, v
+    _prepare_decision(st, tb, b, weights, ws)
+    best, best_value = 4 * tb.cells, _WORST
+    for a in range(4 * tb.cells + 1):
+        if mask[a]:
+            v = _option_value(st, tb, b, a, weights, ws)
+            if v > best_value:
+                best, best_value = a, v
     return best
+
+
+@_jit
+def heuristic_values(st, tb, b, mask, weights, ws, values):
+    """values[a]: the heuristic's value of each legal action a (see the module docstring) for
+    the seat to decide in game b; -inf where `mask` refuses a. The value is the evaluation of
+    the position the action leads to, in the heuristic's points (a finished game: the exact
+    score, with the win bonus against opponents); `heuristic_action` plays the highest."""
+    _prepare_decision(st, tb, b, weights, ws)
+    for a in range(4 * tb.cells + 1):
+        values[a] = _option_value(st, tb, b, a, weights, ws) if mask[a] else -np.inf

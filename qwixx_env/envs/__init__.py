@@ -1,6 +1,7 @@
-"""Adapters on the rules core: the PettingZoo AEC environment `qwixx_v0`, game records, the
-batched engine and its single-agent training views (Gymnasium vector env, Gymnasium env; the
-stable-baselines3 adapter lives in `qwixx_env.envs.sb3` and needs the train extra)."""
+"""Adapters on the rules core: the PettingZoo AEC environment `qwixx_v0` (and its Parallel
+view, `qwixx_v0.parallel_env`), game records, the batched engine and its single-agent training
+views (Gymnasium vector env, Gymnasium env; the stable-baselines3 adapter lives in
+`qwixx_env.envs.sb3` and needs the train extra)."""
 
 from qwixx_env.envs import qwixx_v0
 from qwixx_env.envs.batched import BatchedQwixx

@@ -5,7 +5,7 @@
 | Import             | `from qwixx_env import qwixx_v0`                              |
 |--------------------|---------------------------------------------------------------|
 | Actions            | Discrete                                                      |
-| Parallel API       | No (the white action is simultaneous, but decided seat by seat) |
+| Parallel API       | Yes: `qwixx_v0.parallel_env()` (the white action at once)     |
 | Agents             | `agents = ['player_0', ..., 'player_{n-1}']`, 1 to 5          |
 | Action Values      | Discrete(4*K + 1): K = 11 (classic), 15 (Longo)               |
 | Observation Shape  | (see `ObservationLayout`: 198 for 2-player classic)           |
@@ -66,6 +66,17 @@ actions, and leaves the game untouched. `env()` behaves like PettingZoo's classi
 illegal action ends the game with -1 for the offender and 0 for the others (with a warning),
 an action outside the action space fails an assertion, and calls out of order raise.
 
+### Parallel API
+
+`parallel_env(**options)` takes the options of `env()` and plays the same game through
+PettingZoo's Parallel API: each roll, one step in which every seat gives its white action at
+once, a step for each Longo lucky tie (that seat alone), then a step for the active player's
+colour action. Observations, rewards and snapshots are the AEC env's; every live agent gets a
+mask each step, and a seat without a decision in that step (`acting_agents` names those that
+have one) has only pass legal: it sends pass or is left out. An illegal action ends the game as
+in `env()`; `raw_parallel_env()` raises `ValueError` instead. A missing or unknown agent raises
+`ValueError` in both. Details in `docs/integrations.md`.
+
 ### Version history
 
 * v0: initial release.
@@ -92,6 +103,7 @@ from qwixx_env.core.snapshot import snapshot as _snapshot
 from qwixx_env.core.state import OVER, PHASES, new_state, seed_to_rng
 from qwixx_env.core.variant import decode_action
 from qwixx_env.envs.guard import GuardedEnv
+from qwixx_env.envs.parallel import ParallelQwixx
 from qwixx_env.envs.render import render_text
 
 RENDER_MODES = (None, "ansi", "human")
@@ -123,6 +135,17 @@ def aec_kernel(op, st, tb, off, action, mask, mode, last_scores, rewards, seat, 
 def env(**kwargs: Any) -> GuardedEnv:
     """The Qwixx AEC environment with PettingZoo's classic-game guards (see the module doc)."""
     return GuardedEnv(raw_env(**kwargs))
+
+
+def parallel_env(render_mode: str | None = None, **kwargs: Any) -> ParallelQwixx:
+    """The game through PettingZoo's Parallel API, over `env(**kwargs)`: every seat acts at once
+    in the white action; an illegal action ends the game as `env()` ends it (see the module doc)."""
+    return ParallelQwixx(env(**kwargs), render_mode=render_mode)
+
+
+def raw_parallel_env(render_mode: str | None = None, **kwargs: Any) -> ParallelQwixx:
+    """`parallel_env` over `raw_env(**kwargs)`: an illegal action raises ValueError, changing nothing."""
+    return ParallelQwixx(raw_env(**kwargs), render_mode=render_mode)
 
 
 class raw_env(AECEnv, EzPickle):
@@ -307,22 +330,25 @@ class raw_env(AECEnv, EzPickle):
             self.terminations = {a: True for a in self.agents}
         self.agent_selection = self.possible_agents[turn]
 
-    def _check_action(self, agent: str, action: Any) -> int:
-        """The action as an int if legal for `agent` now; else a ValueError that names it."""
+    def _check_action(self, agent: str, action: Any, mask: np.ndarray | None = None) -> int:
+        """The action as an int if legal for `agent` now; else a ValueError that names it.
+        `mask`: the agent's legal actions, when not the seat to decide (the parallel view)."""
+        mask = self._mask[0] if mask is None else mask
         if type(action) is int or isinstance(action, np.integer):
             action = int(action)
-            if 0 <= action < self.num_actions and self._mask[0, action]:
+            if 0 <= action < self.num_actions and mask[action]:
                 return action
         elif isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
-            return self._check_action(agent, action.item())
-        raise ValueError(self._illegal_message(agent, action))
+            return self._check_action(agent, action.item(), mask)
+        raise ValueError(self._illegal_message(agent, action, mask))
 
     def _mark_text(self, action: int) -> str:
         mark = decode_action(action, self.variant)
         return "pass" if mark is None else f"{mark[0]} {mark[1]}"
 
-    def _illegal_message(self, agent: str, action: Any) -> str:
-        legal = ", ".join(f"{a} ({self._mark_text(a)})" for a in self.legal_actions())
+    def _illegal_message(self, agent: str, action: Any, mask: np.ndarray | None = None) -> str:
+        legal_actions = self.legal_actions() if mask is None else [int(a) for a in np.flatnonzero(mask)]
+        legal = ", ".join(f"{a} ({self._mark_text(a)})" for a in legal_actions)
         if not is_int(action):
             return f"{agent}: action {action!r} is not an integer action; legal now: [{legal}]"
         if not 0 <= action < self.num_actions:

@@ -1,0 +1,238 @@
+"""`ParallelQwixx`: the game through PettingZoo's Parallel API (`qwixx_v0.parallel_env()`).
+
+Qwixx's white action is simultaneous, so it is naturally a parallel game. Each `step` takes
+one dict of actions:
+
+* at a new roll (the white action) every seat acts at once;
+* in Longo with `lucky="bonus"`, a seat whose lucky cross ties between rows then breaks the
+  tie alone, one step per such seat, in seat order from the active player;
+* then the active player acts alone (the colour action).
+
+The view drives the AEC env underneath (`qwixx_v0.env()` or `raw_env()`): it hands each
+decision to it in the AEC order (the white choices seat by seat from the active player, a tie
+right after its seat's white choice), so the rules, observations, rewards, snapshots and the
+handling of illegal actions are the AEC env's own. Only the masks differ, as the Parallel API
+needs: every live agent gets a mask each step, the seats that act their legal actions, the
+others only pass (the no-op they send, or leave out). `acting_agents` names the seats that act.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv, ParallelEnv
+
+from qwixx_env.core import rules
+from qwixx_env.core.checks import check_choice, is_int
+from qwixx_env.core.state import OVER, WHITE, State
+from qwixx_env.envs.guard import GuardedEnv
+from qwixx_env.envs.render import render_text
+
+RENDER_MODES = (None, "ansi", "human")
+
+
+class ParallelQwixx(ParallelEnv, EzPickle):
+    """The Parallel API view of one Qwixx AEC env; see the module docstring.
+
+    `aec` is a fresh `qwixx_v0.env()` (an illegal action ends the game as that env does) or
+    `qwixx_v0.raw_env()` (an illegal action raises `ValueError` and changes nothing), made
+    without a render mode: the view renders once per step itself. Like the AEC env, a pickled
+    view unpickles as a new table with the same options, to be reset.
+    """
+
+    def __init__(self, aec: AECEnv, render_mode: str | None = None):
+        EzPickle.__init__(self, aec, render_mode)
+        check_choice("render_mode", render_mode, RENDER_MODES)
+        self.aec = aec
+        self.raw = aec.unwrapped
+        if self.raw.render_mode is not None:
+            raise ValueError("ParallelQwixx: make the AEC env without a render_mode; give it to the view instead")
+        self.render_mode = render_mode
+        self.metadata = {k: v for k, v in self.raw.metadata.items() if k != "is_parallelizable"}  # an AEC flag
+        self.possible_agents = self.raw.possible_agents[:]
+        self.observation_spaces = dict(self.raw.observation_spaces)
+        self.action_spaces = dict(self.raw.action_spaces)
+        self.pass_action = self.raw.num_actions - 1
+        self._pass_mask = np.zeros(self.raw.num_actions, np.int8)
+        self._pass_mask[self.pass_action] = 1
+        self._held: dict[str, int] = {}  # white choices given, not yet handed to the AEC env
+        self._masks: dict[str, np.ndarray] = {}
+
+    def __str__(self) -> str:
+        return self.metadata["name"]
+
+    # --- PettingZoo Parallel API ----------------------------------------------------------
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict | None = None):
+        """Start a new game, seeded as `qwixx_v0.env().reset(seed)`; returns (observations, infos)."""
+        self.aec.reset(seed=seed, options=options)
+        self.agents = self.possible_agents[:]
+        self._held = {}
+        self._update_masks()
+        infos = {a: dict(self.raw.infos[a]) for a in self.agents}
+        observations = self._observations()
+        if self.render_mode == "human":
+            self.render()
+        return observations, infos
+
+    def step(self, actions: Mapping[str, Any]):
+        """Apply one action per acting agent (see `acting_agents`); the other agents may send pass
+        or be left out. Returns (observations, rewards, terminations, truncations, infos), each
+        keyed by every agent live before the step; the rewards sum the AEC env's over the
+        decisions this step made."""
+        if not hasattr(self, "agents"):
+            raise RuntimeError("step: call reset() first; there is no game before it")
+        if not self.agents:
+            raise ValueError("step: the game is over; call reset() to start a new one")
+        acting = self.acting_agents
+        todo, offender = self._checked(actions, acting)
+        live = self.agents
+        totals = dict.fromkeys(live, 0)
+        if offender is not None:
+            # Only with env(): the game ends as env() ends it on an illegal action.
+            self.aec._end_on_illegal(self.raw, offender)
+            self._add(totals)
+        else:
+            todo.update(self._held)
+            while self.raw.core_state.phase[0] != OVER and self.raw.agent_selection in todo:
+                self.aec.step(todo.pop(self.raw.agent_selection))
+                self._add(totals)
+            self._held = todo  # the later seats' white choices while a seat breaks a lucky tie
+        terminations = {a: bool(self.raw.terminations[a]) for a in live}
+        truncations = {a: bool(self.raw.truncations[a]) for a in live}
+        infos = {a: dict(self.raw.infos[a]) for a in live}
+        self._update_masks()
+        observations = self._observations(live)
+        if any(terminations.values()) or any(truncations.values()):
+            self.agents = []
+            self._held = {}
+        if self.render_mode == "human":
+            self.render()
+        return observations, totals, terminations, truncations, infos
+
+    def render(self) -> str | None:
+        """The AEC env's picture, with every seat that acts this step as the one to decide."""
+        if not hasattr(self, "agents"):
+            raise RuntimeError("render: call reset() first; there is no game to show before it")
+        to_decide = ", ".join(self.acting_agents) or None
+        text = render_text(self.raw.variant, self.raw.snapshot(), self.possible_agents, to_decide)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        self.aec.close()
+
+    # --- Qwixx extras ------------------------------------------------------------------
+
+    @property
+    def acting_agents(self) -> list[str]:
+        """The agents whose action the next `step` needs: every seat at a new roll, else the one
+        seat to decide (a lucky tie, the colour action); none once the game is over."""
+        if not getattr(self, "agents", None) or self._over():
+            return []
+        if self.raw.core_state.phase[0] == WHITE:
+            return self.possible_agents[:]
+        return [self.raw.agent_selection]
+
+    def snapshot(self) -> dict[str, Any]:
+        """The committed state of the game (the AEC env's `snapshot()`)."""
+        return self.raw.snapshot()
+
+    def record(self) -> dict[str, Any]:
+        """The game so far as the AEC env records it (its decisions in the AEC order, the white
+        choices seat by seat); `qwixx_env.replay` rebuilds it as an AEC env."""
+        return self.raw.record()
+
+    # --- internals -----------------------------------------------------------------------
+
+    def _update_masks(self) -> None:
+        """Every acting agent's legal actions: in the white action each seat's own (judged, as
+        the rules say, against the sheets at the roll), else the AEC env's mask."""
+        acting = self.acting_agents
+        if len(acting) > 1:
+            st = self.raw.core_state
+            P = len(self.possible_agents)
+            per_seat = State(*(np.repeat(a, P, axis=0) for a in st))  # seat s decides in game s
+            per_seat.turn[:] = np.arange(P)
+            masks = rules.legal_mask(self.raw.variant, per_seat)
+            self._masks = {a: masks[self.raw.agent_name_mapping[a]] for a in acting}
+        else:
+            self._masks = {a: self.raw._mask[0].copy() for a in acting}
+
+    def _over(self) -> bool:
+        """The game has ended: by the rules, or (under env()) by an illegal action."""
+        raw = self.raw
+        return raw.core_state.phase[0] == OVER or any(raw.terminations.values()) or any(raw.truncations.values())
+
+    def _mask_of(self, agent: str) -> np.ndarray:
+        if agent in self._masks:
+            return self._masks[agent]
+        if self._over():
+            return np.zeros_like(self._pass_mask)
+        return self._pass_mask
+
+    def _observations(self, agents: list[str] | None = None) -> dict[str, dict[str, np.ndarray]]:
+        obs = {}
+        for agent in self.agents if agents is None else agents:
+            o = self.raw.observe(agent)
+            o["action_mask"] = self._mask_of(agent).copy()
+            obs[agent] = o
+        return obs
+
+    def _checked(self, actions: Mapping[str, Any], acting: list[str]) -> tuple[dict[str, int], str | None]:
+        """(the acting agents' actions as ints, None), or ({}, the first agent whose action is
+        illegal) under env(); a ValueError that changes nothing for anything else wrong."""
+        if not isinstance(actions, Mapping):
+            raise ValueError(f"step: actions must be a dict of agent -> action, got {type(actions).__name__}")
+        unknown = [a for a in actions if a not in self.agents]
+        if unknown:
+            raise ValueError(
+                f"step: no agent {', '.join(map(repr, unknown))} in this game; the agents are {', '.join(self.agents)}"
+            )
+        missing = [a for a in acting if a not in actions]
+        if missing:
+            what = "the white action, every seat at once" if len(acting) > 1 else f"only {acting[0]} decides"
+            raise ValueError(
+                f"step: no action for {', '.join(missing)}; this step needs one from {', '.join(acting)} ({what})"
+            )
+        # The AEC order: from the seat to decide on, clockwise; then the seats without a decision.
+        first = self.raw.agent_name_mapping[self.raw.agent_selection]
+        P = len(self.possible_agents)
+        order = [self.possible_agents[(first + i) % P] for i in range(P)]
+        checked = {}
+        for agent in order:
+            if agent not in actions:
+                continue
+            try:
+                action = self.raw._check_action(agent, actions[agent], self._mask_of(agent))
+            except ValueError as error:
+                if isinstance(self.aec, GuardedEnv) and self._in_action_space(actions[agent]):
+                    return {}, agent  # an illegal move: env() ends the game
+                if agent not in acting:
+                    hint = f"{agent} has no decision this step: send pass or leave it out"
+                    raise ValueError(f"{error} ({hint})") from None
+                raise
+            if agent in acting:
+                checked[agent] = action
+        return checked, None
+
+    def _in_action_space(self, action: Any) -> bool:
+        if isinstance(action, np.ndarray) and action.shape == ():
+            action = action.item()
+        return is_int(action) and 0 <= action < self.raw.num_actions
+
+    def _add(self, totals: dict[str, float]) -> None:
+        for agent in totals:
+            totals[agent] += self.raw.rewards[agent]

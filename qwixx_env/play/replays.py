@@ -1,0 +1,105 @@
+"""Game records opened in the replay viewer: checked, then laid out as one frame per position.
+
+A record is the JSON of ``env.unwrapped.record()`` (`qwixx_env.envs.record`). `check_record`
+refuses anything else with a message naming the problem (a missing or unknown field, a wrong
+type, a decision the rules refuse, dice the replay does not roll); only a dict is ever passed
+on, so a request can never make the server read a file. `Replay` holds the frames: the
+position before each decision (every white-action choice shown, as the game is over for the
+viewer) and the position after the last.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from qwixx_env.envs.qwixx_v0 import RECORD_FORMAT, raw_env
+from qwixx_env.envs.record import replay
+from qwixx_env.play.games import WHITE_PHASES, PlayError, advice, mark_of, sheet_layout
+
+REQUIRED = ("format", "options", "rng_state", "rolls", "decisions")
+OPTIONAL = ("seed", "snapshot")
+_KINDS = {"format": str, "options": dict, "rng_state": str, "rolls": list, "decisions": list, "snapshot": dict}
+
+
+def check_record(record: Any) -> dict[str, Any]:
+    """`record` if it is a game record the rules replay to its own snapshot; else a
+    `PlayError` (400) naming the problem."""
+    if not isinstance(record, dict):
+        raise PlayError(400, f"record: got {type(record).__name__}; expected a JSON object (a game record)")
+    missing = [f for f in REQUIRED if f not in record]
+    unknown = sorted(set(record) - set(REQUIRED) - set(OPTIONAL))
+    if missing or unknown:
+        problem = f"missing field(s) {missing}" if missing else f"unknown field(s) {unknown}"
+        raise PlayError(400, f"record: {problem}; a record has {list(REQUIRED)} and optionally {list(OPTIONAL)}")
+    for name, kind in _KINDS.items():
+        if name in record and not isinstance(record[name], kind):
+            raise PlayError(400, f"record {name}: got {type(record[name]).__name__}; expected a {kind.__name__}")
+    if record["format"] != RECORD_FORMAT:
+        raise PlayError(400, f"record format: got {record['format']!r}; expected {RECORD_FORMAT!r}")
+    try:
+        replay(record)
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError) as err:
+        raise PlayError(400, f"record: {err}") from None
+    return record
+
+
+def _start(record: dict[str, Any], decisions: int, rolls: int) -> raw_env:
+    """The game of `record` after its first `decisions` decisions (which reach `rolls` rolls)."""
+    part = {k: v for k, v in record.items() if k != "snapshot"}
+    part.update(decisions=record["decisions"][:decisions], rolls=record["rolls"][:rolls])
+    return replay(part)
+
+
+class Replay:
+    """A checked record and its frames (see the module docstring)."""
+
+    def __init__(self, replay_id: str, record: Any):
+        self.id = replay_id
+        self.record = check_record(record)
+        env = _start(self.record, 0, 1)
+        self.options = env.options
+        self._sheet = sheet_layout(env.variant)
+        self.frames: list[dict[str, Any]] = []
+        pending: list[dict[str, Any]] = []
+        for seat, action in self.record["decisions"]:
+            self.frames.append(self._frame(env, pending, {"seat": seat, "action": action}))
+            snap = env.snapshot()
+            env.step(action)
+            if snap["phase"] in WHITE_PHASES:
+                pending = [*pending, {"seat": seat, "action": action, "mark": mark_of(action, env.variant)}]
+            after = env.snapshot()
+            if after["roll"] != snap["roll"] or after["phase"] not in WHITE_PHASES:
+                pending = []
+        self.frames.append(self._frame(env, pending, None))
+
+    @staticmethod
+    def _frame(env: raw_env, pending: list[dict[str, Any]], decision: dict[str, Any] | None) -> dict[str, Any]:
+        snap = env.snapshot()
+        if decision is not None:
+            decision["mark"] = mark_of(decision["action"], env.variant)
+        legal = [{"action": a, "mark": mark_of(a, env.variant)} for a in env.legal_actions()]
+        over = snap["phase"] == "over"
+        return {
+            "snapshot": snap,
+            "to_decide": None if over else env.agent_name_mapping[env.agent_selection],
+            "legal": legal,
+            "pending": list(pending),
+            "decision": decision,
+        }
+
+    def position(self, step: Any) -> raw_env:
+        """The game before decision `step` (0 .. number of decisions), rebuilt by replaying."""
+        last = len(self.frames) - 1
+        if not (isinstance(step, int) and not isinstance(step, bool) and 0 <= step <= last):
+            raise PlayError(400, f"step: got {step!r}; expected 0 to {last} (this record's positions)")
+        return _start(self.record, step, self.frames[step]["snapshot"]["roll"] + 1)
+
+    def advice(self, step: Any, bot: str | None) -> dict[str, Any]:
+        """The coach on the decision at position `step` (a `PlayError` where there is none)."""
+        env = self.position(step)
+        if self.frames[step]["to_decide"] is None:
+            raise PlayError(409, f"coach: position {step} is the end of the record; there is no decision to value")
+        return advice(env, bot)
+
+    def view(self) -> dict[str, Any]:
+        return {"id": self.id, "options": self.options, "sheet": self._sheet, "frames": self.frames}

@@ -1,0 +1,828 @@
+// The Qwixx play page: plain JavaScript, no build step. It talks to the JSON API of
+// qwixx_env/play/server.py and draws every sheet as the printed one is drawn.
+"use strict";
+
+const ROWS = ["red", "yellow", "green", "blue"];
+const ROW_NAMES = { red: "Red", yellow: "Yellow", green: "Green", blue: "Blue" };
+const PHASE_WORDS = { white: "White action", lucky: "Lucky cross", color: "Colour action", over: "Game over" };
+const BOT_WORDS = {
+  random: "crosses at random",
+  greedy: "crosses whatever skips few numbers",
+  heuristic: "a hand-tuned evaluation of the sheet",
+  rollout: "plays the game a few rolls ahead (search)",
+  afterstate: "a learned win chance (classic, 2–4 players)",
+  solo_optimal: "the exact optimal solo policy (classic)",
+};
+const PIPS = { 1: [5], 2: [1, 9], 3: [1, 5, 9], 4: [1, 3, 7, 9], 5: [1, 3, 5, 7, 9], 6: [1, 3, 4, 6, 7, 9],
+  7: [1, 3, 4, 5, 6, 7, 9], 8: [1, 2, 3, 4, 6, 7, 8, 9] };
+
+const S = {
+  info: null,          // /api/info
+  game: null,          // the last game view from the server (the truth)
+  shown: null,         // what the table shows now: {snapshot, to_decide, roll}
+  queue: [],           // events still to show, one by one
+  timer: null,
+  playing: false,
+  coach: null,         // coach values for the current decision
+  replay: null,        // the replay viewer's record: {id, options, sheet, frames}
+  step: 0,
+  rpCoach: null,
+};
+
+// --- small helpers ---------------------------------------------------------------------
+
+const $ = (id) => document.getElementById(id);
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === "class") el.className = v;
+    else if (k === "text") el.textContent = v;
+    else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else el.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) if (c !== null && c !== undefined && c !== false) el.append(c);
+  return el;
+}
+function svg(markup, cls) {
+  const wrap = document.createElement("span");
+  wrap.innerHTML = markup;
+  const el = wrap.firstElementChild;
+  if (cls) el.setAttribute("class", cls);
+  return el;
+}
+const CROSS = '<svg viewBox="0 0 40 40" class="x"><path d="M8 9 L32 31 M31 8 L9 32" stroke="#1b1b1b" stroke-width="5" stroke-linecap="round" fill="none"/></svg>';
+const PADLOCK = '<svg viewBox="0 0 24 24" class="padlock"><path d="M7 10V7a5 5 0 0 1 10 0v3" stroke="currentColor" stroke-width="2.4" fill="none"/><rect x="4.5" y="10" width="15" height="11" rx="2.5" fill="currentColor"/></svg>';
+const CLOVER = '<svg viewBox="0 0 24 24" width="14" height="14"><g fill="#2e7d32"><circle cx="8" cy="8" r="4.5"/><circle cx="16" cy="8" r="4.5"/><circle cx="8" cy="16" r="4.5"/><circle cx="16" cy="16" r="4.5"/></g><path d="M12 12 L18 22" stroke="#2e7d32" stroke-width="2"/></svg>';
+
+async function api(method, path, body) {
+  const init = { method, headers: {} };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = typeof body === "string" ? body : JSON.stringify(body);
+  }
+  const res = await fetch(path, init);
+  let data = null;
+  try { data = await res.json(); } catch (e) { data = { error: `${res.status} ${res.statusText}` }; }
+  if (!res.ok) throw new Error((data && data.error) || `${res.status} ${res.statusText}`);
+  return data;
+}
+function toast(text, bad) {
+  const t = $("toast");
+  t.textContent = text;
+  t.className = "toast" + (bad ? " bad" : "");
+  t.hidden = false;
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => { t.hidden = true; }, bad ? 7000 : 3500);
+}
+function seatName(game, seat) {
+  if (!game.seats) return `Player ${seat + 1}`;
+  const s = game.seats[seat];
+  if (s.kind === "you") return "You";
+  const same = game.seats.filter((x) => x.bot === s.bot).length;
+  return same > 1 ? `${s.bot} (seat ${seat + 1})` : s.bot;
+}
+function markOfAction(sheet, action) {
+  // an action index as a mark: row r*K + i crosses the i-th number of row r; 4K passes
+  const r = Math.floor(action / sheet.cells);
+  return r >= 4 ? null : { row: ROWS[r], number: sheet.rows[ROWS[r]][action % sheet.cells] };
+}
+function markWords(mark) { return mark ? `${ROW_NAMES[mark.row].toLowerCase()} ${mark.number}` : "pass"; }
+function rowCount(player, row) { return player.marks[row].length + (player.locks.includes(row) ? 1 : 0); }
+
+// --- views -------------------------------------------------------------------------------
+
+function showView(name) {
+  for (const v of ["new", "play", "replay"]) {
+    $(`view-${v}`).hidden = v !== name;
+    $(`tab-${v}`).toggleAttribute("aria-current", v === name);
+    if (v === name) $(`tab-${v}`).setAttribute("aria-current", "page");
+  }
+  document.body.dataset.view = name;
+}
+
+// --- drawing a sheet ---------------------------------------------------------------------
+
+// One player's sheet as printed: four coloured rows with their numbers, the lock at the end
+// of each row, the row scores, the penalty boxes and the total. `opts`: name, seat, badges,
+// legal (action -> {key, value, best}), pending (actions), compact, onPick(action), flash (set of actions).
+function drawSheet(sheet, snap, seat, opts) {
+  const player = snap.players[seat];
+  const K = sheet.cells;
+  const head = h("div", { class: "sheet-head" },
+    h("span", { class: "sheet-name", text: opts.name }),
+    (opts.badges || []).map((b) => h("span", { class: `badge ${b[0]}`, text: b[1] })),
+    player.lucky_numbers.length ? h("span", { class: "badge lucky", title: "lucky numbers" }, svg(CLOVER),
+      `lucky ${player.lucky_numbers.join(" · ")}`) : null,
+    h("span", { class: "sheet-score", "data-score": String(player.score) }, String(player.score), h("small", { text: " points" })),
+  );
+  const rows = ROWS.map((row, r) => {
+    const numbers = sheet.rows[row];
+    const crossed = new Set(player.marks[row]);
+    const rowLocked = snap.locked_rows.includes(row);
+    const hasLock = player.locks.includes(row);
+    let last = -1;
+    numbers.forEach((n, i) => { if (crossed.has(n)) last = i; });
+    const cells = numbers.map((n, i) => {
+      const action = r * K + i;
+      const isCrossed = crossed.has(n);
+      const gone = !isCrossed && (i < last || rowLocked);
+      const legal = opts.legal && opts.legal.get(action);
+      const isLock = sheet.lock_numbers[row].includes(n);
+      const cls = ["cell", isCrossed && "crossed", gone && "gone", legal && "legal", isLock && "lockcell",
+        opts.pending && opts.pending.has(action) && "pending", opts.flash && opts.flash.has(action) && "flash"]
+        .filter(Boolean).join(" ");
+      const label = `${ROW_NAMES[row]} ${n}${isCrossed ? ", crossed" : gone ? ", skipped" : ""}${legal ? ", you may cross it" : ""}`;
+      const el = h("div", {
+        class: cls, "data-action": String(action), "data-number": String(n), "aria-label": label, title: label,
+        role: legal ? "button" : null, tabindex: legal && opts.onPick ? "0" : null,
+        "data-need": isLock ? `${sheet.lock_threshold}+` : null,
+      }, String(n));
+      if (isCrossed) el.append(svg(CROSS));
+      if (legal && legal.key) el.append(h("span", { class: "key", text: legal.key }));
+      if (legal && legal.value !== undefined) el.append(h("span", { class: "value" + (legal.best ? " best" : ""), text: legal.value }));
+      if (legal && opts.onPick) {
+        el.addEventListener("click", () => opts.onPick(action));
+        el.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); opts.onPick(action); } });
+      }
+      return el;
+    });
+    const lock = h("div", {
+      class: "lock" + (hasLock ? " crossed" : "") + (rowLocked && !hasLock ? " closed-by-other" : ""),
+      title: hasLock ? `${ROW_NAMES[row]} locked by this player` : rowLocked ? `${ROW_NAMES[row]} row locked` : `${ROW_NAMES[row]} lock`,
+      style: `color: var(--${row})`,
+    }, svg(PADLOCK, "padlock"));
+    if (hasLock) lock.append(svg(CROSS));
+    const count = rowCount(player, row);
+    return h("div", { class: `row ${row}` + (rowLocked ? " closed" : ""), "data-row": row },
+      h("span", { class: "row-name", text: ROW_NAMES[row] }),
+      cells, lock,
+      h("span", { class: "row-count", text: `${rowLocked ? "locked · " : ""}${count}× · ${sheet.score_table[count]}` }));
+  });
+  const sums = ROWS.map((row) => h("span", { class: `sum-box ${row}`, title: `${ROW_NAMES[row]} points` },
+    String(sheet.score_table[rowCount(player, row)])));
+  const foot = h("div", { class: "sheet-foot" },
+    sums[0], h("span", { class: "op", text: "+" }), sums[1], h("span", { class: "op", text: "+" }),
+    sums[2], h("span", { class: "op", text: "+" }), sums[3], h("span", { class: "op", text: "−" }),
+    h("span", { class: "sum-box pen", title: "penalty points" }, String(player.penalties * sheet.penalty_points)),
+    h("span", { class: "op", text: "=" }),
+    h("span", { class: "sum-box total", title: "total" }, String(player.score)),
+    h("span", { class: "penalties", "data-penalties": String(player.penalties) }, "penalties",
+      Array.from({ length: sheet.max_penalties }, (_, i) => {
+        const box = h("span", { class: "pbox", title: i < player.penalties ? "penalty taken" : "penalty box" });
+        if (i < player.penalties) box.append(svg(CROSS));
+        return box;
+      })),
+  );
+  return h("div", {
+    class: "sheet" + (opts.compact ? " compact" : "") + (opts.deciding ? " deciding" : ""),
+    "data-seat": String(seat),
+  }, head, rows, foot);
+}
+
+function drawDice(el, snap, sheet, animate) {
+  el.replaceChildren();
+  const die = (value, color) => {
+    const d = h("div", { class: `die ${color}` + (value === null ? " out" : "") + (animate ? " roll" : ""),
+      title: value === null ? `${color} die: out of play (row locked)` : `${color} die: ${value}`,
+      "data-die": color, "data-value": value === null ? "" : String(value) });
+    if (value !== null) {
+      const ink = color === "white" || color === "yellow" ? "#222" : "#fff";
+      const spots = PIPS[value] || [];
+      const at = (k) => [10 + ((k - 1) % 3) * 10, 10 + Math.floor((k - 1) / 3) * 10];
+      d.append(svg(`<svg viewBox="0 0 40 40">${spots.map((k) => `<circle cx="${at(k)[0]}" cy="${at(k)[1]}" r="3.6" fill="${ink}"/>`).join("")}</svg>`));
+    }
+    return d;
+  };
+  const w = snap.dice.white;
+  el.append(die(w[0], "white"), die(w[1], "white"), h("span", { class: "sum", text: `= ${w[0] + w[1]}` }), h("span", { class: "sep" }));
+  for (const row of ROWS) el.append(die(snap.dice[row], row));
+}
+
+// --- the table ---------------------------------------------------------------------------
+
+function optionKeys(legal) {
+  // 1..9 for the crosses in the order listed, P for pass
+  let n = 0;
+  return legal.map((o) => ({ ...o, key: o.mark ? String(++n) : "P" }));
+}
+
+function renderTable() {
+  const g = S.game;
+  if (!g) return;
+  const live = !S.playing;           // showing the server's latest state (not replaying events)
+  const shown = live ? { snapshot: g.snapshot, to_decide: g.to_decide } : S.shown;
+  const snap = shown.snapshot;
+  const sheet = g.sheet;
+  const yourTurn = live && g.to_decide === g.you && !g.over;
+  const options = yourTurn ? optionKeys(g.legal) : [];
+  const values = yourTurn && S.coach && $("coach-on").checked ? coachByAction(S.coach) : null;
+  const legal = new Map(options.filter((o) => o.mark).map((o) => [o.action, {
+    key: o.key, value: values && values.get(o.action) ? values.get(o.action).text : undefined,
+    best: values && values.get(o.action) ? values.get(o.action).best : false,
+  }]));
+  const pending = new Set((live ? g.pending : []).map((p) => p.action));
+  const flash = S.flash || new Set();
+  const order = [g.you, ...g.seats.map((s) => s.seat).filter((s) => s !== g.you)];
+  const winners = new Set(g.over && live ? g.winners : []);
+  const drawn = order.map((seat) => {
+    const badges = [];
+    if (seat === snap.active_player && snap.phase !== "over") badges.push(["active", "rolls the dice"]);
+    if (shown.to_decide === seat && seat !== g.you && !g.over) badges.push(["thinking", "deciding…"]);
+    if (winners.has(seat)) badges.push(["winner", winners.size > 1 ? "shares the win" : "winner"]);
+    return drawSheet(sheet, snap, seat, {
+      name: seatName(g, seat), badges, compact: seat !== g.you && g.seats.length > 2,
+      legal: seat === g.you ? legal : null, pending: seat === g.you ? pending : null,
+      flash: S.flashSeat === seat ? flash : null, deciding: shown.to_decide === seat && snap.phase !== "over",
+      onPick: seat === g.you && yourTurn ? (a) => sendMove(a) : null,
+    });
+  });
+  $("play-sheets").replaceChildren(drawn[0], h("div", { class: "others" + (drawn.length > 2 && sheet.cells <= 11 ? " many" : "") }, drawn.slice(1)));
+  drawDice($("play-dice"), snap, sheet, S.rolled);
+  S.rolled = false;
+  $("play-roll").textContent = `Roll ${snap.roll + 1} · ${seatName(g, snap.active_player)} ${snap.active_player === g.you ? "roll" : "rolls"}`;
+  const ph = $("play-phase");
+  ph.textContent = PHASE_WORDS[snap.phase];
+  ph.className = `phase ${snap.phase}`;
+  // the banner and the options
+  const banner = $("play-banner");
+  banner.className = "banner";
+  const whiteSum = snap.dice.white[0] + snap.dice.white[1];
+  if (g.over && live) {
+    banner.classList.add("over");
+    const scores = snap.players.map((p) => p.score);
+    banner.textContent = g.winners.includes(g.you)
+      ? (g.winners.length > 1 ? `Game over — you share the win with ${Math.max(...scores)} points!` : `Game over — you win with ${scores[g.you]} points!`)
+      : `Game over — ${g.winners.map((s) => seatName(g, s)).join(" and ")} ${g.winners.length > 1 ? "win" : "wins"} with ${Math.max(...scores)}; you scored ${scores[g.you]}.`;
+  } else if (yourTurn) {
+    banner.classList.add("your-turn");
+    banner.textContent = snap.phase === "color"
+      ? "Your colour action: cross a white die + a coloured die in that colour's row, or pass."
+      : snap.phase === "lucky"
+        ? "Your lucky cross ties between rows: choose the row that gets it."
+        : `White action: you may cross the white sum ${whiteSum} in any one row, or pass.`;
+  } else if (shown.to_decide !== null && shown.to_decide !== undefined) {
+    banner.textContent = `${seatName(g, shown.to_decide)} ${snap.phase === "color" ? "is making the colour action" : "is choosing a white cross"}…`;
+  } else {
+    banner.textContent = "";
+  }
+  const prompt = $("play-prompt");
+  prompt.replaceChildren();
+  if (yourTurn) {
+    prompt.append(snap.phase === "color" ? "Colour action" : snap.phase === "lucky" ? "Lucky cross" : `White sum ${whiteSum}`);
+    if (g.pass_penalty) prompt.append(h("span", { class: "warn", text: " — passing now costs a penalty" }));
+  } else prompt.append(g.over && live ? "The game is over." : S.playing ? "The bots are playing…" : "Waiting…");
+  const box = $("play-options");
+  box.replaceChildren(...options.map((o) => {
+    const v = values && values.get(o.action);
+    return h("button", {
+      type: "button", class: "option" + (v && v.best ? " suggested" : "") , "data-action": String(o.action),
+      onclick: () => sendMove(o.action),
+    },
+    h("kbd", { text: o.key }),
+    h("span", { class: `chip ${o.mark ? o.mark.row : "pass"}`, text: o.mark ? String(o.mark.number) : "–" }),
+    h("span", { class: "what", text: o.mark ? `Cross ${markWords(o.mark)}` : (g.pass_penalty ? "Pass (penalty)" : "Pass") }),
+    v ? h("span", { class: "val" + (v.best ? " best" : ""), text: v.full }) : null);
+  }));
+  $("skip").disabled = !S.playing;
+  // for scripts and tests: whose turn the page shows, and how many decisions it has seen
+  document.body.dataset.turn = yourTurn ? "you" : g.over && live ? "over" : "wait";
+  document.body.dataset.decisions = String(g.decisions);
+  renderCoachPanel(yourTurn);
+  renderInfo();
+}
+
+function renderInfo() {
+  const g = S.game;
+  const o = g.options;
+  $("play-info").replaceChildren(
+    h("div", {}, "Game ", h("b", { text: g.id }), ` · ${o.variant === "longo" ? `Longo (lucky ${o.lucky})` : "Qwixx"} · ${o.players} player${o.players > 1 ? "s" : ""}`),
+    h("div", {}, "Seed ", h("b", { text: String(o.seed), id: "game-seed" }), ` · starts: ${o.start_player === "random" ? "random" : seatName(g, o.start_player)}`),
+    h("div", {}, `Bots: ${o.bots.length ? o.bots.join(", ") : "none (solo)"}`),
+  );
+  $("replay-this").disabled = false;
+}
+
+function logLine(text, cls) {
+  const log = $("play-log");
+  log.append(h("li", { class: cls || "", text }));
+  log.scrollTop = log.scrollHeight;
+}
+
+function describe(ev, before) {
+  // the log lines of one event, given the snapshot shown before it
+  const g = S.game;
+  const lines = [];
+  const who = ev.kind === "white" ? "" : seatName(g, ev.seat);
+  if (ev.kind === "white") {
+    const parts = ev.choices.map((c) => `${seatName(g, c.seat)} ${c.mark ? `crossed ${markWords(c.mark)}` : "passed"}`);
+    lines.push([`White action (sum ${ev.white_sum}): ${parts.join(" · ")}`, "white"]);
+  } else if (ev.hidden) {
+    lines.push([`${who} has chosen (hidden until everyone has)`, ""]);
+  } else if (ev.phase === "color") {
+    const text = ev.mark ? `${who} ${ev.seat === g.you ? "cross" : "crosses"} ${markWords(ev.mark)} (colour action)`
+      : `${who} ${ev.seat === g.you ? "pass" : "passes"} the colour action${ev.penalty ? " — penalty!" : ""}`;
+    lines.push([text, ev.penalty ? "log-penalty" : ev.seat === g.you ? "log-you" : ""]);
+  } else {
+    lines.push([`${who} ${ev.mark ? `chose ${markWords(ev.mark)}` : "chose to pass"}${ev.phase === "lucky" ? " (lucky cross)" : ""}`, "log-you"]);
+  }
+  const after = ev.snapshot;
+  // what a white action brings (locks, the end, the next roll) is told with its reveal
+  if (ev.kind === "decision" && (ev.phase === "white" || ev.phase === "lucky")) return lines;
+  for (const row of after.locked_rows) {
+    if (!before.locked_rows.includes(row)) {
+      const by = after.players.map((p, s) => (p.locks.includes(row) ? seatName(g, s) : null)).filter(Boolean);
+      lines.push([`${ROW_NAMES[row]} row locked${by.length ? ` by ${by.join(" and ")}` : ""}!`, "log-lock"]);
+    }
+  }
+  if (after.phase === "over" && before.phase !== "over") {
+    lines.push([`Game over: ${after.players.map((p, s) => `${seatName(g, s)} ${p.score}`).join(" · ")}`, "log-lock"]);
+  } else if (after.roll !== before.roll) {
+    const w = after.dice.white;
+    lines.push([`Roll ${after.roll + 1}: ${seatName(g, after.active_player)} ${after.active_player === g.you ? "roll" : "rolls"} — white ${w[0]} + ${w[1]} = ${w[0] + w[1]}`, "log-roll"]);
+  }
+  return lines;
+}
+
+function changedCells(before, after, sheet) {
+  const out = new Map();
+  after.players.forEach((p, s) => {
+    ROWS.forEach((row, r) => {
+      for (const n of p.marks[row]) {
+        if (!before.players[s].marks[row].includes(n)) {
+          if (!out.has(s)) out.set(s, new Set());
+          out.get(s).add(r * sheet.cells + sheet.rows[row].indexOf(n));
+        }
+      }
+    });
+  });
+  return out;
+}
+
+// A white-action decision changes nothing on the table until the white action's reveal (the
+// event after the last choice), which shows every choice, the locks and the next roll together.
+function shownAfter(ev, before) {
+  return ev.kind === "decision" && (ev.phase === "white" || ev.phase === "lucky") ? before : ev.snapshot;
+}
+
+// Show the server's new events one at a time, at the chosen speed.
+function enqueue(events) {
+  S.queue.push(...events);
+  if (!S.playing && S.queue.length) { S.playing = true; S.coach = null; nextEvent(); }
+  else if (!S.playing) finishEvents();
+}
+function nextEvent() {
+  clearTimeout(S.timer);
+  if (Number($("speed").value) <= 0) { skipEvents(); return; }  // instant: straight to the end
+  const ev = S.queue.shift();
+  if (!ev) { finishEvents(); return; }
+  const before = S.shown ? S.shown.snapshot : S.game.snapshot;
+  for (const [text, cls] of describe(ev, before)) logLine(text, cls);
+  const after = shownAfter(ev, before);
+  const changed = changedCells(before, after, S.game.sheet);
+  S.flash = null;
+  S.flashSeat = null;
+  if (changed.size === 1) { [[S.flashSeat, S.flash]] = [...changed.entries()]; }
+  S.rolled = after.roll !== before.roll;
+  S.shown = { snapshot: after, to_decide: ev.to_decide };
+  renderTable();
+  const pace = Number($("speed").value);
+  S.timer = setTimeout(nextEvent, ev.hidden ? pace / 3 : pace);
+}
+function skipEvents() {
+  clearTimeout(S.timer);
+  while (S.queue.length) {
+    const ev = S.queue.shift();
+    const before = S.shown ? S.shown.snapshot : S.game.snapshot;
+    for (const [text, cls] of describe(ev, before)) logLine(text, cls);
+    S.shown = { snapshot: shownAfter(ev, before), to_decide: ev.to_decide };
+  }
+  finishEvents();
+}
+function finishEvents() {
+  S.playing = false;
+  S.flash = null;
+  S.shown = { snapshot: S.game.snapshot, to_decide: S.game.to_decide };
+  renderTable();
+  if (S.game.over) { showSummary(); refreshGamesList(); }
+  else if ($("coach-on").checked && S.game.to_decide === S.game.you) loadCoach();
+}
+
+function takeGame(view, animate) {
+  const fresh = !S.game || S.game.id !== view.id;
+  if (fresh) {
+    clearTimeout(S.timer);
+    S.queue = [];
+    S.playing = false;
+    S.shown = null;
+    $("play-log").replaceChildren();
+    $("summary").hidden = true;
+    location.hash = `game=${view.id}`;
+  }
+  S.game = view;
+  if (fresh) {
+    // the game's first roll, before any decision: where the log and the table begin
+    S.shown = { snapshot: view.start, to_decide: null };
+    logLine(`Roll 1: ${seatName(view, view.start.active_player)} ${view.start.active_player === view.you ? "roll" : "rolls"}`, "log-roll");
+  }
+  if (animate) enqueue(view.events);
+  else {
+    if (fresh) {
+      let before = view.start;
+      for (const ev of view.events) { for (const [t, c] of describe(ev, before)) logLine(t, c); before = shownAfter(ev, before); }
+    }
+    finishEvents();
+  }
+  if (fresh) refreshGamesList();
+}
+
+async function sendMove(action) {
+  const g = S.game;
+  if (!g || S.playing || g.over || g.to_decide !== g.you || sendMove.busy) return;
+  sendMove.busy = true;
+  try {
+    const view = await api("POST", `/api/games/${g.id}/moves`, { seat: g.you, action, decision: g.decisions });
+    S.coach = null;
+    takeGame(view, true);
+  } catch (err) {
+    toast(err.message, true);
+  } finally {
+    sendMove.busy = false;
+  }
+}
+
+async function loadGame(id) {
+  try {
+    const view = await api("GET", `/api/games/${id}`);
+    S.game = null;
+    takeGame(view, false);
+    showView("play");
+  } catch (err) {
+    toast(err.message, true);
+    showView("new");
+  }
+}
+
+async function refreshGamesList() {
+  try {
+    const data = await api("GET", "/api/games");
+    const sel = $("games-list");
+    sel.replaceChildren(h("option", { value: "", text: `${data.games.length} held (at most ${data.max_games})` }),
+      ...data.games.slice().reverse().map((x) => h("option", {
+        value: x.id, selected: S.game && x.id === S.game.id,
+        text: `${x.id} · ${x.options.variant} · ${x.options.players}p · ${x.over ? "over" : `${x.decisions} decisions`}`,
+      })));
+  } catch (err) { /* the list is a convenience */ }
+}
+
+// --- the coach (values per option; filled in by the coach module's API) -------------------
+
+function fmtValue(unit, v) {
+  if (unit === "win chance") return `${(100 * v).toFixed(1)}%`;
+  return v.toFixed(unit === "points" ? 2 : 1);
+}
+function fmtLoss(unit, loss) {
+  if (loss < 1e-9) return "best";
+  if (unit === "win chance") return `−${(100 * loss).toFixed(1)} pts`;
+  return `−${loss.toFixed(unit === "points" ? 2 : 1)}`;
+}
+function coachByAction(coach) {
+  const out = new Map();
+  if (!coach || !coach.options) return out;
+  const unit = coach.source.unit;
+  for (const o of coach.options) {
+    const short = unit === "win chance" ? `${Math.round(100 * o.value)}%` : o.value.toFixed(1);
+    out.set(o.action, { text: short, full: fmtValue(unit, o.value), best: o.action === coach.best_action });
+  }
+  return out;
+}
+async function loadCoach() {
+  const g = S.game;
+  if (!g || g.over || g.to_decide !== g.you) return;
+  const bot = $("coach-bot") ? $("coach-bot").value : "";
+  try {
+    S.coach = await api("GET", `/api/games/${g.id}/coach${bot ? `?bot=${encodeURIComponent(bot)}` : ""}`);
+  } catch (err) {
+    S.coach = { error: err.message };
+  }
+  if (S.game === g && !S.playing) renderTable();
+}
+function renderCoachPanel(yourTurn) {
+  const panel = $("coach-panel");
+  const on = $("coach-on").checked;
+  panel.hidden = !on;
+  if (!on) return;
+  panel.replaceChildren(coachTable(S.coach, yourTurn ? "" : "The coach speaks on your turn."));
+}
+const SOURCE_WORDS = {
+  solver: "Exact solo solver",
+  afterstate: "Learned win chance (the afterstate network)",
+  heuristic: "The heuristic's evaluation (its own points, not a score)",
+};
+function coachTable(coach, idle) {
+  if (!coach) return h("div", { class: "source", text: idle || "The coach is thinking…" });
+  if (coach.error) return h("div", { class: "error", text: coach.error });
+  const unit = coach.source.unit;
+  const bots = (S.info ? S.info.bots : []).map((b) => b.name);
+  const pick = h("select", { id: "coach-bot", "aria-label": "Bot to ask" },
+    h("option", { value: "", text: "—" }), bots.map((b) => h("option", { value: b, text: b, selected: b === coach.bot })));
+  pick.addEventListener("change", () => (document.body.dataset.view === "replay" ? loadReplayCoach() : loadCoach()));
+  const rows = coach.options.slice().sort((a, b) => b.value - a.value);
+  return h("div", { class: "coach-values", "data-source": coach.source.name },
+    h("div", { class: "source" }, h("b", { text: SOURCE_WORDS[coach.source.name] || coach.source.name }),
+      `: ${coach.source.quantity} (${unit}); ${coach.source.loss_name} = best − option.`),
+    h("table", {}, h("tbody", {}, rows.map((o) => h("tr", {
+      class: o.action === coach.best_action ? "best" : "", "data-action": String(o.action), "data-value": String(o.value),
+    },
+    h("td", {}, h("span", { class: `chip-mini ${o.mark ? o.mark.row : "pass"}`, text: o.label })),
+    h("td", { text: o.text }),
+    h("td", { class: "num", text: fmtValue(unit, o.value) }),
+    h("td", { class: "num loss", text: fmtLoss(unit, o.loss) }))))),
+    h("div", { class: "bot-ask" }, "What would ", pick, " play? ",
+      coach.bot ? h("b", { text: coach.bot_label === "p" ? "pass" : (coach.bot_mark ? markWords(coach.bot_mark) : coach.bot_label) }) : null),
+  );
+}
+
+// --- after the game ----------------------------------------------------------------------
+
+async function showSummary() {
+  const g = S.game;
+  const box = $("summary");
+  const scores = g.snapshot.players.map((p) => p.score);
+  box.replaceChildren(
+    h("h2", { text: "Final scores" }),
+    h("div", { class: "results" }, g.seats.map((s) => h("span", {
+      class: "result" + (g.winners.includes(s.seat) ? " win" : ""), "data-seat": String(s.seat),
+      text: `${seatName(g, s.seat)}: ${scores[s.seat]}`,
+    }))),
+    h("div", { id: "summary-coach" }),
+    h("div", { class: "info-buttons" },
+      h("button", { type: "button", class: "primary", onclick: () => showView("new"), text: "New game" }),
+      h("button", { type: "button", onclick: playAgain, text: "Play again (same seed)" }),
+      h("button", { type: "button", onclick: downloadRecord, text: "Download record" }),
+      h("button", { type: "button", onclick: () => openGameReplay(0), text: "Watch it again" })),
+  );
+  box.hidden = false;
+  try {
+    $("summary-coach").textContent = "The coach is reviewing your decisions…";
+    renderSummaryCoach(await api("GET", `/api/games/${g.id}/summary`));
+  } catch (err) {
+    $("summary-coach").textContent = `No review: ${err.message}`;
+  }
+}
+function renderSummaryCoach(review) {
+  const box = $("summary-coach");
+  if (!box || !review || !review.decisions) return;
+  const unit = review.source.unit;
+  const amount = (x) => (unit === "win chance" ? `${(100 * x).toFixed(1)} percentage points of win chance` : `${x.toFixed(unit === "points" ? 2 : 1)} ${unit}`);
+  const phase = (d) => (d.phase === "color" ? "colour action" : d.phase === "lucky" ? "lucky cross" : "white action");
+  const words = (action) => markWords(markOfAction(S.game.sheet, action));
+  box.replaceChildren(
+    h("p", {}, `The coach reviewed your ${review.decisions.length} decisions with ${(SOURCE_WORDS[review.source.name] || review.source.name).replace(/^./, (c) => c.toLowerCase())}: `,
+      h("b", { text: `total ${review.source.loss_name} ${amount(review.total_loss)}` }), "."),
+    review.worst.length ? h("div", {}, h("b", { text: "Your costliest decisions:" }),
+      h("ol", { class: "worst" }, review.worst.map((d) => h("li", {},
+        `Roll ${d.roll + 1}, ${phase(d)}: you chose ${words(d.action)}, the coach's best was ${words(d.best_action)} (${review.source.loss_name} ${amount(d.loss)})`,
+        h("button", { type: "button", class: "show-position", "data-index": String(d.index), onclick: () => openGameReplay(d.index), text: "show the position" }))))) : null,
+  );
+}
+
+async function downloadRecord() {
+  const g = S.game;
+  if (!g) return;
+  const a = h("a", { href: `/api/games/${g.id}/record`, download: `qwixx-${g.id}.json` });
+  document.body.append(a);
+  a.click();
+  a.remove();
+}
+async function playAgain() {
+  const o = S.game.options;
+  await startGame({ variant: o.variant, lucky: o.lucky, players: o.players, bots: o.bots, start_player: o.start_player, seed: o.seed });
+}
+async function openGameReplay(step) {
+  try {
+    const rec = await api("GET", `/api/games/${S.game.id}/record`);
+    await openReplay(rec, step);
+  } catch (err) { toast(err.message, true); }
+}
+
+// --- new game ----------------------------------------------------------------------------
+
+function formValue(name) {
+  const el = document.querySelector(`input[name=${name}]:checked`);
+  return el ? el.value : null;
+}
+function fitsTable(bot, variant, players, lucky) {
+  return !bot.plays || (bot.plays.variant === variant && bot.plays.players === players
+    && (variant !== "longo" || !bot.plays.lucky || bot.plays.lucky === lucky));
+}
+function renderNewForm() {
+  if (!S.info) return;
+  const variant = formValue("variant") || "classic";
+  const lucky = formValue("lucky") || "bonus";
+  $("lucky-row").hidden = variant !== "longo";
+  const playersRow = $("players-row");
+  if (!playersRow.children.length) {
+    for (let p = 1; p <= S.info.max_players; p++) {
+      playersRow.append(h("label", { class: "pill" }, h("input", { type: "radio", name: "players", value: String(p), checked: p === 2 }),
+        h("span", {}, String(p), h("small", { text: p === 1 ? "solo" : `you + ${p - 1} bot${p > 2 ? "s" : ""}` }))));
+    }
+    playersRow.addEventListener("change", renderNewForm);
+  }
+  const players = Number(formValue("players") || 2);
+  const old = [...document.querySelectorAll(".seat-bot select")].map((s) => s.value);
+  const seats = [h("div", { class: "seat-bot seat-you" }, h("label", {}, "Seat 1", h("span", { text: "You" }), h("small", { text: "you play this sheet" })))];
+  for (let s = 1; s < players; s++) {
+    const choices = S.info.bots.filter((b) => fitsTable(b, variant, players, lucky));
+    const preferred = old[s - 1] && choices.some((b) => b.name === old[s - 1]) ? old[s - 1]
+      : (choices.find((b) => b.plays) || choices.find((b) => b.name === "heuristic") || choices[0]).name;
+    const sel = h("select", { name: `bot${s}`, "aria-label": `Bot for seat ${s + 1}` },
+      choices.map((b) => h("option", { value: b.name, selected: b.name === preferred, text: b.name })));
+    const note = h("small", {});
+    const describeBot = () => {
+      const b = S.info.bots.find((x) => x.name === sel.value);
+      note.textContent = b && b.plays ? `pretrained (PPO) for ${b.plays.variant}, ${b.plays.players} players` : BOT_WORDS[sel.value] || "";
+    };
+    sel.addEventListener("change", describeBot);
+    describeBot();
+    seats.push(h("div", { class: "seat-bot" }, h("label", {}, `Seat ${s + 1}`, sel, note)));
+  }
+  $("seat-bots").replaceChildren(...seats);
+  const start = $("start-player");
+  const was = start.value;
+  start.replaceChildren(h("option", { value: "0", text: "You" }),
+    ...Array.from({ length: players - 1 }, (_, i) => h("option", { value: String(i + 1), text: `Seat ${i + 2}` })),
+    h("option", { value: "random", text: "Random (from the seed)" }));
+  if ([...start.options].some((o) => o.value === was)) start.value = was;
+}
+
+async function startGame(body) {
+  $("new-error").textContent = "";
+  $("start-game").disabled = true;
+  try {
+    const view = await api("POST", "/api/games", body);
+    S.game = null;
+    showView("play");
+    if (view.notice) toast(view.notice);
+    takeGame(view, true);
+  } catch (err) {
+    $("new-error").textContent = err.message;
+    toast(err.message, true);
+  } finally {
+    $("start-game").disabled = false;
+  }
+}
+function submitNew(e) {
+  e.preventDefault();
+  const players = Number(formValue("players") || 2);
+  const seedText = $("seed").value.trim();
+  const sp = $("start-player").value;
+  const body = {
+    variant: formValue("variant"), lucky: formValue("lucky"), players,
+    bots: [...document.querySelectorAll(".seat-bot select")].map((s) => s.value),
+    start_player: sp === "random" ? "random" : Number(sp),
+    seed: seedText === "" ? null : (/^\d+$/.test(seedText) ? Number(seedText) : seedText),
+  };
+  startGame(body);
+}
+
+// --- replay viewer -----------------------------------------------------------------------
+
+async function openReplay(record, step) {
+  $("replay-error").textContent = "";
+  try {
+    const rp = await api("POST", "/api/replays", record);
+    S.replay = rp;
+    S.rpCoach = null;
+    $("rp-slider").max = String(rp.frames.length - 1);
+    showView("replay");
+    replayGo(step || 0);
+  } catch (err) {
+    $("replay-error").textContent = err.message;
+    showView("replay");
+  }
+}
+function replayGo(step) {
+  const rp = S.replay;
+  if (!rp) return;
+  S.step = Math.max(0, Math.min(rp.frames.length - 1, step));
+  S.rpCoach = null;
+  renderReplay();
+  if ($("rp-coach-on").checked) loadReplayCoach();
+}
+function renderReplay() {
+  const rp = S.replay;
+  const f = rp.frames[S.step];
+  const snap = f.snapshot;
+  const names = { seats: snap.players.map((_, s) => ({ seat: s, kind: "bot", bot: `Player ${s + 1}` })) };
+  const pending = new Map();
+  for (const p of f.pending) { if (!pending.has(p.seat)) pending.set(p.seat, new Set()); pending.get(p.seat).add(p.action); }
+  const values = S.rpCoach && $("rp-coach-on").checked ? coachByAction(S.rpCoach) : null;
+  const legal = new Map(f.legal.filter((o) => o.mark).map((o) => [o.action, {
+    value: values && values.get(o.action) ? values.get(o.action).text : undefined,
+    best: values && values.get(o.action) ? values.get(o.action).best : false,
+  }]));
+  const made = f.decision && f.decision.mark ? new Set([f.decision.action]) : new Set();
+  $("rp-sheets").replaceChildren(...snap.players.map((_, seat) => drawSheet(rp.sheet, snap, seat, {
+    name: `Player ${seat + 1}`,
+    badges: [seat === snap.active_player && snap.phase !== "over" ? ["active", "rolls the dice"] : null,
+      f.to_decide === seat ? ["thinking", "to decide"] : null].filter(Boolean),
+    legal: f.to_decide === seat ? legal : null, pending: pending.get(seat) || null,
+    flash: f.to_decide === seat ? made : null, deciding: f.to_decide === seat,
+    compact: snap.players.length > 2,
+  })));
+  drawDice($("rp-dice"), snap, rp.sheet, false);
+  $("rp-roll").textContent = `Roll ${snap.roll + 1}`;
+  $("rp-phase").textContent = PHASE_WORDS[snap.phase];
+  $("rp-phase").className = `phase ${snap.phase}`;
+  $("rp-slider").value = String(S.step);
+  $("rp-pos").textContent = `position ${S.step} of ${rp.frames.length - 1}`;
+  $("rp-banner").textContent = f.decision
+    ? `${names.seats[f.decision.seat].bot} (${PHASE_WORDS[snap.phase].toLowerCase()}) ${f.decision.mark ? `crosses ${markWords(f.decision.mark)}` : "passes"}`
+    : `End of the record: ${snap.players.map((p, s) => `Player ${s + 1} ${p.score}`).join(" · ")}`;
+  $("rp-decision").textContent = f.decision
+    ? `Player ${f.decision.seat + 1} chose: ${f.decision.mark ? `cross ${markWords(f.decision.mark)}` : "pass"}`
+    : (snap.phase === "over" ? "The game is over." : "The record stops here.");
+  const panel = $("rp-coach");
+  panel.hidden = !$("rp-coach-on").checked;
+  if (!panel.hidden) panel.replaceChildren(coachTable(S.rpCoach, f.to_decide === null ? "No decision here." : "…"));
+  for (const id of ["rp-first", "rp-prev"]) $(id).disabled = S.step === 0;
+  for (const id of ["rp-next", "rp-last"]) $(id).disabled = S.step === rp.frames.length - 1;
+}
+async function loadReplayCoach() {
+  const rp = S.replay;
+  if (!rp || rp.frames[S.step].to_decide === null) return;
+  const bot = $("coach-bot") ? $("coach-bot").value : "";
+  const step = S.step;
+  try {
+    S.rpCoach = await api("GET", `/api/replays/${rp.id}/coach?step=${step}${bot ? `&bot=${encodeURIComponent(bot)}` : ""}`);
+  } catch (err) {
+    S.rpCoach = { error: err.message };
+  }
+  if (S.step === step) renderReplay();
+}
+
+// --- wiring ------------------------------------------------------------------------------
+
+function onKey(e) {
+  if (e.target.closest && e.target.closest("input, select, textarea")) return;
+  const view = document.body.dataset.view;
+  if (view === "replay" && S.replay) {
+    const moves = { ArrowRight: S.step + 1, ArrowLeft: S.step - 1, Home: 0, End: S.replay.frames.length - 1 };
+    if (e.key in moves) { e.preventDefault(); replayGo(moves[e.key]); }
+    return;
+  }
+  if (view !== "play" || !S.game) return;
+  const k = e.key.toLowerCase();
+  if (k === "s") { skipEvents(); return; }
+  if (k === "c") { $("coach-on").click(); return; }
+  if (S.playing || S.game.over || S.game.to_decide !== S.game.you) return;
+  const options = optionKeys(S.game.legal);
+  const pick = options.find((o) => o.key.toLowerCase() === k || (k === "0" && o.key === "P"));
+  if (pick) { e.preventDefault(); sendMove(pick.action); }
+}
+
+async function boot() {
+  document.querySelectorAll(".tabs button").forEach((b) => b.addEventListener("click", () => {
+    if (b.dataset.view === "play" && !S.game) { toast("Start a game first (or pick one from the list)."); return; }
+    showView(b.dataset.view);
+  }));
+  $("new-form").addEventListener("submit", submitNew);
+  document.querySelectorAll("input[name=variant], input[name=lucky]").forEach((el) => el.addEventListener("change", renderNewForm));
+  $("skip").addEventListener("click", skipEvents);
+  $("coach-on").addEventListener("change", () => { S.coach = null; renderTable(); if ($("coach-on").checked) loadCoach(); });
+  $("download-record").addEventListener("click", downloadRecord);
+  $("replay-this").addEventListener("click", () => openGameReplay(0));
+  $("play-again").addEventListener("click", playAgain);
+  $("games-list").addEventListener("focus", refreshGamesList);
+  $("games-list").addEventListener("change", (e) => { if (e.target.value) loadGame(e.target.value); });
+  $("record-file").addEventListener("change", async (e) => {
+    const file = e.target.files[0];
+    if (!file) return;
+    const text = await file.text();
+    let record;
+    try { record = JSON.parse(text); } catch (err) { $("replay-error").textContent = `${file.name}: not JSON (${err.message})`; return; }
+    openReplay(record, 0);
+  });
+  $("rp-first").addEventListener("click", () => replayGo(0));
+  $("rp-prev").addEventListener("click", () => replayGo(S.step - 1));
+  $("rp-next").addEventListener("click", () => replayGo(S.step + 1));
+  $("rp-last").addEventListener("click", () => replayGo(S.replay.frames.length - 1));
+  $("rp-slider").addEventListener("input", (e) => replayGo(Number(e.target.value)));
+  $("rp-coach-on").addEventListener("change", () => { S.rpCoach = null; renderReplay(); if ($("rp-coach-on").checked) loadReplayCoach(); });
+  document.addEventListener("keydown", onKey);
+  try {
+    S.info = await api("GET", "/api/info");
+  } catch (err) {
+    toast(`The server does not answer: ${err.message}`, true);
+    return;
+  }
+  renderNewForm();
+  refreshGamesList();
+  const m = location.hash.match(/game=([0-9a-f]+)/);
+  if (m) loadGame(m[1]);
+  else showView("new");
+  document.body.dataset.ready = "1";
+}
+
+boot();

@@ -1,0 +1,482 @@
+"""The terminal game: a person plays Qwixx or Qwixx Longo against bots (`qwixx play`).
+
+`setup(...)` checks the table (variant, lucky rule, players, the bots of the other seats, the
+person's seat, seed, coach, record file) and names what is accepted when something is wrong;
+`play(game_setup, stdin, stdout)` runs the game on two text streams and returns the exit
+status. The command line only parses its options into `setup` (docs/play.md shows a game).
+
+At each of the person's decisions the sheets are drawn as the env's ``render_mode="ansi"``
+draws them (in colour on a terminal, unless ``NO_COLOR`` is set), then the legal options with
+their short labels (`play.labels`: ``r7``, ``g12``, ``p``) and numbers. The person types a
+label or a number; ``?`` shows the coach's values (`play.coach`), ``h`` the help, ``q`` saves
+and leaves. Anything else is answered with what is accepted, and the prompt again. The bots'
+decisions are shown as they take effect: the white action's choices together once every
+seat has chosen (they are simultaneous and hidden until then), the colour action at once.
+
+The game record (`raw_env.record()`, which `qwixx_env.replay` rebuilds) is saved at the end,
+and also when the input ends, on ``q`` or on Ctrl-C mid-game: to ``--record PATH``, else to a
+new file in `games_dir()`; the path is printed. Exit status: 0 when the game ends or the
+input ends or the person quits, `EXIT_INTERRUPTED` (130) after Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import textwrap
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from qwixx_env import bots
+from qwixx_env.core.checks import check_choice, check_int, check_seed
+from qwixx_env.core.options import MAX_PLAYERS
+from qwixx_env.core.variant import COLORS, LUCKY_RULES, VARIANT_NAMES
+from qwixx_env.envs.qwixx_v0 import raw_env
+from qwixx_env.files import folder_problem, write_atomically
+from qwixx_env.nets import NumpyPolicy, checkpoint_names
+from qwixx_env.play import coach
+from qwixx_env.play.labels import action_label, action_text, parse_label
+from qwixx_env.solver import table_path
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a process ended by Ctrl-C
+DEFAULT_BOT = "heuristic"
+COLOR_MODES = ("auto", "always", "never")
+
+
+def games_dir() -> Path:
+    """Where game records are saved by default: ``$XDG_DATA_HOME/qwixx_env/games``, else
+    ``~/.local/share/qwixx_env/games``."""
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "qwixx_env" / "games"
+
+
+@dataclass(frozen=True)
+class Setup:
+    """A checked table for `play` (made by `setup`)."""
+
+    variant: str
+    lucky: str | None  # Longo's lucky rule; None in classic
+    players: int
+    seat: int  # the person's seat
+    bots: tuple[str | None, ...]  # per seat: a bot name, None for the person's seat
+    seed: int
+    coach: bool  # show the coach's values at every decision and review the game at the end
+    coach_bot: str | None  # the coach also says what this bot would play
+    record: Path  # where the game record is saved
+
+
+def _pretrained_tables(names: list[str]) -> dict[str, tuple[str, int]]:
+    """{name: (variant, players)} of the pretrained bots among `names`."""
+    installed = set(checkpoint_names())
+    tables = {}
+    for name in names:
+        if name in installed and name not in tables:
+            policy = NumpyPolicy.load(name)
+            tables[name] = (policy.variant, policy.num_players)
+    return tables
+
+
+def setup(
+    *,
+    variant: str | None = None,
+    lucky: str | None = None,
+    players: int | None = None,
+    bots_: list[str] | tuple[str, ...] | None = None,
+    seat: int = 0,
+    seed: int | None = None,
+    coach: bool = False,
+    coach_bot: str | None = None,
+    record: str | os.PathLike[str] | None = None,
+) -> Setup:
+    """Check the table of a terminal game; a `ValueError` names the option and what it accepts.
+
+    `bots_` names the bots of the other seats in seat order (one name: every other seat;
+    default `DEFAULT_BOT`). `variant` defaults to what the pretrained bots named play, else
+    classic; `players` to one more than the bots named, or with one pretrained bot named, the
+    player count it was trained for. `seed` defaults to a fresh one (printed, so the game can be
+    played again).
+    """
+    names = list(bots_) if bots_ else [DEFAULT_BOT]
+    available = bots.available()
+    for name in names:
+        if name not in available:
+            raise ValueError(f"--bots: got {name!r}; expected names from {available}")
+    tables = _pretrained_tables(names)
+    if variant is None:
+        found = {t[0] for t in tables.values()}
+        variant = found.pop() if len(found) == 1 else "classic"
+    check_choice("--variant", variant, VARIANT_NAMES)
+    if lucky is not None:
+        check_choice("--lucky", lucky, LUCKY_RULES)
+        if variant != "longo":
+            raise ValueError(f"--lucky: got {lucky!r}; the lucky rule is for --variant longo only")
+    elif variant == "longo":
+        lucky = "bonus"
+    if players is None:
+        found = {t[1] for t in tables.values()}
+        players = found.pop() if len(names) == 1 and len(found) == 1 else len(names) + 1
+    players = check_int("--players", players, minimum=1, maximum=MAX_PLAYERS)
+    if len(names) == 1:
+        names = names * (players - 1)
+    if len(names) != players - 1:
+        raise ValueError(f"--bots: got {len(names)} bots for {players} players; expected one name (for every "
+                         f"other seat) or {players - 1} names (one per other seat)")
+    check_int("--seat", seat, minimum=0, maximum=players - 1)
+    seed = secrets.randbelow(2**31) if seed is None else seed
+    check_seed(seed)
+    for name in [*set(names), *([coach_bot] if coach_bot else [])]:
+        _make_bot(name, variant, lucky, players, 0, option="--coach-bot" if name == coach_bot else "--bots")
+    seats = names[:seat] + [None] + names[seat:]
+    if record is None:
+        problem = folder_problem(games_dir(), create=True)
+        if problem:
+            raise ValueError(f"the default record folder {str(games_dir())!r} {problem}; give --record PATH")
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        record = games_dir() / f"qwixx-{stamp}-{variant}-{players}p-seed{seed}.json"
+    else:
+        record = Path(record)
+        if record.is_dir():
+            raise ValueError(f"--record: {str(record)!r} is a folder; expected a file path in an existing folder")
+        problem = folder_problem(record.absolute().parent)
+        if problem:
+            raise ValueError(f"--record: {str(record)!r} is in a folder that {problem}; expected a file path "
+                             "in an existing folder")
+    return Setup(variant, lucky, players, seat, tuple(seats), seed, coach, coach_bot, record)
+
+
+def _make_bot(name: str, variant: str, lucky: str | None, players: int, seed: int, option: str = "--bots"):
+    try:
+        return bots.make(name, variant=variant, num_players=players, lucky=lucky, seed=seed)
+    except ValueError as err:
+        raise ValueError(f"{option}: {name!r} cannot play {variant} with {players} players: {err}") from None
+
+
+# --- drawing --------------------------------------------------------------------------------
+
+_ROW_COLORS = {"red": "31", "yellow": "33", "green": "32", "blue": "34"}
+_ROW_LINE = re.compile(r"^  (red|yellow|green|blue) ")
+
+
+def use_color(stream: IO[str], mode: str = "auto") -> bool:
+    """Whether to draw in colour: ``always``, ``never``, or (``auto``) on a terminal that is
+    not ``TERM=dumb`` and without ``NO_COLOR`` set (https://no-color.org)."""
+    check_choice("--color", mode, COLOR_MODES)
+    if mode != "auto":
+        return mode == "always"
+    return _is_tty(stream) and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+def colorize(text: str) -> str:
+    """The ansi render with each row in its colour and crossed numbers in reverse video."""
+    lines = []
+    for line in text.split("\n"):
+        m = _ROW_LINE.match(line)
+        if m:
+            code = _ROW_COLORS[m.group(1)]
+            line = re.sub(r"\[(\d+|L)\]", lambda c: f"\033[7m{c.group(0)}\033[27m", line)
+            line = f"\033[{code}m{line}\033[0m"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _is_tty(stream: IO[str]) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def _format_number(unit: str, x: float, value: bool = False) -> str:
+    """A value or a loss as the terminal shows it: a win chance in percent (a loss in
+    percentage points), points with two decimals."""
+    if unit == "win chance":
+        return f"{100 * x:.1f}" + ("%" if value else "")
+    return f"{x:.2f}"
+
+
+# Per coach source: the column titles of an option's value and loss, and a line that says what they are.
+_HEADERS = {
+    "solver": ("exp. score", "regret"), "afterstate": ("win chance", "loss"), "heuristic": ("heuristic", "loss"),
+}
+_EXPLAINED = {
+    "solver": "the solver's expected final score after the option, playing perfectly from there; regret: "
+    "points given away against the best option",
+    "afterstate": "the afterstate network's chance to win after the option; loss: percentage points of win "
+    "chance given away against the best option",
+    "heuristic": "the heuristic bot's evaluation of the position after the option, in its own points, not a "
+    "score; loss: how far below the best option",
+}
+
+
+# --- the game -------------------------------------------------------------------------------
+
+
+def _wrap(text: str, indent: str = "  ") -> str:
+    return textwrap.fill(text, width=96, initial_indent=indent, subsequent_indent=indent + " ")
+
+
+_PHASE_WORDS = {"white": "white action", "lucky": "lucky cross", "color": "colour action"}
+
+
+def _format_loss(source: coach.Source, loss: float) -> str:
+    """A loss in words: "2.31 points", "5.7 percentage points" (of win chance)."""
+    if source.unit == "win chance":
+        return f"{100 * loss:.1f} percentage points"
+    return f"{loss:.2f} {source.unit}"
+
+
+class _EndOfInput(Exception):
+    """The person's input ended (or they typed q)."""
+
+
+class TerminalGame:
+    """One game on two text streams; `run` plays it (see the module docstring)."""
+
+    def __init__(self, game: Setup, stdin: IO[str], stdout: IO[str], color: bool = False):
+        self.setup, self.stdin, self.stdout, self.color = game, stdin, stdout, color
+        self.env = raw_env(num_players=game.players, variant=game.variant, lucky=game.lucky or "bonus",
+                           render_mode="ansi")
+        self.env.reset(seed=game.seed)
+        self.variant = self.env.variant
+        self.players = [
+            None if name is None else _make_bot(name, game.variant, game.lucky, game.players, game.seed + s)
+            for s, name in enumerate(game.bots)
+        ]
+        self.roll_start = self.env.snapshot()
+
+    # -- output helpers
+    def say(self, text: str = "") -> None:
+        self.stdout.write(text + "\n")
+        self.stdout.flush()
+
+    def who(self, seat: int) -> str:
+        return "you" if seat == self.setup.seat else f"player_{seat} ({self.setup.bots[seat]})"
+
+    def table(self) -> str:
+        text = self.env.render()
+        for s, name in enumerate(self.setup.bots):
+            tag = "you" if name is None else name
+            text = re.sub(rf"^player_{s}\b", f"player_{s} [{tag}]", text, count=1, flags=re.M)
+        return colorize(text) if self.color else text
+
+    # -- the loop
+    def run(self) -> int:
+        s = self.setup
+        names = ", ".join(f"player_{i} = {name or 'you'}" for i, name in enumerate(s.bots))
+        lucky = f", lucky rule {s.lucky}" if s.lucky else ""
+        self.say(f"Qwixx {s.variant}{lucky}, {s.players} player(s): {names}. Seed {s.seed} "
+                 f"(qwixx play --seed {s.seed} with the same options plays these dice again).")
+        self.say("Type an option's label (r7 = red 7, p = pass) or its number; ? coach, h help, q save and quit.")
+        try:
+            while self.env.legal_actions():
+                seat = int(self.env.core_state.turn[0])
+                player = self.players[seat]
+                if player is None:
+                    action = self.ask()
+                else:
+                    action = player.act(self.env.observe(self.env.agent_selection))
+                self.step(seat, action)
+            self.finish()
+        except _EndOfInput:
+            path = self.save()
+            self.say(f"\nGame left at roll {int(self.env.core_state.roll[0])}; the record so far is saved to {path}")
+            return 0
+        except KeyboardInterrupt:
+            path = self.save()
+            self.say(f"\nInterrupted; the record so far is saved to {path}")
+            return EXIT_INTERRUPTED
+        return 0
+
+    def step(self, seat: int, action: int) -> None:
+        before = self.env.snapshot()
+        self.env.step(action)
+        after = self.env.snapshot()
+        if before["phase"] in ("white", "lucky") and after["phase"] not in ("white", "lucky"):
+            total = sum(self.roll_start["dice"]["white"])
+            seats = range(len(after["players"]))
+            news = "; ".join(f"{self.who(p)} {self.change(self.roll_start, after, p)}" for p in seats)
+            self.say(f"White action (sum {total}): {news}.")
+        elif before["phase"] == "color":
+            self.say(f"Colour action: {self.who(seat)} {self.change(before, after, seat)}.")
+        if after["roll"] != before["roll"] or after["phase"] == "over":
+            self.roll_start = after
+
+    def change(self, before: dict[str, Any], after: dict[str, Any], seat: int) -> str:
+        """What seat's sheet gained between two snapshots, in words."""
+        b, a = before["players"][seat], after["players"][seat]
+        lucky = after["phase"] != "white" and before["phase"] == "white" and before["roll"] == after["roll"]
+        total = sum(before["dice"]["white"])
+        crosses = [f"{c} {n}" + (" (lucky)" if lucky and n != total and self.variant.lucky_count else "")
+                   for c in COLORS for n in a["marks"][c] if n not in b["marks"][c]]
+        locks = [c for c in a["locks"] if c not in b["locks"]]
+        words = f"cross{'es' if seat != self.setup.seat else ''} {' and '.join(crosses)}" if crosses else (
+            "pass" if seat == self.setup.seat else "passes")
+        if locks:
+            words += f" and lock{'s' if seat != self.setup.seat else ''} {' and '.join(locks)}"
+        if a["penalties"] > b["penalties"]:
+            words += f", with a penalty ({a['penalties']} of {self.variant.max_penalties})"
+        return words
+
+    def ask(self) -> int:
+        env, v = self.env, self.variant
+        legal = env.legal_actions()
+        self.say()
+        self.say(self.table())
+        self.say(self.phase_line())
+        advice = None
+        if self.setup.coach:
+            advice = self.advice()
+        self.say(self.options_text(legal, advice))
+        while True:
+            self.stdout.write("Your choice: ")
+            self.stdout.flush()
+            line = self.stdin.readline()
+            if not line:
+                raise _EndOfInput
+            if not _is_tty(self.stdin):
+                self.stdout.write(line if line.endswith("\n") else line + "\n")  # a transcript shows what was typed
+            text = line.strip()
+            if text in ("q", "quit"):
+                raise _EndOfInput
+            if text in ("h", "help"):
+                self.say(self.help_text(legal))
+                continue
+            if text == "?":
+                advice = advice or self.advice()
+                self.say(self.coach_text(advice))
+                continue
+            if text.isdigit() and text.isascii() and 1 <= int(text) <= len(legal):
+                return legal[int(text) - 1]
+            try:
+                action = parse_label(text, v)
+            except ValueError:
+                self.say(f"{text!r} is not an option. {self.accepted(legal)}")
+                continue
+            if action in legal:
+                return action
+            self.say(f"{action_label(action, v)} ({action_text(action, v)}) is not legal now. {self.accepted(legal)}")
+
+    def advice(self) -> coach.Advice:
+        self.table_notice()
+        return coach.advise(self.env, self.setup.seat, bot=self.setup.coach_bot)
+
+    def table_notice(self) -> None:
+        """Say so before the solo coach first solves the solver's table (it is then cached)."""
+        v = self.variant
+        if coach.source_for(v, self.setup.players).name == "solver" and not table_path(v).exists():
+            self.say("The coach solves solo Qwixx first (once; the table is then cached): a minute or two...")
+
+    def accepted(self, legal: list[int]) -> str:
+        labels = ", ".join(action_label(a, self.variant) for a in legal)
+        return f"Type one of {labels}, or a number from 1 to {len(legal)}; ? coach, h help, q save and quit."
+
+    def phase_line(self) -> str:
+        snap, st = self.env.snapshot(), self.env.core_state
+        white = snap["dice"]["white"]
+        roll = f"Roll {snap['roll']}"  # numbered as the sheets' header and the record number them
+        if snap["phase"] == "white":
+            roller = snap["active_player"]
+            active = "your roll" if roller == self.setup.seat else f"{self.who(roller)} rolled"
+            line = (f"{roll}, {active}. Your white action: cross the white sum {white[0]} + {white[1]} = "
+                    f"{sum(white)} in one row, or pass.")
+            if sum(white) in snap["players"][self.setup.seat]["lucky_numbers"]:
+                line += f" {sum(white)} is one of your lucky numbers: " + (
+                    "you also cross the next number of your row with the fewest crosses."
+                    if self.variant.lucky_rule == "bonus"
+                    else "instead of it you may cross the next number of a row with the fewest crosses.")
+            return _wrap(line, indent="")
+        if snap["phase"] == "lucky":
+            return (f"{roll}. Your lucky cross: your rows with the fewest crosses tie; choose the one whose next "
+                    "number you cross.")
+        me = self.setup.seat  # in the colour action the white choices are public: the rule is the penalty's
+        crossed = 0 <= int(st.pending[0, me]) < 4 * self.variant.cells or int(st.pending_lucky[0, me]) >= 0
+        cost = "" if crossed else " Passing now costs a penalty (you crossed nothing in the white action)."
+        return f"{roll}. Your colour action: a white die + a coloured die, in that colour's row, or pass.{cost}"
+
+    def options_text(self, legal: list[int], advice: coach.Advice | None) -> str:
+        v = self.variant
+        if advice is None:
+            lines = ["Your options:"]
+        else:
+            value, loss = _HEADERS[advice.source.name]
+            lines = [f"{'Your options:':<27}{value:>10}  {loss:>7}"]
+        for i, a in enumerate(legal, 1):
+            line = f"  {i:>2}  {action_label(a, v):<4} {action_text(a, v):<16}"
+            if advice is not None:
+                line += self.coach_columns(advice, advice.option(a))
+            lines.append(line.rstrip())
+        if advice is not None:
+            lines.append(_wrap(f"(coach: {_EXPLAINED[advice.source.name]})"))
+        return "\n".join(lines)
+
+    def coach_columns(self, advice: coach.Advice, o: coach.Option) -> str:
+        """An option's value and loss, as the columns of `options_text`, and the coach bot's choice."""
+        unit = advice.source.unit
+        loss = "best" if o.action == advice.best_action else _format_number(unit, o.loss)
+        text = f"{_format_number(unit, o.value, value=True):>10}  {loss:>7}"
+        return text + (f"  <- {advice.bot}" if o.action == advice.bot_action else "")
+
+    def coach_text(self, advice: coach.Advice) -> str:
+        value, loss = _HEADERS[advice.source.name]
+        lines = [f"Coach ({advice.source.name}), best first:", f"{'':<27}{value:>10}  {loss:>7}"]
+        for o in sorted(advice.options, key=lambda o: (o.loss, o.action)):
+            lines.append(f"      {o.label:<4} {o.text:<16}{self.coach_columns(advice, o)}")
+        lines.append(_wrap(f"({_EXPLAINED[advice.source.name]})"))
+        if advice.bot is not None:
+            lines.append(f"  {advice.bot} would play {action_label(advice.bot_action, self.variant)}.")
+        return "\n".join(lines)
+
+    def help_text(self, legal: list[int]) -> str:
+        return (
+            "Each option has a label: the row's letter (r red, y yellow, g green, b blue) and the number "
+            "to cross, or p to pass; 'red 7' works too, and so does the option's number in the list.\n"
+            "? shows what the coach makes of each option (docs/play.md explains the numbers).\n"
+            "q (or end of input, or Ctrl-C) saves the game so far and leaves. " + self.accepted(legal)
+        )
+
+    def save(self) -> Path:
+        path = self.setup.record
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(path, json.dumps(self.env.record(), indent=1).encode())
+        return path
+
+    def finish(self) -> None:
+        snap = self.env.snapshot()
+        self.say()
+        self.say(self.table())
+        scores = [p["score"] for p in snap["players"]]
+        best = max(scores)
+        winners = [s for s, x in enumerate(scores) if x == best]
+        line = ", ".join(f"{self.who(s)} {x}" for s, x in enumerate(scores))
+        if len(scores) == 1:
+            result = ""
+        elif winners == [self.setup.seat]:
+            result = " You win!"
+        elif self.setup.seat in winners:
+            result = " You share the win."
+        else:
+            result = f" Winner{'s' if len(winners) > 1 else ''}: {' and '.join(self.who(s) for s in winners)}."
+        self.say(f"Game over. Final scores: {line}.{result}")
+        path = self.save()
+        self.say(f"The game record is saved to {path} (qwixx_env.replay rebuilds it).")
+        if self.setup.coach:
+            self.table_notice()
+            self.say(self.review_text(coach.review(self.env.record(), self.setup.seat)))
+
+    def review_text(self, rev: coach.Review) -> str:
+        src = rev.source
+        lines = [_wrap(f"Coach's review ({src.name}): {len(rev.decisions)} decisions of yours, total "
+                       f"{src.loss_name} {_format_loss(src, rev.total_loss)}.", indent="")]
+        if rev.worst:
+            lines.append("Your costliest decisions (the decision number is its index in the record):")
+        for d in rev.worst:
+            lines.append(_wrap(f"decision {d.index}, roll {d.roll}, {_PHASE_WORDS[d.phase]}: you played {d.label}, "
+                               f"the best was {d.best_label}; {src.loss_name} {_format_loss(src, d.loss)}"))
+        return "\n".join(lines)
+
+
+def play(game: Setup, stdin: IO[str], stdout: IO[str], color: bool = False) -> int:
+    """Play one terminal game (see the module docstring); returns the exit status."""
+    return TerminalGame(game, stdin, stdout, color).run()

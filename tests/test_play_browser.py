@@ -1,0 +1,253 @@
+"""The play page in a real browser: headless Chromium (Debian's `chromium` and `chromium-driver`)
+driven by Selenium against the server running under uvicorn on 127.0.0.1.
+
+Set QWIXX_SCREENSHOTS=1 to save the page's pictures into docs/images (the README and
+docs/play.md show them): a game in progress with the coach on, the end of a game, the replay viewer.
+"""
+
+import json
+import os
+import shutil
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+if not (CHROMIUM and DRIVER):
+    pytest.skip(
+        "needs Debian's chromium and chromium-driver (apt-get install chromium chromium-driver; .ci/run does it)",
+        allow_module_level=True,
+    )
+pytest.importorskip("selenium", reason="needs selenium (the test extra)")
+pytest.importorskip("uvicorn", reason="needs the play extra (uvicorn)")
+
+import uvicorn  # noqa: E402
+from selenium import webdriver  # noqa: E402
+from selenium.webdriver.chrome.options import Options  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+from qwixx_env import replay, solver  # noqa: E402
+from qwixx_env.play.games import Game, make_bots, parse_new_game  # noqa: E402
+from qwixx_env.play.server import create_app  # noqa: E402
+
+pytestmark = pytest.mark.slow
+REPO = Path(__file__).resolve().parents[1]
+SHOTS = REPO / "docs" / "images" if os.environ.get("QWIXX_SCREENSHOTS") else None
+
+
+@pytest.fixture(scope="module")
+def site():
+    """The app under uvicorn on a free loopback port, for the module's tests."""
+    app = create_app(max_games=10)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.time() + 20
+    while not server.started and time.time() < deadline:
+        time.sleep(0.05)
+    assert server.started, "uvicorn did not start"
+    yield app, f"http://127.0.0.1:{port}/"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    options = Options()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1440,1000",
+                "--force-device-scale-factor=1", "--force-prefers-reduced-motion"):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    yield driver
+    driver.quit()
+
+
+def wait(driver, condition, timeout=20):
+    return WebDriverWait(driver, timeout, poll_frequency=0.02).until(lambda d: d.execute_script(condition))
+
+
+def open_page(driver, url):
+    driver.get(url)
+    wait(driver, "return document.body.dataset.ready === '1'")
+
+
+def start(driver, players, seed, speed="0"):
+    driver.find_element(By.CSS_SELECTOR, f"input[name=players][value='{players}'] + span").click()
+    seed_box = driver.find_element(By.ID, "seed")
+    seed_box.clear()
+    seed_box.send_keys(str(seed))
+    driver.execute_script(f"document.getElementById('speed').value = '{speed}'")
+    driver.find_element(By.ID, "start-game").click()
+    wait(driver, "return ['you', 'over'].includes(document.body.dataset.turn)")
+
+
+def attr(element, name):
+    return int(element.get_attribute(name))
+
+
+def shot(driver, name):
+    if SHOTS is not None:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        driver.save_screenshot(str(SHOTS / name))
+
+
+def play_direct(app, seed):
+    """A finished 2-player game against heuristic, decided without the page (first legal option)."""
+    games = app.state.games
+    new = parse_new_game({"players": 2, "bots": ["heuristic"], "seed": seed})
+    game = Game(games.new_id(), new, make_bots(new))
+    games.add(game.id, game)
+    while not game.over:
+        game.move({"seat": 0, "action": game.env.legal_actions()[0]})
+    return game
+
+
+# The page's legal cell that skips the fewest open numbers of its row (at most 2, else null):
+# a player's plain sense, read off the drawn sheet.
+FEW_SKIPS = """
+let best = null, fewest = 3;
+for (const cell of document.querySelectorAll(".sheet[data-seat='0'] .cell.legal")) {
+  let skips = 0;
+  for (let c = cell.previousElementSibling; c && c.classList.contains("cell"); c = c.previousElementSibling) {
+    if (c.classList.contains("crossed")) break;
+    if (!c.classList.contains("gone")) skips++;
+  }
+  if (skips < fewest) { fewest = skips; best = cell.dataset.action; }
+}
+return best;
+"""
+
+
+def test_a_whole_game_against_greedy_by_clicking(site, browser):
+    app, url = site
+    open_page(browser, url)
+    bot_choice = browser.find_element(By.CSS_SELECTOR, ".seat-bot select")
+    browser.execute_script("arguments[0].value = 'greedy'", bot_choice)
+    start(browser, players=2, seed=21)
+    clicks = 0
+    while browser.execute_script("return document.body.dataset.turn") == "you":
+        seen = int(browser.execute_script("return document.body.dataset.decisions"))
+        cells = browser.find_elements(By.CSS_SELECTOR, ".sheet[data-seat='0'] .cell.legal")
+        target = browser.execute_script(FEW_SKIPS)
+        if clicks % 4 == 3:  # now and then by keyboard: 1 crosses the first option listed, P passes
+            browser.find_element(By.TAG_NAME, "body").send_keys("1" if cells else "p")
+        elif target is not None:  # click the legal cell that skips fewest numbers
+            browser.find_element(By.CSS_SELECTOR, f".sheet[data-seat='0'] .cell.legal[data-action='{target}']").click()
+        else:  # nothing worth crossing: the pass button
+            browser.find_element(By.CSS_SELECTOR, ".option:last-child").click()
+        clicks += 1
+        if clicks == 12:  # the coach on, mid-game: its win chances beside the options
+            browser.find_element(By.ID, "coach-on").click()
+            wait(browser, "return !!document.querySelector('#coach-panel .coach-values') || "
+                          "document.body.dataset.turn !== 'you'")
+            if browser.find_elements(By.CSS_SELECTOR, "#coach-panel .coach-values"):
+                assert browser.find_elements(By.CSS_SELECTOR, ".sheet[data-seat='0'] .cell.legal .value") or not cells
+                shot(browser, "play-coach.png")
+            browser.find_element(By.ID, "coach-on").click()
+        wait(browser, f"return document.body.dataset.turn === 'over' || "
+                      f"(document.body.dataset.turn === 'you' && +document.body.dataset.decisions > {seen})")
+    assert browser.execute_script("return document.body.dataset.turn") == "over" and clicks > 10
+    game_id = browser.execute_script("return S.game.id")
+    snap = app.state.games.get(game_id).env.snapshot()
+    shown = {
+        int(el.get_attribute("data-seat")): attr(el.find_element(By.CSS_SELECTOR, ".sheet-score"), "data-score")
+        for el in browser.find_elements(By.CSS_SELECTOR, "#play-sheets .sheet")
+    }
+    assert shown == {s: p["score"] for s, p in enumerate(snap["players"])}
+    penalties = [attr(el, "data-penalties") for el in browser.find_elements(By.CSS_SELECTOR, "#play-sheets .penalties")]
+    assert sorted(penalties) == sorted(p["penalties"] for p in snap["players"])
+    summary = browser.find_element(By.ID, "summary")
+    wait(browser, "return !document.getElementById('summary').hidden")
+    assert all(f"{p['score']}" in summary.text for p in snap["players"])
+    shot(browser, "play-game-over.png")
+
+
+def test_the_replay_viewer_steps_through_a_record(site, browser, tmp_path):
+    app, url = site
+    game = play_direct(app, seed=5)
+    record = game.record()
+    open_page(browser, url)
+    path = tmp_path / "game.json"
+    path.write_text(json.dumps(record))
+    browser.find_element(By.ID, "tab-replay").click()
+    browser.find_element(By.ID, "record-file").send_keys(str(path))
+    wait(browser, "return S.replay !== null && document.getElementById('rp-pos').textContent.startsWith('position 0')")
+    last = len(record["decisions"])
+    assert browser.find_element(By.ID, "rp-pos").text == f"position 0 of {last}"
+    for _ in range(3):
+        browser.find_element(By.ID, "rp-next").click()
+    browser.find_element(By.ID, "rp-prev").click()
+    assert browser.find_element(By.ID, "rp-pos").text == f"position 2 of {last}"
+    browser.find_element(By.TAG_NAME, "body").send_keys("\ue010")  # End
+    wait(browser, f"return document.getElementById('rp-pos').textContent === 'position {last} of {last}'")
+    scores = [attr(el, "data-score") for el in browser.find_elements(By.CSS_SELECTOR, "#rp-sheets .sheet-score")]
+    assert scores == [p["score"] for p in replay(record).snapshot()["players"]]
+    browser.find_element(By.ID, "rp-first").click()
+    for _ in range(min(last, 9)):
+        browser.find_element(By.ID, "rp-next").click()
+    browser.find_element(By.ID, "rp-coach-on").click()  # the coach on the position shown
+    wait(browser, "return !!document.querySelector('#rp-coach .coach-values')", timeout=60)
+    shown = {attr(r, "data-action") for r in browser.find_elements(By.CSS_SELECTOR, "#rp-coach tr[data-action]")}
+    position = min(last, 9)
+    assert shown == set(app.state.replays.items()[-1][1].position(position).legal_actions())
+    shot(browser, "play-replay.png")
+    # a file that is not a record is refused with the server's reason
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**record, "rolls": {}}))
+    browser.find_element(By.ID, "record-file").send_keys(str(bad))
+    wait(browser, "return document.getElementById('replay-error').textContent.includes('record rolls')")
+
+
+def test_a_solo_game_with_the_coach_shows_the_solvers_values(site, browser, classic):
+    """The solo coach's numbers are the solver's: each option's expected final score, checked
+    here through the env and `solver.expected_score` for the first decisions of a game."""
+    app, url = site
+    open_page(browser, url)
+    start(browser, players=1, seed=17)
+    browser.find_element(By.ID, "coach-on").click()
+    for _ in range(8):
+        if browser.execute_script("return document.body.dataset.turn") != "you":
+            break
+        wait(browser, "return !!document.querySelector('#coach-panel .coach-values')", timeout=90)
+        game = app.state.games.get(browser.execute_script("return S.game.id"))
+        record = game.record()
+        rows = browser.find_elements(By.CSS_SELECTOR, "#coach-panel tr[data-action]")
+        shown = {attr(r, "data-action"): float(r.get_attribute("data-value")) for r in rows}
+        assert set(shown) == set(replay(record).legal_actions())
+        for action, value in shown.items():
+            assert value == pytest.approx(solo_worth(record, action), abs=1e-3), action
+        best = max(shown, key=shown.get)
+        assert browser.find_element(By.CSS_SELECTOR, "#coach-panel tr.best").get_attribute("data-action") == str(best)
+        seen = int(browser.execute_script("return document.body.dataset.decisions"))
+        browser.find_element(By.CSS_SELECTOR, f".option[data-action='{best}']").click()
+        wait(browser, f"return document.body.dataset.turn === 'over' || +document.body.dataset.decisions > {seen}")
+
+
+def solo_worth(record, action):
+    """What the solver says option `action` is worth: the expected final score of the sheet after
+    it (in the white action, after the best colour option that follows on the same dice)."""
+
+    def worth(env):
+        snap = env.snapshot()
+        return solver.expected_score(snap["players"][0], locked_rows=snap["locked_rows"])
+
+    env = replay(record)
+    env.step(action)
+    if env.snapshot()["phase"] != "color":
+        return worth(env)
+    follow_ups = []
+    for colour in env.legal_actions():
+        after = replay(record)
+        after.step(action)
+        after.step(colour)
+        follow_ups.append(worth(after))
+    return max(follow_ups)

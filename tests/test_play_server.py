@@ -1,0 +1,360 @@
+"""The play server's API (qwixx_env/play/server.py) through Starlette's TestClient: every route,
+every bad input refused with a 4xx that names the problem, and the game unchanged after each."""
+
+import json
+import re
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("starlette", reason="the play extra (starlette) is not installed")
+pytest.importorskip("httpx2", reason="Starlette's TestClient needs httpx2 (the test extra)")
+
+from starlette.testclient import TestClient  # noqa: E402
+
+from qwixx_env import bots, replay  # noqa: E402
+from qwixx_env.cli import main as cli_main  # noqa: E402
+from qwixx_env.play import server  # noqa: E402
+from qwixx_env.play.server import LOCAL_HOSTS, MAX_BODY, create_app  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def client():
+    with TestClient(create_app(max_games=5)) as c:
+        yield c
+
+
+def new_game(client, **body):
+    body = {"players": 2, "bots": ["greedy"], "seed": 3, **body}
+    r = client.post("/api/games", json=body)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def play_to_end(client, game, pick=lambda legal: legal[0]["action"]):
+    while not game["over"]:
+        action = pick(game["legal"])
+        body = {"seat": 0, "action": action, "decision": game["decisions"]}
+        r = client.post(f"/api/games/{game['id']}/moves", json=body)
+        assert r.status_code == 200, r.text
+        game = r.json()
+    return game
+
+
+def state_of(client, game_id):
+    """Everything a refused request must leave as it was."""
+    g = client.get(f"/api/games/{game_id}").json()
+    return {k: g[k] for k in ("snapshot", "decisions", "events_total", "legal", "to_decide", "pending", "over")}
+
+
+def refused(response, status, *words):
+    assert response.status_code == status, response.text
+    message = response.json()["error"]
+    for word in words:
+        assert word in message, message
+    return message
+
+
+# --- the routes ---------------------------------------------------------------------------
+
+
+def test_the_page_and_its_assets_are_served_from_the_package(client):
+    page = client.get("/")
+    assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+    for asset in ("app.js", "style.css", "favicon.svg"):
+        assert f"/static/{asset}" in page.text
+        assert client.get(f"/static/{asset}").status_code == 200
+    assert "http://" not in page.text and "https://" not in page.text  # nothing fetched from the internet
+    assert client.get("/static/../server.py").status_code == 404
+
+
+def test_every_static_file_is_package_data():
+    line = re.search(r'^"qwixx_env.play" = \[(.*)\]', (REPO / "pyproject.toml").read_text(), re.M)
+    globs = re.findall(r'"([^"]+)"', line.group(1))
+    static = REPO / "qwixx_env" / "play" / "static"
+    shipped = {p for g in globs for p in (static.parent).glob(g)}
+    assert set(static.iterdir()) <= shipped
+
+
+def test_info_lists_every_bot_and_the_game_of_each_pretrained_one(client):
+    info = client.get("/api/info").json()
+    assert [b["name"] for b in info["bots"]] == bots.available()
+    plays = {b["name"]: b["plays"] for b in info["bots"]}
+    assert plays["greedy"] is None
+    assert plays["ppo-classic-2p"] == {"variant": "classic", "players": 2, "lucky": None}
+    assert info["max_games"] == 5 and info["max_players"] == 5
+
+
+@pytest.mark.slow
+def test_a_whole_game_against_greedy_replays_from_its_record(client):
+    game = new_game(client)
+    assert game["to_decide"] == 0 and game["events"] == [] and game["options"]["seed"] == 3
+    rec = client.get(f"/api/games/{game['id']}/record").json()
+    assert {o["action"] for o in game["legal"]} == set(replay(rec).legal_actions())
+    end = play_to_end(client, game)
+    scores = [p["score"] for p in end["snapshot"]["players"]]
+    assert end["winners"] == [s for s, x in enumerate(scores) if x == max(scores)]
+    r = client.get(f"/api/games/{game['id']}/record")
+    assert r.headers["content-disposition"] == f'attachment; filename="qwixx-{game["id"]}.json"'
+    assert replay(r.json()).snapshot() == end["snapshot"]
+    everything = client.get(f"/api/games/{game['id']}?since=0").json()["events"]
+    assert len(everything) == end["events_total"] and everything[-1]["snapshot"] == end["snapshot"]
+    assert client.get(f"/api/games/{game['id']}?since={end['events_total']}").json()["events"] == []
+
+
+def test_the_same_seed_and_decisions_give_the_same_game(client):
+    first = play_to_end(client, new_game(client, seed=11))
+    again = play_to_end(client, new_game(client, seed=11))
+    assert first["snapshot"] == again["snapshot"] and first["id"] != again["id"]
+
+
+def test_bots_white_choices_stay_hidden_until_the_white_action_resolves(client):
+    game = new_game(client, players=3, bots=["greedy", "greedy"], start_player=1, seed=5)
+    # seats 1 and 2 decide their white crosses before seat 0 (clockwise from the active seat 1);
+    # the page sees only that they decided
+    assert [(e["seat"], e["hidden"], e["action"], e["mark"]) for e in game["events"]] == [
+        (1, True, None, None), (2, True, None, None)
+    ]
+    rec = client.get(f"/api/games/{game['id']}/record").json()
+    assert rec["decisions"] == []  # nor does the record give it away
+    assert replay(rec).snapshot() == game["snapshot"]
+    r = client.post(f"/api/games/{game['id']}/moves", json={"seat": 0, "action": game["legal"][-1]["action"]})
+    reveal = [e for e in r.json()["events"] if e["kind"] == "white"][0]
+    assert [c["seat"] for c in reveal["choices"]] == [1, 2, 0]  # every choice, the bots' included
+
+
+def test_the_game_list_and_the_limit(client):
+    ids = [new_game(client, seed=s)["id"] for s in range(5)]
+    listed = client.get("/api/games").json()
+    assert [g["id"] for g in listed["games"]] == ids and listed["max_games"] == 5
+    sixth = client.post("/api/games", json={"players": 1, "bots": [], "seed": 9}).json()
+    assert sixth["dropped"] == [ids[0]] and "at most 5 games" in sixth["notice"]
+    refused(client.get(f"/api/games/{ids[0]}"), 404, ids[0], "dropped", "at most 5")
+    assert client.get(f"/api/games/{ids[1]}").status_code == 200
+
+
+def test_a_replay_has_one_frame_per_position(client):
+    end = play_to_end(client, new_game(client, seed=4))
+    rec = client.get(f"/api/games/{end['id']}/record").json()
+    r = client.post("/api/replays", json=rec)
+    assert r.status_code == 201
+    rp = r.json()
+    frames = rp["frames"]
+    assert len(frames) == len(rec["decisions"]) + 1
+    assert [[f["decision"]["seat"], f["decision"]["action"]] for f in frames[:-1]] == rec["decisions"]
+    assert frames[-1]["snapshot"] == rec["snapshot"] and frames[-1]["decision"] is None
+    assert frames[0]["snapshot"] == end["start"]
+    assert all(f["decision"]["action"] in {o["action"] for o in f["legal"]} for f in frames[:-1])
+    assert client.get(f"/api/replays/{rp['id']}").json()["frames"] == frames
+
+
+# --- bad input: a 4xx naming the problem, the game as it was ------------------------------
+
+
+def test_a_refused_move_leaves_the_game_unchanged(client):
+    game = new_game(client, seed=8)
+    gid = game["id"]
+    before = state_of(client, gid)
+    legal = {o["action"] for o in game["legal"]}
+    illegal = next(a for a in range(45) if a not in legal)
+    moves = f"/api/games/{gid}/moves"
+    refused(client.post(moves, json={"seat": 0, "action": illegal}), 422, f"action {illegal}", "not legal", "legal:")
+    refused(client.post(moves, json={"seat": 0, "action": 99}), 422, "outside the action space 0..44")
+    refused(client.post(moves, json={"seat": 0, "action": "r7"}), 400, "action", "'r7'", "integer")
+    refused(client.post(moves, json={"seat": 0, "action": 1.0}), 400, "action", "integer")
+    legal_one = game["legal"][0]["action"]
+    refused(client.post(moves, json={"seat": 1, "action": legal_one}), 403, "seat 1", "greedy", "seat 0")
+    refused(client.post(moves, json={"seat": 4, "action": legal_one}), 403, "seat 4", "nobody")
+    refused(client.post(moves, json={"seat": 0, "action": 44, "decision": 7}), 409, "decision", "0 decisions")
+    refused(client.post(moves, json={"seat": 0}), 400, "action", "None")
+    refused(client.post(moves, json={"seat": 0, "action": 44, "why": 1}), 400, "unknown field", "why")
+    refused(client.post(moves, json=[0, 44]), 400, "list", "JSON object")
+    refused(client.post(moves, content=b"{not json", headers={"content-type": "application/json"}), 400, "not JSON")
+    refused(client.post(moves, content=b"x" * (MAX_BODY + 1)), 413, str(MAX_BODY))
+    refused(client.get(f"/api/games/{gid}?since=-1"), 400, "since", "'-1'")
+    assert state_of(client, gid) == before
+
+
+def test_a_move_for_a_finished_game_is_refused(client):
+    end = play_to_end(client, new_game(client, seed=2))
+    before = state_of(client, end["id"])
+    refused(client.post(f"/api/games/{end['id']}/moves", json={"seat": 0, "action": 44}), 409, "is over", "new game")
+    assert state_of(client, end["id"]) == before
+
+
+def test_an_unknown_game_id_is_refused(client):
+    for path in ("/api/games/nosuch", "/api/games/nosuch/record", "/api/replays/nosuch"):
+        refused(client.get(path), 404, "'nosuch'", "unknown")
+    refused(client.post("/api/games/nosuch/moves", json={"seat": 0, "action": 44}), 404, "unknown game id")
+
+
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        ({"players": 2, "bots": ["nobot"]}, ["bots[0]", "'nobot'", "expected one of"]),
+        ({"players": 3, "bots": ["greedy", "ppo-classic-2p"]}, ["seat 2", "ppo-classic-2p", "num_players", "2"]),
+        ({"players": 2, "variant": "longo", "bots": ["ppo-classic-2p"]}, ["ppo-classic-2p", "variant", "classic"]),
+        ({"players": 2, "variant": "longo", "bots": ["afterstate"]}, ["afterstate", "cannot play this table"]),
+        ({"players": 2, "bots": ["greedy:max_skip=1"]}, ["'greedy:max_skip=1'", "expected one of"]),
+        ({"players": 2, "bots": []}, ["bots", "1 bot name"]),
+        ({"players": 6, "bots": []}, ["players", "6", "1 to 5"]),
+        ({"players": True, "bots": []}, ["players", "True"]),
+        ({"variant": "mega"}, ["variant", "'mega'", "classic"]),
+        ({"lucky": "always"}, ["lucky", "'always'", "bonus"]),
+        ({"variant": "classic", "lucky": "instead", "bots": ["greedy"]}, ["lucky", "instead", "longo"]),
+        ({"start_player": 3, "bots": ["greedy"]}, ["start_player", "3"]),
+        ({"seed": -1, "bots": ["greedy"]}, ["seed", "-1"]),
+        ({"seed": "abc", "bots": ["greedy"]}, ["seed", "'abc'"]),
+        ({"bots": ["greedy"], "checkpoint": "/tmp/x.json"}, ["unknown field", "checkpoint"]),
+        (["greedy"], ["list", "JSON object"]),
+    ],
+)
+def test_a_bad_new_game_is_refused_and_nothing_is_added(client, body, words):
+    held = len(client.get("/api/games").json()["games"])
+    refused(client.post("/api/games", json=body), 400, *words)
+    assert len(client.get("/api/games").json()["games"]) == held
+
+
+def _finished_record(client, seed=6):
+    end = play_to_end(client, new_game(client, seed=seed))
+    return client.get(f"/api/games/{end['id']}/record").json()
+
+
+@pytest.mark.slow
+def test_a_record_that_is_not_a_record_is_refused(client):
+    rec = _finished_record(client)
+    bad = {
+        "a list": ([rec], ["list", "JSON object"]),
+        "a path": ("/etc/hostname", ["str", "JSON object"]),
+        "missing field": ({k: v for k, v in rec.items() if k != "rolls"}, ["missing field", "rolls"]),
+        "unknown field": ({**rec, "path": "/tmp/x"}, ["unknown field", "path"]),
+        "wrong type": ({**rec, "decisions": {"0": 1}}, ["record decisions", "dict", "list"]),
+        "wrong type inside": ({**rec, "decisions": [[0, "x"], *rec["decisions"][1:]]}, ["decision 0"]),
+        "options": ({**rec, "options": {**rec["options"], "num_players": "two"}}, ["num_players", "'two'"]),
+        "format": ({**rec, "format": "chess/1"}, ["format", "chess/1"]),
+        "rng": ({**rec, "rng_state": "zz"}, ["rng_state", "'zz'"]),
+        "seed": ({**rec, "seed": [1]}, ["record"]),
+        "dice": ({**rec, "rolls": [[1, 1, 1, 1, 1, 1], *rec["rolls"][1:]]}, ["roll 0", "dice"]),
+        "snapshot": ({**rec, "snapshot": {**rec["snapshot"], "roll": 0}}, ["snapshot", "changed"]),
+    }
+    # a decision the rules refuse: the first decision crosses a number the white dice do not make
+    w = sum(rec["rolls"][0][:2])
+    first_seat = rec["decisions"][0][0]
+    wrong = next(a for a in range(11) if a + 2 != w)
+    changed = [[first_seat, wrong], *rec["decisions"][1:]]
+    bad["illegal decision"] = ({**rec, "decisions": changed}, ["decision 0", "illegal"])
+    held = len(client.app.state.replays)
+    for name, (body, words) in bad.items():
+        r = client.post("/api/replays", json=body)
+        assert r.status_code == 400, (name, r.text)
+        message = r.json()["error"]
+        assert all(w in message for w in words), (name, message)
+    assert len(client.app.state.replays) == held
+
+
+def test_a_loopback_server_refuses_other_host_names():
+    with TestClient(create_app(max_games=2, allowed_hosts=LOCAL_HOSTS), base_url="http://127.0.0.1:8000") as c:
+        assert c.get("/api/info").status_code == 200
+        assert c.get("/api/info", headers={"host": "attacker.example"}).status_code == 400
+
+
+# --- the thread pool ----------------------------------------------------------------------
+
+
+class SlowBot:
+    """Passes after a long think: stands in for a search bot."""
+
+    def act(self, observation):
+        time.sleep(1.0)
+        return int(len(observation["action_mask"]) - 1)
+
+
+def test_a_thinking_bot_does_not_hold_up_other_requests(client):
+    game = new_game(client, seed=1)
+    handle = client.app.state.games.get(game["id"])
+    handle.bots[1] = SlowBot()
+    answered = {}
+
+    def move():
+        answered["move"] = client.post(f"/api/games/{game['id']}/moves", json={"seat": 0, "action": 44}).status_code
+
+    worker = threading.Thread(target=move)
+    worker.start()
+    time.sleep(0.2)  # the bot is thinking now
+    start = time.perf_counter()
+    assert client.get("/api/info").status_code == 200
+    assert time.perf_counter() - start < 0.5
+    worker.join()
+    assert answered["move"] == 200
+
+
+# --- the command line ---------------------------------------------------------------------
+
+
+def test_qwixx_serve_parses_and_hands_over(monkeypatch):
+    got = {}
+    monkeypatch.setattr(server, "serve", lambda **kw: got.update(kw))
+    assert cli_main(["serve", "--port", "8123", "--max-games", "7", "--open"]) == 0
+    assert got == {"host": "127.0.0.1", "port": 8123, "open_page": True, "max_games": 7}
+
+
+@pytest.mark.parametrize(
+    "args, words", [(["--port", "0"], "--port: got 0"), (["--max-games", "0"], "--max-games: got 0")]
+)
+def test_qwixx_serve_refuses_bad_options(capsys, args, words):
+    assert cli_main(["serve", *args]) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_json_round_trip_of_a_view_is_plain(client):
+    game = new_game(client, variant="longo", lucky="instead", players=3, bots=["heuristic", "random"])
+    assert json.loads(json.dumps(game)) == game
+    assert game["sheet"]["rows"]["green"][0] == 16 and all(p["lucky_numbers"] for p in game["snapshot"]["players"])
+
+
+# --- the coach ----------------------------------------------------------------------------
+
+
+def test_the_coach_values_every_legal_option_and_asks_a_bot(client):
+    game = new_game(client, seed=12)
+    coach = client.get(f"/api/games/{game['id']}/coach?bot=greedy").json()
+    assert coach["source"]["name"] == "afterstate"  # 2-player classic: the learned win chance
+    assert [o["action"] for o in coach["options"]] == [o["action"] for o in game["legal"]]
+    assert all(0 <= o["value"] <= 1 and o["loss"] >= 0 for o in coach["options"])
+    assert coach["best_action"] in {o["action"] for o in game["legal"]}
+    assert coach["bot"] == "greedy" and coach["bot_action"] in {o["action"] for o in game["legal"]}
+    longo = new_game(client, variant="longo", players=3, bots=["heuristic", "greedy"], seed=3)
+    assert client.get(f"/api/games/{longo['id']}/coach").json()["source"]["name"] == "heuristic"
+
+
+def test_the_coach_refuses_what_it_cannot_answer(client):
+    game = new_game(client, seed=12)
+    gid = game["id"]
+    before = state_of(client, gid)
+    refused(client.get(f"/api/games/{gid}/coach?bot=nobot"), 400, "bot", "'nobot'", "expected one of")
+    refused(client.get(f"/api/games/{gid}/coach?bot=ppo-longo-2p"), 400, "ppo-longo-2p", "cannot play this game")
+    refused(client.get(f"/api/games/{gid}/summary"), 409, "not over")
+    assert state_of(client, gid) == before
+    end = play_to_end(client, game)
+    refused(client.get(f"/api/games/{gid}/coach"), 409, "over")
+    review = client.get(f"/api/games/{gid}/summary").json()
+    rec = client.get(f"/api/games/{gid}/record").json()
+    assert [d["index"] for d in review["decisions"]] == [i for i, (s, _) in enumerate(rec["decisions"]) if s == 0]
+    assert len(review["worst"]) == 3 and review["worst"][0]["loss"] == max(d["loss"] for d in review["decisions"])
+    assert state_of(client, gid)["snapshot"] == end["snapshot"]
+
+
+def test_the_coach_in_the_replay_viewer(client):
+    rec = _finished_record(client, seed=13)
+    rp = client.post("/api/replays", json=rec).json()
+    last = len(rp["frames"]) - 1
+    coach = client.get(f"/api/replays/{rp['id']}/coach?step=3&bot=heuristic").json()
+    assert [o["action"] for o in coach["options"]] == [o["action"] for o in rp["frames"][3]["legal"]]
+    assert coach["seat"] == rp["frames"][3]["to_decide"]
+    refused(client.get(f"/api/replays/{rp['id']}/coach?step={last}"), 409, "end of the record")
+    refused(client.get(f"/api/replays/{rp['id']}/coach?step={last + 1}"), 400, "step", f"0 to {last}")
+    refused(client.get(f"/api/replays/{rp['id']}/coach?step=x"), 400, "step", "'x'")

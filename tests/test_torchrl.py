@@ -1,0 +1,84 @@
+"""TorchRL (the torchrl extra): `PettingZooWrapper(..., use_mask=True)` over the AEC env and over
+the Parallel view passes TorchRL's `check_env_specs`, a masked random rollout plays whole games
+by the rules, and the docs' TorchRL snippet runs as written."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+from test_parallel import run_snippets
+
+from qwixx_env import qwixx_v0
+
+MISSING = "the torchrl extra is not installed (pip install -e '.[torchrl]')"
+torchrl_envs = pytest.importorskip("torchrl.envs", reason=MISSING)
+import torch  # noqa: E402  (torchrl needs it: there when torchrl is)
+from torchrl.envs.utils import check_env_specs  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """Tiny networks on a shared 2-core machine: torch's thread pool only costs here."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+MAKERS = {
+    "aec": qwixx_v0.env,
+    "parallel": qwixx_v0.parallel_env,
+}
+
+
+def wrap(make, **options):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # TorchRL says it was tested with another PettingZoo release
+        return torchrl_envs.PettingZooWrapper(make(**options), use_mask=True, seed=0)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"num_players": 1, "variant": "classic"},
+        {"num_players": 3, "variant": "longo", "lucky": "bonus"},
+    ],
+    ids=["classic-1", "longo-3"],
+)
+@pytest.mark.parametrize("api", MAKERS)
+def test_check_env_specs(api, options):
+    env = wrap(MAKERS[api], **options)
+    check_env_specs(env)
+    groups = env.group_map
+    if api == "parallel":
+        assert groups == {"player": env._env.possible_agents}  # one group, every seat in one tensor
+    else:
+        assert groups == {a: [a] for a in env._env.possible_agents}  # TorchRL's default for AEC envs
+
+
+@pytest.mark.parametrize("api", MAKERS)
+def test_masked_random_rollout_plays_a_game_by_the_rules(api):
+    """TorchRL's random actions follow the action mask it reads from the observations: a whole
+    game ends by the rules (not by an illegal action) and the rewards sum to the final scores."""
+    env = wrap(MAKERS[api], num_players=2, variant="longo", reward="score")
+    td = env.rollout(1000, break_when_any_done=True)
+    raw = env._env.unwrapped
+    snap = raw.snapshot()
+    assert snap["phase"] == "over" and not getattr(env._env, "_illegal_end", False)
+    assert bool(td["next", "done"][-1]) and not td["next", "done"][:-1].any()
+    for seat, agent in enumerate(raw.possible_agents):
+        group = "player" if api == "parallel" else agent
+        index = seat if api == "parallel" else 0
+        actions = td[group, "action"][:, index]
+        masks = td[group, "action_mask"][:, index]
+        acted = td[group, "mask"][:, index]
+        assert masks[acted].gather(-1, actions[acted].unsqueeze(-1)).all()  # every action legal
+        total = td["next", group, "reward"][:, index].sum().item()
+        assert total == snap["players"][seat]["score"]
+
+
+@pytest.mark.slow
+def test_docs_snippet_runs_as_written(capsys):
+    out, shown = run_snippets("TorchRL", capsys)
+    assert shown.startswith("batch (256,), actions (256, 2), all legal: True, games ended: ")
+    assert shown in out  # after TorchRL's own log line
