@@ -5,8 +5,9 @@ Every figure is **decisions per second** of 2-player classic, all on this machin
 * RLlib (``qwixx_env.integrations.rllib``, new API stack, the masking PPO module with two
   256-unit tanh layers per network, pure self-play, 8 games per env runner): with
   ``num_env_runners`` 0 (the driver samples), 1 and 2 (remote runner processes, sampling in
-  parallel). *sample*: ``EnvRunner.sample`` alone, every runner at once; one env step of
-  `QwixxMultiAgentEnv` is one decision, each chosen by the module. *train*: whole
+  parallel). *sample*: ``EnvRunner.sample`` alone, every runner at once; decisions are agent
+  steps, each chosen by the module (one per env step of `QwixxMultiAgentEnv`; with 0 runners
+  also `QwixxParallelMultiAgentEnv`, whose white-action steps hold every seat's decision). *train*: whole
   ``algo.train()`` iterations (sampling, then PPO's update on the learner in the driver:
   ``train_batch_size`` decisions, minibatches of 500, 4 epochs).
 * SB3 (the project's own PPO path, `qwixx-train`): sb3-contrib's ``MaskablePPO("MlpPolicy")``
@@ -46,7 +47,7 @@ from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
 
 from qwixx_env.envs.sb3 import Sb3VecEnv  # noqa: E402
 from qwixx_env.envs.vector import QwixxVectorEnv  # noqa: E402
-from qwixx_env.integrations.rllib import QwixxMultiAgentEnv, ppo_config  # noqa: E402
+from qwixx_env.integrations.rllib import QwixxMultiAgentEnv, QwixxParallelMultiAgentEnv, ppo_config  # noqa: E402
 
 HIDDEN = (256, 256)
 TRAIN_BATCH = 4000
@@ -67,10 +68,17 @@ def env_speed(seconds: float) -> float:
     return round(steps / (time.perf_counter() - start), 1)
 
 
-def rllib_speed(num_env_runners: int, seconds: float) -> dict[str, float]:
-    """Sampling and training decisions/s of RLlib PPO with `num_env_runners` remote runners."""
+def _decisions(result: dict) -> int:
+    """Agent steps sampled so far (one per decision) from an iteration's result."""
+    steps = result["env_runners"]["num_agent_steps_sampled_lifetime"]
+    return sum(steps.values()) if isinstance(steps, dict) else steps
+
+
+def rllib_speed(num_env_runners: int, seconds: float, env: type = QwixxMultiAgentEnv) -> dict[str, float]:
+    """Sampling and training decisions/s of RLlib PPO with `num_env_runners` remote runners on `env`."""
     config = (
         ppo_config(num_players=2, hidden=HIDDEN)
+        .environment(env)
         .env_runners(num_env_runners=num_env_runners, num_envs_per_env_runner=8, num_cpus_per_env_runner=1)
         .training(train_batch_size_per_learner=TRAIN_BATCH, minibatch_size=500, num_epochs=4)
         .debugging(seed=0)
@@ -80,11 +88,11 @@ def rllib_speed(num_env_runners: int, seconds: float) -> dict[str, float]:
         per_call = 1000
         if num_env_runners == 0:
             def sample() -> int:
-                return sum(len(e) for e in algo.env_runner.sample(num_timesteps=per_call))
+                return sum(e.agent_steps() for e in algo.env_runner.sample(num_timesteps=per_call))
         else:
             def sample() -> int:
                 batches = algo.env_runner_group.foreach_env_runner(
-                    lambda runner: sum(len(e) for e in runner.sample(num_timesteps=per_call)),
+                    lambda runner: sum(e.agent_steps() for e in runner.sample(num_timesteps=per_call)),
                     local_env_runner=False,
                 )
                 return sum(batches)
@@ -94,11 +102,11 @@ def rllib_speed(num_env_runners: int, seconds: float) -> dict[str, float]:
             steps += sample()
         sampled = steps / (time.perf_counter() - start)
         algo.train()  # warm-up iteration
-        before = algo.train()["env_runners"]["num_env_steps_sampled_lifetime"]
+        before = _decisions(algo.train())
         iterations, start = 0, time.perf_counter()
         after = before
         while time.perf_counter() - start < seconds or iterations == 0:
-            after = algo.train()["env_runners"]["num_env_steps_sampled_lifetime"]
+            after = _decisions(algo.train())
             iterations += 1
         trained = (after - before) / (time.perf_counter() - start)
     finally:
@@ -160,6 +168,8 @@ def main() -> None:
         for runners in (0, 1, 2):
             rllib[str(runners)] = rllib_speed(runners, args.seconds)
             print(f"rllib, {runners} env runner(s)", rllib[str(runners)], flush=True)
+        parallel = rllib_speed(0, args.seconds, QwixxParallelMultiAgentEnv)
+        print("rllib, Parallel view, 0 env runners", parallel, flush=True)
     finally:
         ray.shutdown()
     ratios = {
@@ -169,10 +179,15 @@ def main() -> None:
         }
         for n, r in rllib.items()
     }
+    ratios["rllib_parallel_view_over_aec_view_0_runners"] = {
+        kind: round(parallel[f"{kind}_decisions_per_second"] / rllib["0"][f"{kind}_decisions_per_second"], 4)
+        for kind in ("sample", "train")
+    }
     result = {
         "benchmark": "rllib_speed",
         "what": "decisions per second, 2-player classic: RLlib PPO (self-play, every decision by the module) "
-                "with 0/1/2 env runners vs MaskablePPO on Sb3VecEnv (learner decisions; opponent in the engine)",
+                "with 0/1/2 env runners (and the Parallel-view env with 0) vs MaskablePPO on Sb3VecEnv "
+                "(learner decisions; opponent in the engine)",
         "command": "python benchmarks/rllib_speed.py --seconds " + f"{args.seconds:g}",
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                     "load_average_before": [round(x, 2) for x in load_before],
@@ -182,6 +197,7 @@ def main() -> None:
         "env_alone_decisions_per_second": env_only,
         "sb3": sb3,
         "rllib_by_env_runners": rllib,
+        "rllib_parallel_view_0_runners": parallel,
         "ratios": ratios,
     }
     out = Path(args.out)

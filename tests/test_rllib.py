@@ -23,6 +23,7 @@ from qwixx_env.integrations.rllib import (  # noqa: E402
     BotModule,
     MaskedPPOModule,
     QwixxMultiAgentEnv,
+    QwixxParallelMultiAgentEnv,
     SeatMapping,
     ppo_config,
 )
@@ -50,12 +51,51 @@ def play_random(env, seed, steps=None):
 
 @pytest.mark.parametrize("variant", ["classic", "longo"])
 @pytest.mark.parametrize("num_players", [1, 2, 3, 5])
-def test_env_passes_rllibs_multi_agent_check(variant, num_players):
-    env = QwixxMultiAgentEnv({"variant": variant, "num_players": num_players})
+@pytest.mark.parametrize("view", [QwixxMultiAgentEnv, QwixxParallelMultiAgentEnv])
+def test_env_passes_rllibs_multi_agent_check(view, variant, num_players):
+    env = view({"variant": variant, "num_players": num_players})
     check_multiagent_environments(env)
     obs, _ = env.reset(seed=3)
-    assert list(obs) == ["player_0"]  # turn-based: only the deciding agent observes
-    assert env.observation_spaces["player_0"].contains(obs["player_0"])
+    # only the deciding agents observe: one in the AEC order, every seat at a roll in the Parallel view
+    expected = env.possible_agents if view is QwixxParallelMultiAgentEnv else ["player_0"]
+    assert list(obs) == expected
+    assert all(env.observation_spaces[a].contains(o) for a, o in obs.items())
+
+
+@pytest.mark.parametrize("variant", ["classic", "longo"])
+def test_parallel_view_env_replays_the_parallel_game(variant):
+    """Same seed, same decisions: the observations, masks and rewards of qwixx_v0.raw_parallel_env,
+    to the acting agents only."""
+    env = QwixxParallelMultiAgentEnv({"variant": variant, "num_players": 3, "reward": "score_delta"})
+    par = qwixx_v0.raw_parallel_env(variant=variant, num_players=3, reward="score_delta")
+    rng = np.random.default_rng(4)
+    obs, _ = env.reset(seed=7)
+    ref, _ = par.reset(seed=7)
+    while True:
+        assert list(obs) == par.acting_agents
+        actions = {}
+        for agent, o in obs.items():
+            np.testing.assert_array_equal(o["observations"], ref[agent]["observation"])
+            np.testing.assert_array_equal(o["action_mask"], ref[agent]["action_mask"])
+            actions[agent] = int(rng.choice(np.flatnonzero(o["action_mask"])))
+        obs, rewards, terminated, _, _ = env.step(actions)
+        ref, ref_rewards, ref_terminated, _, _ = par.step(actions)
+        assert rewards == {a: float(r) for a, r in ref_rewards.items()}
+        if terminated["__all__"]:
+            assert all(ref_terminated.values()) and set(obs) == set(env.possible_agents)
+            break
+
+
+def test_parallel_view_env_refuses_a_missing_seat_and_ends_on_an_illegal_action():
+    env = QwixxParallelMultiAgentEnv({"num_players": 2})
+    obs, _ = env.reset(seed=0)
+    before = env.game.snapshot()
+    with pytest.raises(ValueError, match="expected one for each acting agent"):
+        env.step({"player_0": 44})
+    assert env.game.snapshot() == before
+    illegal = int(np.flatnonzero(obs["player_1"]["action_mask"] == 0)[0])
+    _, rewards, terminated, _, _ = env.step({"player_0": 44, "player_1": illegal})
+    assert terminated["__all__"] and rewards == {"player_0": 0.0, "player_1": -1.0}
 
 
 @pytest.mark.parametrize("variant", ["classic", "longo"])

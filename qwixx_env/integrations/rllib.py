@@ -53,6 +53,7 @@ from torch import nn
 
 from qwixx_env.arena.schedule import parse_bot
 from qwixx_env.core.checks import check_choice
+from qwixx_env.envs.parallel import ParallelQwixx
 from qwixx_env.envs.qwixx_v0 import raw_env
 from qwixx_env.nets import Layer, write_policy
 
@@ -118,14 +119,9 @@ class QwixxMultiAgentEnv(MultiAgentEnv):
         if set(action_dict) != {agent}:
             raise ValueError(f"action_dict: got actions for {sorted(action_dict)}; expected exactly one, for "
                              f"{agent!r}, the agent to decide")
-        action = action_dict[agent]
-        if isinstance(action, (bool, np.bool_)) or not self.action_spaces[agent].contains(action):
-            raise ValueError(f"{agent}: action {action!r} is outside the action space 0..{self.game.num_actions - 1}")
-        action = int(action)
+        action = self._in_space(agent, action_dict[agent])
         if not self._mask[action]:
-            rewards = dict.fromkeys(self.possible_agents, 0.0)
-            rewards[agent] = self.illegal_reward
-            return self._final(rewards)
+            return self._illegal(agent)
         self.game.step(action)
         rewards = {a: float(r) for a, r in self.game.rewards.items()}
         nxt = self.game.agent_selection
@@ -136,6 +132,18 @@ class QwixxMultiAgentEnv(MultiAgentEnv):
     def render(self) -> str:
         """The game as text (`qwixx_v0`'s ansi rendering)."""
         return self.game.render()
+
+    def _in_space(self, agent: str, action: Any) -> int:
+        """`action` as an int, or a `ValueError` when it is not an action of the action space."""
+        if isinstance(action, (bool, np.bool_)) or not self.action_spaces[agent].contains(action):
+            raise ValueError(f"{agent}: action {action!r} is outside the action space 0..{self.game.num_actions - 1}")
+        return int(action)
+
+    def _illegal(self, agent: str) -> tuple[dict, dict, dict, dict, dict]:
+        """The game ends on `agent`'s illegal action: `illegal_reward` for it, 0 for the others."""
+        rewards = dict.fromkeys(self.possible_agents, 0.0)
+        rewards[agent] = self.illegal_reward
+        return self._final(rewards)
 
     def _observe(self, agent: str) -> dict[str, np.ndarray]:
         seen = self.game.observe(agent)
@@ -154,6 +162,51 @@ class QwixxMultiAgentEnv(MultiAgentEnv):
         self._mask = np.zeros(self.game.num_actions, np.float32)
         terminated = {**dict.fromkeys(self.possible_agents, True), "__all__": True}
         return observations, rewards, terminated, {"__all__": False}, {}
+
+
+class QwixxParallelMultiAgentEnv(QwixxMultiAgentEnv):
+    """The same game for RLlib over the Parallel view (`qwixx_env.envs.parallel.ParallelQwixx`):
+    at each roll every seat gets an observation and all white choices come in one step; a
+    Longo lucky tie-break and the colour action are steps of one agent. A game takes fewer env
+    steps than in `QwixxMultiAgentEnv`, so RLlib, whose cost is mostly per env step, samples
+    more decisions per second (``benchmarks/rllib_speed.py``). Config, observations, rewards
+    and the handling of bad and illegal actions are `QwixxMultiAgentEnv`'s; an action dict must
+    hold exactly the acting agents' actions."""
+
+    def __init__(self, config: Mapping[str, Any] | None = None):
+        super().__init__(config)
+        self.view = ParallelQwixx(self.game)  # drives the AEC env made above, decision by decision
+        self._masks: dict[str, np.ndarray] = {}
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
+        observations, _ = self.view.reset(seed=seed, options=options)
+        return self._handed(observations), {}
+
+    def step(self, action_dict: Mapping[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        acting = self.view.acting_agents
+        if not acting:
+            raise ValueError("step: the game is over (or not started); call reset() first")
+        if set(action_dict) != set(acting):
+            raise ValueError(f"action_dict: got actions for {sorted(action_dict)}; expected one for each acting "
+                             f"agent, {acting}")
+        actions = {agent: self._in_space(agent, action_dict[agent]) for agent in acting}
+        for agent, action in actions.items():
+            if not self._masks[agent][action]:
+                return self._illegal(agent)
+        observations, rewards, terminations, _, _ = self.view.step(actions)
+        rewards = {a: float(r) for a, r in rewards.items()}
+        if any(terminations.values()):
+            return self._final(rewards)
+        return self._handed(observations), rewards, {"__all__": False}, {"__all__": False}, {}
+
+    def _handed(self, observations: dict[str, dict[str, np.ndarray]]) -> dict[str, dict[str, np.ndarray]]:
+        """The acting agents' observations, in RLlib's masking form; their masks kept for the step."""
+        handed = {}
+        for agent in self.view.acting_agents:
+            mask = observations[agent]["action_mask"].astype(np.float32)
+            handed[agent] = {"observations": observations[agent]["observation"], "action_mask": mask}
+        self._masks = {agent: seen["action_mask"] for agent, seen in handed.items()}
+        return handed
 
 
 def _split(batch: dict[str, Any]) -> tuple[dict[str, Any], Any]:
