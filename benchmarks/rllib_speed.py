@@ -16,6 +16,9 @@ Every figure is **decisions per second** of 2-player classic, all on this machin
   count. *sample*: rollout collection (callback timestamps); *train*: ``learn()`` as a whole,
   ``n_steps=64`` (4096 decisions a rollout), minibatches of 512, 4 epochs.
 
+The two views with 0 runners are measured alternately, twice each, and averaged (the rounds
+are in the JSON too), so that a drift in the machine's load hits both alike.
+
 * The env alone: `QwixxMultiAgentEnv` stepped with random legal actions, no RLlib around it.
 
 Torch runs one thread per process. The machine is shared: the load average before and after
@@ -163,15 +166,24 @@ def main() -> None:
     print("sb3", sb3, flush=True)
     ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False,
              configure_logging=False)
-    rllib = {}
+    rllib, rounds = {}, {"aec": [], "parallel": []}
     try:
-        for runners in (0, 1, 2):
+        # the two views with 0 runners, alternated over two rounds (the shared machine's load drifts)
+        for _ in range(2):
+            for view, env in (("aec", QwixxMultiAgentEnv), ("parallel", QwixxParallelMultiAgentEnv)):
+                rounds[view].append(rllib_speed(0, args.seconds, env))
+                print(f"rllib, {view} view, 0 env runners", rounds[view][-1], flush=True)
+        for runners in (1, 2):
             rllib[str(runners)] = rllib_speed(runners, args.seconds)
             print(f"rllib, {runners} env runner(s)", rllib[str(runners)], flush=True)
-        parallel = rllib_speed(0, args.seconds, QwixxParallelMultiAgentEnv)
-        print("rllib, Parallel view, 0 env runners", parallel, flush=True)
     finally:
         ray.shutdown()
+
+    def mean(view: str) -> dict[str, float]:
+        return {key: round(sum(r[key] for r in rounds[view]) / len(rounds[view]), 1) for key in rounds[view][0]}
+
+    rllib = {"0": mean("aec"), **rllib}
+    parallel = mean("parallel")
     ratios = {
         f"rllib_{n}_runners_over_sb3": {
             kind: round(r[f"{kind}_decisions_per_second"] / sb3[f"{kind}_decisions_per_second"], 4)
@@ -198,6 +210,7 @@ def main() -> None:
         "sb3": sb3,
         "rllib_by_env_runners": rllib,
         "rllib_parallel_view_0_runners": parallel,
+        "rounds_0_runners": rounds,
         "ratios": ratios,
     }
     out = Path(args.out)

@@ -209,6 +209,13 @@ def test_seat_mapping_puts_the_learner_in_one_seat_per_episode():
     assert learner_seats == {0, 1, 2}
 
 
+def test_ppo_config_steps_the_chosen_view():
+    assert ppo_config(num_players=2).env is QwixxMultiAgentEnv
+    assert ppo_config(num_players=2, view="parallel").env is QwixxParallelMultiAgentEnv
+    with pytest.raises(ValueError, match="view"):
+        ppo_config(num_players=2, view="openspiel")
+
+
 def test_ppo_config_refuses_bad_opponents():
     with pytest.raises(ValueError, match="opponents.nobody"):
         ppo_config(num_players=2, opponents={"nobody": 1})

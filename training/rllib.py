@@ -38,7 +38,7 @@ from qwixx_env.core.options import TableOptions
 from qwixx_env.core.rewards import REWARD_MODES
 from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES
 from qwixx_env.files import write_atomically
-from qwixx_env.integrations.rllib import ACTIVATIONS, LEARNER, export_module, ppo_config
+from qwixx_env.integrations.rllib import ACTIVATIONS, LEARNER, VIEWS, export_module, ppo_config
 from qwixx_env.training.config import _check
 from qwixx_env.training.config_schema import build, plain
 from qwixx_env.training.config_yaml import read_yaml
@@ -107,6 +107,8 @@ class RLlibConfig:
     opponents: dict[str, float] = field(default_factory=lambda: {"self": 1.0}, metadata=_check(low=0, open_low=True))
     checkpoint_every: int = field(default=10, metadata=_check(low=1))  # iterations between checkpoints
     num_learners: int = field(default=0, metadata=_check(low=0))  # 0: the driver learns; n: n learner actors
+    # the MultiAgentEnv: "aec" (one decision per env step) or "parallel" (a roll's white choices in one step)
+    view: str = field(default="aec", metadata=_check(choices=tuple(VIEWS)))
     network: RLlibNetworkConfig = RLlibNetworkConfig()
     ppo: RLlibPPOConfig = RLlibPPOConfig()
     env_runners: RunnersConfig = RunnersConfig()
@@ -139,7 +141,8 @@ def algo_config(cfg: RLlibConfig) -> Any:
     """The run's `PPOConfig`."""
     return (
         ppo_config(num_players=cfg.num_players, variant=cfg.variant, lucky=cfg.lucky, reward=cfg.reward,
-                   opponents=cfg.opponents, hidden=cfg.network.hidden, activation=cfg.network.activation)
+                   opponents=cfg.opponents, hidden=cfg.network.hidden, activation=cfg.network.activation,
+                   view=cfg.view)
         .env_runners(num_env_runners=cfg.env_runners.num_env_runners,
                      num_envs_per_env_runner=cfg.env_runners.num_envs_per_env_runner)
         .learners(num_learners=cfg.num_learners)

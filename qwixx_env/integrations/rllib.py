@@ -209,6 +209,10 @@ class QwixxParallelMultiAgentEnv(QwixxMultiAgentEnv):
         return handed
 
 
+VIEWS = {"aec": QwixxMultiAgentEnv, "parallel": QwixxParallelMultiAgentEnv}
+"""`ppo_config`'s `view`: the MultiAgentEnv class RLlib steps."""
+
+
 def _split(batch: dict[str, Any]) -> tuple[dict[str, Any], Any]:
     """(the batch with the bare observation vectors as its observations, the action masks); the
     caller's batch is not changed."""
@@ -325,16 +329,20 @@ def ppo_config(
     hidden: tuple[int, ...] = (256, 256),
     activation: str = "tanh",
     env_options: Mapping[str, Any] | None = None,
+    view: str = "aec",
 ) -> PPOConfig:
     """A `PPOConfig` (RLlib's new API stack) for Qwixx self-play with the masking module.
 
     `opponents` weighs who plays the seats other than the learner's: `SELF` (``"self"``: the
     learned module) and bot names (`BotModule`). Default: ``{"self": 1}``, pure self-play.
     `hidden` and `activation` shape the actor and the critic (separate MLPs, as the numpy
-    export needs). `env_options` are more `QwixxMultiAgentEnv` options. Set the rest
+    export needs). `env_options` are more `QwixxMultiAgentEnv` options. `view`: ``"aec"``
+    (`QwixxMultiAgentEnv`, one decision per env step) or ``"parallel"``
+    (`QwixxParallelMultiAgentEnv`, every seat's white choice in one env step). Set the rest
     (``.env_runners``, ``.training``, ``.learners``, ``.debugging(seed=...)``) on the result.
     """
     check_choice("activation", activation, tuple(ACTIVATIONS))
+    check_choice("view", view, tuple(VIEWS))
     env_config = {"num_players": num_players, "variant": variant, "lucky": lucky, "reward": reward,
                   **(env_options or {})}
     probe = QwixxMultiAgentEnv(env_config)  # checks the options before anything is built
@@ -361,7 +369,7 @@ def ppo_config(
         weights[bot_module_id(name)] = weight
     return (
         PPOConfig()
-        .environment(QwixxMultiAgentEnv, env_config=env_config)
+        .environment(VIEWS[view], env_config=env_config)
         .multi_agent(policies=set(specs), policy_mapping_fn=SeatMapping(probe.num_players, weights),
                      policies_to_train=[LEARNER])
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
