@@ -12,6 +12,8 @@ folder installs as this subpackage.
   arena evaluation during a run; `qwixx_env.training.checkpoint`: atomic checkpoints;
   `qwixx_env.training.curves`: learning-curve plots.
 - `qwixx_env.training.export`: a MaskablePPO policy exported to a numpy checkpoint.
+- `qwixx_env.training.rllib`: PPO self-play on Ray RLlib (the ``rllib`` extra;
+  ``qwixx-train --engine rllib CONFIG``), exported to the same numpy checkpoint format.
 - `qwixx_env.training.publish`: a finished run published as a pretrained bot (`install`:
   its files, `benchmark`: its arena tables, `model_card`: its card).
 - `qwixx_env.training.demo`: ``make demo``, a short run from scratch and its arena table.
@@ -32,14 +34,39 @@ TRAIN_EXTRA = {
 }
 
 
-def missing_extra() -> list[str]:
-    """The train extra's packages that are not installed here."""
-    return [package for module, package in TRAIN_EXTRA.items() if importlib.util.find_spec(module) is None]
+# the rllib extra's modules that the RLlib engine imports (import name -> package to install)
+RLLIB_EXTRA = {"ray": "ray", "torch": "torch", "yaml": "PyYAML"}
+
+
+def missing_extra(extra: dict[str, str] = TRAIN_EXTRA) -> list[str]:
+    """The packages of an extra (`TRAIN_EXTRA` by default) that are not installed here."""
+    return [package for module, package in extra.items() if importlib.util.find_spec(module) is None]
 
 
 def main(argv: list[str] | None = None) -> int:
     """``qwixx-train``: `qwixx_env.training.train.main`, once the train extra is known to be installed
-    (else a one-line error saying what to install, and exit status 2)."""
+    (else a one-line error saying what to install, and exit status 2). ``--engine rllib`` runs
+    `qwixx_env.training.rllib.main` instead (the rllib extra); ``--engine sb3`` is the default."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    engine = "sb3"
+    for i, arg in enumerate(argv):
+        if arg == "--engine" and i + 1 < len(argv) or arg.startswith("--engine="):
+            engine = argv[i + 1] if arg == "--engine" else arg.split("=", 1)[1]
+            del argv[i : i + (2 if arg == "--engine" else 1)]
+            break
+    if engine not in ("sb3", "rllib"):
+        print(f"error: --engine: got {engine!r}; expected 'sb3' (MaskablePPO, the default) or 'rllib'", file=sys.stderr)
+        return 2
+    if engine == "rllib":
+        missing = missing_extra(RLLIB_EXTRA)
+        if missing:
+            print(f"error: qwixx-train --engine rllib needs the rllib extra, and {missing} are not installed: "
+                  "pip install 'qwixx_env[rllib]'", file=sys.stderr)
+            return 2
+        # imported only now: it needs the rllib extra, whose presence is checked just above
+        from qwixx_env.training.rllib import main as train_rllib
+
+        return train_rllib(argv)
     missing = missing_extra()
     if missing:
         print(f"error: qwixx-train needs the train extra, and {missing} are not installed: "

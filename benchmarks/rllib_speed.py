@@ -1,0 +1,223 @@
+"""How fast RLlib PPO samples and trains Qwixx with 0, 1 and 2 env runners, against the SB3 path.
+
+Every figure is **decisions per second** of 2-player classic, all on this machine:
+
+* RLlib (``qwixx_env.integrations.rllib``, new API stack, the masking PPO module with two
+  256-unit tanh layers per network, pure self-play, 8 games per env runner): with
+  ``num_env_runners`` 0 (the driver samples), 1 and 2 (remote runner processes, sampling in
+  parallel). *sample*: ``EnvRunner.sample`` alone, every runner at once; decisions are agent
+  steps, each chosen by the module (one per env step of `QwixxMultiAgentEnv`; with 0 runners
+  also `QwixxParallelMultiAgentEnv`, whose white-action steps hold every seat's decision). *train*: whole
+  ``algo.train()`` iterations (sampling, then PPO's update on the learner in the driver:
+  ``train_batch_size`` decisions, minibatches of 500, 4 epochs).
+* SB3 (the project's own PPO path, `qwixx-train`): sb3-contrib's ``MaskablePPO("MlpPolicy")``
+  with the same network sizes on ``Sb3VecEnv(QwixxVectorEnv(64 games, opponents="random"))``;
+  the opponent seat is played inside the compiled engine, so only the learner's decisions
+  count. *sample*: rollout collection (callback timestamps); *train*: ``learn()`` as a whole,
+  ``n_steps=64`` (4096 decisions a rollout), minibatches of 512, 4 epochs.
+
+The two views with 0 runners are measured alternately, twice each, and averaged (the rounds
+are in the JSON too), so that a drift in the machine's load hits both alike.
+
+* The env alone: `QwixxMultiAgentEnv` stepped with random legal actions, no RLlib around it.
+
+Torch runs one thread per process. The machine is shared: the load average before and after
+is recorded with the figures. Bounded: about ``--seconds`` per measurement.
+
+Run: ``python benchmarks/rllib_speed.py [--seconds 20] [--out benchmarks/results]``. Needs the
+``rllib`` and ``train`` extras. Writes ``rllib_speed.json``.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import ray  # noqa: E402
+import torch  # noqa: E402
+from sb3_contrib import MaskablePPO  # noqa: E402
+from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
+
+from qwixx_env.envs.sb3 import Sb3VecEnv  # noqa: E402
+from qwixx_env.envs.vector import QwixxVectorEnv  # noqa: E402
+from qwixx_env.integrations.rllib import QwixxMultiAgentEnv, QwixxParallelMultiAgentEnv, ppo_config  # noqa: E402
+
+HIDDEN = (256, 256)
+TRAIN_BATCH = 4000
+
+
+def env_speed(seconds: float) -> float:
+    """Decisions/s of `QwixxMultiAgentEnv` alone (random legal actions, no RLlib around it): the
+    ceiling the env puts on sampling."""
+    env, rng = QwixxMultiAgentEnv({"num_players": 2}), np.random.default_rng(0)
+    obs, _ = env.reset(seed=0)
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        (agent, o), = obs.items()
+        obs, _, terminated, _, _ = env.step({agent: rng.choice(np.flatnonzero(o["action_mask"]))})
+        steps += 1
+        if terminated["__all__"]:
+            obs, _ = env.reset()
+    return round(steps / (time.perf_counter() - start), 1)
+
+
+def _decisions(result: dict) -> int:
+    """Agent steps sampled so far (one per decision) from an iteration's result."""
+    steps = result["env_runners"]["num_agent_steps_sampled_lifetime"]
+    return sum(steps.values()) if isinstance(steps, dict) else steps
+
+
+def rllib_speed(num_env_runners: int, seconds: float, env: type = QwixxMultiAgentEnv) -> dict[str, float]:
+    """Sampling and training decisions/s of RLlib PPO with `num_env_runners` remote runners on `env`."""
+    config = (
+        ppo_config(num_players=2, hidden=HIDDEN)
+        .environment(env)
+        .env_runners(num_env_runners=num_env_runners, num_envs_per_env_runner=8, num_cpus_per_env_runner=1)
+        .training(train_batch_size_per_learner=TRAIN_BATCH, minibatch_size=500, num_epochs=4)
+        .debugging(seed=0)
+    )
+    algo = config.build_algo()
+    try:
+        per_call = 1000
+        if num_env_runners == 0:
+            def sample() -> int:
+                return sum(e.agent_steps() for e in algo.env_runner.sample(num_timesteps=per_call))
+        else:
+            def sample() -> int:
+                batches = algo.env_runner_group.foreach_env_runner(
+                    lambda runner: sum(e.agent_steps() for e in runner.sample(num_timesteps=per_call)),
+                    local_env_runner=False,
+                )
+                return sum(batches)
+        sample()  # warm-up: first forward passes, kernel compiles in the runners
+        steps, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            steps += sample()
+        sampled = steps / (time.perf_counter() - start)
+        algo.train()  # warm-up iteration
+        before = _decisions(algo.train())
+        iterations, start = 0, time.perf_counter()
+        after = before
+        while time.perf_counter() - start < seconds or iterations == 0:
+            after = _decisions(algo.train())
+            iterations += 1
+        trained = (after - before) / (time.perf_counter() - start)
+    finally:
+        algo.stop()
+    return {"sample_decisions_per_second": round(sampled, 1), "train_decisions_per_second": round(trained, 1),
+            "train_iterations": iterations}
+
+
+class _RolloutClock(BaseCallback):
+    """Time spent collecting rollouts (SB3's rollout hooks)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seconds, self._start = 0.0, 0.0
+
+    def _on_rollout_start(self) -> None:
+        self._start = time.perf_counter()
+
+    def _on_rollout_end(self) -> None:
+        self.seconds += time.perf_counter() - self._start
+
+    def _on_step(self) -> bool:
+        return True
+
+
+def sb3_speed(seconds: float) -> dict[str, float]:
+    """Sampling and training learner decisions/s of the project's MaskablePPO path."""
+    venv = Sb3VecEnv(QwixxVectorEnv(64, num_players=2, opponents="random"))
+    model = MaskablePPO("MlpPolicy", venv, n_steps=64, batch_size=512, n_epochs=4, seed=0, device="cpu",
+                        policy_kwargs={"net_arch": {"pi": list(HIDDEN), "vf": list(HIDDEN)},
+                                       "activation_fn": torch.nn.Tanh})
+    model.learn(64 * 64)  # warm-up rollout and update
+    rollout = 64 * 64
+    clock, steps, start = _RolloutClock(), 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        model.learn(rollout, callback=clock, reset_num_timesteps=False)
+        steps += rollout
+    wall = time.perf_counter() - start
+    return {"sample_decisions_per_second": round(steps / clock.seconds, 1),
+            "train_decisions_per_second": round(steps / wall, 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=20.0, help="wall time per measurement")
+    parser.add_argument("--out", default="benchmarks/results", help="folder for rllib_speed.json")
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore")
+    torch.set_num_threads(1)
+    load_before = os.getloadavg()
+    env_only = env_speed(args.seconds)
+    print("QwixxMultiAgentEnv alone", env_only, flush=True)
+    sb3 = sb3_speed(args.seconds)
+    print("sb3", sb3, flush=True)
+    ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False,
+             configure_logging=False)
+    rllib, rounds = {}, {"aec": [], "parallel": []}
+    try:
+        # the two views with 0 runners, alternated over two rounds (the shared machine's load drifts)
+        for _ in range(2):
+            for view, env in (("aec", QwixxMultiAgentEnv), ("parallel", QwixxParallelMultiAgentEnv)):
+                rounds[view].append(rllib_speed(0, args.seconds, env))
+                print(f"rllib, {view} view, 0 env runners", rounds[view][-1], flush=True)
+        for runners in (1, 2):
+            rllib[str(runners)] = rllib_speed(runners, args.seconds)
+            print(f"rllib, {runners} env runner(s)", rllib[str(runners)], flush=True)
+    finally:
+        ray.shutdown()
+
+    def mean(view: str) -> dict[str, float]:
+        return {key: round(sum(r[key] for r in rounds[view]) / len(rounds[view]), 1) for key in rounds[view][0]}
+
+    rllib = {"0": mean("aec"), **rllib}
+    parallel = mean("parallel")
+    ratios = {
+        f"rllib_{n}_runners_over_sb3": {
+            kind: round(r[f"{kind}_decisions_per_second"] / sb3[f"{kind}_decisions_per_second"], 4)
+            for kind in ("sample", "train")
+        }
+        for n, r in rllib.items()
+    }
+    ratios["rllib_parallel_view_over_aec_view_0_runners"] = {
+        kind: round(parallel[f"{kind}_decisions_per_second"] / rllib["0"][f"{kind}_decisions_per_second"], 4)
+        for kind in ("sample", "train")
+    }
+    result = {
+        "benchmark": "rllib_speed",
+        "what": "decisions per second, 2-player classic: RLlib PPO (self-play, every decision by the module) "
+                "with 0/1/2 env runners (and the Parallel-view env with 0) vs MaskablePPO on Sb3VecEnv "
+                "(learner decisions; opponent in the engine)",
+        "command": "python benchmarks/rllib_speed.py --seconds " + f"{args.seconds:g}",
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                    "load_average_before": [round(x, 2) for x in load_before],
+                    "load_average_after": [round(x, 2) for x in os.getloadavg()]},
+        "versions": {"ray": ray.__version__, "torch": torch.__version__},
+        "network": {"hidden": list(HIDDEN), "activation": "tanh"},
+        "env_alone_decisions_per_second": env_only,
+        "sb3": sb3,
+        "rllib_by_env_runners": rllib,
+        "rllib_parallel_view_0_runners": parallel,
+        "rounds_0_runners": rounds,
+        "ratios": ratios,
+    }
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "rllib_speed.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(ratios, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,420 @@
+"""Ray RLlib: Qwixx as an RLlib `MultiAgentEnv`, an action-masking PPO module, bots as frozen opponents.
+
+>>> from qwixx_env.integrations.rllib import ppo_config
+>>> config = ppo_config(num_players=2)                 # self-play: every seat plays module "shared"
+>>> config = ppo_config(num_players=3, opponents={"self": 2, "heuristic": 1, "ppo-classic-3p": 1})
+>>> algo = config.build_algo()
+>>> algo.train()
+>>> export_module(algo.get_module("shared"), "runs/rllib/best", variant="classic", num_players=2, meta={})
+
+- `QwixxMultiAgentEnv`: the AEC env (`qwixx_v0.raw_env`) seen as RLlib's turn-based
+  `MultiAgentEnv`: each step exactly one agent, the one to decide, gets an observation; the
+  observation is the dict RLlib's action-masking modules read, ``{"observations": float32
+  vector, "action_mask": float32 0/1 vector}``. Rewards are those of the AEC env; at the end
+  every agent gets its final observation and reward.
+- `MaskedPPOModule`: RLlib's default PPO module (separate actor and critic MLPs) reading
+  ``observations``, with the logits of the actions ``action_mask`` forbids set to the lowest
+  float, so they get probability zero in exploration, inference and training.
+- `BotModule`: a bot of `qwixx_env.bots` (scripted, or a pretrained checkpoint, by any name
+  the arena takes) as an RLModule that returns actions; it is never trained.
+- `SeatMapping`: the policy mapping: one seat per game plays the learned module, every other
+  seat a module drawn by weight (the learned module too: self-play).
+- `ppo_config`: a `PPOConfig` with all of the above; `export_module`: the learned module's
+  networks to the project's numpy checkpoint format (`qwixx_env.nets.write_policy`), so that
+  `qwixx_env.bots.load` and the arena play it like any PPO export.
+
+Needs the ``rllib`` extra (``pip install "qwixx_env[rllib]"``: ray, with torch); importing
+`qwixx_env` never imports this module. `docs/integrations.md` shows a local and a cluster run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import random
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from ray.rllib.algorithms.ppo import PPOConfig
+from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
+from ray.rllib.core.columns import Columns
+from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
+from ray.rllib.env.multi_agent_env import MultiAgentEnv
+from ray.rllib.utils.torch_utils import FLOAT_MIN
+from torch import nn
+
+from qwixx_env.arena.schedule import parse_bot
+from qwixx_env.core.checks import check_choice
+from qwixx_env.envs.parallel import ParallelQwixx
+from qwixx_env.envs.qwixx_v0 import raw_env
+from qwixx_env.nets import Layer, write_policy
+
+ENV_OPTIONS = ("num_players", "variant", "lucky", "lucky_numbers", "start_player", "reward", "score_table",
+               "illegal_reward")
+"""The keys of `QwixxMultiAgentEnv`'s config: the options of `qwixx_v0.env` (but ``render_mode``) and
+``illegal_reward``."""
+
+LEARNER = "shared"
+"""The module id of the learned policy that every self-play seat shares."""
+
+SELF = "self"
+"""In `SeatMapping`'s and `ppo_config`'s opponent weights: a seat played by the learned module."""
+
+ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
+"""The hidden-layer activations a module may use and still export (what `NumpyPolicy` runs)."""
+
+
+class QwixxMultiAgentEnv(MultiAgentEnv):
+    """Qwixx for RLlib: turn-based, one deciding agent per step (see the module docstring).
+
+    `config` (RLlib's ``env_config``) takes the options of `qwixx_v0.env` by name
+    (`ENV_OPTIONS`) and ``illegal_reward`` (default -1). Agents are ``player_0`` ...
+    ``player_{n-1}``. ``reset(seed=...)`` reproduces a game as the AEC env does.
+
+    An action dict must hold exactly the deciding agent's action (else `ValueError`, the game
+    untouched). An action inside the action space that the mask forbids ends the game, as
+    PettingZoo's classic games do (and RLlib's env check, which samples unmasked actions,
+    expects): `illegal_reward` for the offender, 0 for the others. A masking module never
+    takes one.
+    """
+
+    def __init__(self, config: Mapping[str, Any] | None = None):
+        super().__init__()
+        options = dict(config or {})
+        unknown = sorted(set(options) - set(ENV_OPTIONS))
+        if unknown:
+            raise ValueError(f"env_config: got unknown key(s) {unknown}; accepted: {list(ENV_OPTIONS)}")
+        self.illegal_reward = float(options.pop("illegal_reward", -1.0))
+        self.game = raw_env(**options)  # checks every option, with errors that name it
+        self.variant = self.game.variant
+        self.num_players = self.game.table.num_players
+        self.possible_agents = list(self.game.possible_agents)
+        self.agents = list(self.possible_agents)
+        layout, num_actions = self.game.layout, self.game.num_actions
+        observation = spaces.Dict({
+            "observations": spaces.Box(layout.low, layout.high, dtype=np.float32),
+            "action_mask": spaces.Box(0.0, 1.0, (num_actions,), np.float32),
+        })
+        self.observation_spaces = dict.fromkeys(self.possible_agents, observation)
+        self.action_spaces = {a: spaces.Discrete(num_actions) for a in self.possible_agents}
+        self._mask = np.zeros(num_actions, np.float32)  # the deciding agent's mask, as handed out
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
+        self.game.reset(seed=seed, options=options)
+        agent = self.game.agent_selection
+        return {agent: self._observe(agent)}, {}
+
+    def step(self, action_dict: Mapping[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        if not getattr(self.game, "agents", None) or self.game.terminations[self.game.agent_selection]:
+            raise ValueError("step: the game is over (or not started); call reset() first")
+        agent = self.game.agent_selection
+        if set(action_dict) != {agent}:
+            raise ValueError(f"action_dict: got actions for {sorted(action_dict)}; expected exactly one, for "
+                             f"{agent!r}, the agent to decide")
+        action = self._in_space(agent, action_dict[agent])
+        if not self._mask[action]:
+            return self._illegal(agent)
+        self.game.step(action)
+        rewards = {a: float(r) for a, r in self.game.rewards.items()}
+        nxt = self.game.agent_selection
+        if self.game.terminations[nxt]:
+            return self._final(rewards)
+        return {nxt: self._observe(nxt)}, rewards, {"__all__": False}, {"__all__": False}, {}
+
+    def render(self) -> str:
+        """The game as text (`qwixx_v0`'s ansi rendering)."""
+        return self.game.render()
+
+    def _in_space(self, agent: str, action: Any) -> int:
+        """`action` as an int, or a `ValueError` when it is not an action of the action space."""
+        if isinstance(action, (bool, np.bool_)) or not self.action_spaces[agent].contains(action):
+            raise ValueError(f"{agent}: action {action!r} is outside the action space 0..{self.game.num_actions - 1}")
+        return int(action)
+
+    def _illegal(self, agent: str) -> tuple[dict, dict, dict, dict, dict]:
+        """The game ends on `agent`'s illegal action: `illegal_reward` for it, 0 for the others."""
+        rewards = dict.fromkeys(self.possible_agents, 0.0)
+        rewards[agent] = self.illegal_reward
+        return self._final(rewards)
+
+    def _observe(self, agent: str) -> dict[str, np.ndarray]:
+        seen = self.game.observe(agent)
+        mask = seen["action_mask"].astype(np.float32)
+        if agent == self.game.agent_selection:
+            self._mask = mask
+        return {"observations": seen["observation"], "action_mask": mask}
+
+    def _final(self, rewards: dict[str, float]) -> tuple[dict, dict, dict, dict, dict]:
+        """Every agent's last observation (no legal action) and reward; the episode ends."""
+        observations = {}
+        for a in self.possible_agents:
+            seen = self.game.observe(a)
+            observations[a] = {"observations": seen["observation"],
+                               "action_mask": np.zeros(self.game.num_actions, np.float32)}
+        self._mask = np.zeros(self.game.num_actions, np.float32)
+        terminated = {**dict.fromkeys(self.possible_agents, True), "__all__": True}
+        return observations, rewards, terminated, {"__all__": False}, {}
+
+
+class QwixxParallelMultiAgentEnv(QwixxMultiAgentEnv):
+    """The same game for RLlib over the Parallel view (`qwixx_env.envs.parallel.ParallelQwixx`):
+    at each roll every seat gets an observation and all white choices come in one step; a
+    Longo lucky tie-break and the colour action are steps of one agent. A game takes fewer env
+    steps than in `QwixxMultiAgentEnv`, so RLlib, whose cost is mostly per env step, samples
+    more decisions per second (``benchmarks/rllib_speed.py``). Config, observations, rewards
+    and the handling of bad and illegal actions are `QwixxMultiAgentEnv`'s; an action dict must
+    hold exactly the acting agents' actions."""
+
+    def __init__(self, config: Mapping[str, Any] | None = None):
+        super().__init__(config)
+        self.view = ParallelQwixx(self.game)  # drives the AEC env made above, decision by decision
+        self._masks: dict[str, np.ndarray] = {}
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
+        observations, _ = self.view.reset(seed=seed, options=options)
+        return self._handed(observations), {}
+
+    def step(self, action_dict: Mapping[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        acting = self.view.acting_agents
+        if not acting:
+            raise ValueError("step: the game is over (or not started); call reset() first")
+        if set(action_dict) != set(acting):
+            raise ValueError(f"action_dict: got actions for {sorted(action_dict)}; expected one for each acting "
+                             f"agent, {acting}")
+        actions = {agent: self._in_space(agent, action_dict[agent]) for agent in acting}
+        for agent, action in actions.items():
+            if not self._masks[agent][action]:
+                return self._illegal(agent)
+        observations, rewards, terminations, _, _ = self.view.step(actions)
+        rewards = {a: float(r) for a, r in rewards.items()}
+        if any(terminations.values()):
+            return self._final(rewards)
+        return self._handed(observations), rewards, {"__all__": False}, {"__all__": False}, {}
+
+    def _handed(self, observations: dict[str, dict[str, np.ndarray]]) -> dict[str, dict[str, np.ndarray]]:
+        """The acting agents' observations, in RLlib's masking form; their masks kept for the step."""
+        handed = {}
+        for agent in self.view.acting_agents:
+            mask = observations[agent]["action_mask"].astype(np.float32)
+            handed[agent] = {"observations": observations[agent]["observation"], "action_mask": mask}
+        self._masks = {agent: seen["action_mask"] for agent, seen in handed.items()}
+        return handed
+
+
+VIEWS = {"aec": QwixxMultiAgentEnv, "parallel": QwixxParallelMultiAgentEnv}
+"""`ppo_config`'s `view`: the MultiAgentEnv class RLlib steps."""
+
+
+def _split(batch: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    """(the batch with the bare observation vectors as its observations, the action masks); the
+    caller's batch is not changed."""
+    observation = batch[Columns.OBS]
+    return {**batch, Columns.OBS: observation["observations"]}, observation["action_mask"]
+
+
+def _masked(output: dict[str, Any], mask: Any) -> dict[str, Any]:
+    """`output` with the forbidden actions' logits at the lowest float: probability zero."""
+    logits = output[Columns.ACTION_DIST_INPUTS]
+    output[Columns.ACTION_DIST_INPUTS] = torch.where(mask > 0, logits, torch.full_like(logits, FLOAT_MIN))
+    return output
+
+
+class MaskedPPOModule(DefaultPPOTorchRLModule):
+    """RLlib's default PPO module over the ``observations`` of a Dict observation space,
+    whose ``action_mask`` zeroes the probability of forbidden actions in every forward pass
+    (exploration, inference, training). The networks are built for the ``observations``
+    space alone, so `export_module` can write them in the numpy checkpoint format."""
+
+    def __init__(self, *, observation_space: spaces.Space | None = None, **kwargs: Any):
+        if not isinstance(observation_space, spaces.Dict) or set(observation_space.spaces) != {
+            "observations", "action_mask"
+        }:
+            raise ValueError(
+                f"observation_space: got {observation_space!r}; MaskedPPOModule expects a Dict of 'observations' "
+                "and 'action_mask' (QwixxMultiAgentEnv's)"
+            )
+        super().__init__(observation_space=observation_space["observations"], **kwargs)
+        self.observation_space = observation_space  # what the env runners and connectors see
+
+    def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        inner, mask = _split(batch)
+        return _masked(super()._forward(inner, **kwargs), mask)
+
+    def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        inner, mask = _split(batch)
+        return _masked(super()._forward_train(inner, **kwargs), mask)
+
+    def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> Any:
+        if isinstance(batch[Columns.OBS], Mapping):
+            batch, _ = _split(batch)
+        return super().compute_values(batch, embeddings)
+
+
+def _numpy(x: Any) -> np.ndarray:
+    return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
+
+
+class BotModule(RLModule):
+    """A frozen opponent: a `qwixx_env.bots` bot acting on each observation of the batch.
+
+    `model_config`: ``bot`` (any name the arena takes: ``"heuristic"``, ``"greedy:max_skip=2"``,
+    ``"ppo-classic-2p"``, ...), ``variant``, ``num_players``, ``lucky`` and ``seed``. It returns
+    actions directly; keep it out of ``policies_to_train`` (`ppo_config` does)."""
+
+    def setup(self) -> None:
+        cfg = self.model_config
+        lucky = cfg.get("lucky") if cfg.get("variant") == "longo" else None
+        self.bot = parse_bot(cfg["bot"]).make(variant=cfg.get("variant", "classic"),
+                                              num_players=cfg.get("num_players", 2), lucky=lucky,
+                                              seed=cfg.get("seed", 0))
+
+    def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        observation = batch[Columns.OBS]
+        vectors = _numpy(observation["observations"]).astype(np.float32)
+        masks = _numpy(observation["action_mask"]).astype(np.int8)
+        actions = [self.bot.act({"observation": v, "action_mask": m}) for v, m in zip(vectors, masks)]
+        return {Columns.ACTIONS: np.array(actions, np.int64)}
+
+    def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        raise NotImplementedError(f"BotModule ({self.model_config.get('bot')}) is frozen: leave it out of "
+                                  "policies_to_train")
+
+
+def bot_module_id(name: str) -> str:
+    """The module id of bot `name` in the policy mapping: ``bot_`` and the name, other characters
+    than letters, digits, ``_ . -`` as ``_`` (module ids name checkpoint folders)."""
+    return "bot_" + re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+
+
+class SeatMapping:
+    """RLlib's ``policy_mapping_fn``: which module plays each agent of an episode.
+
+    One seat of each game (drawn) plays `LEARNER`; every other seat is drawn from `weights`
+    (module id -> weight, `LEARNER` among them for self-play). The draws depend on the
+    episode's id only, so every agent of an episode is mapped consistently, on any machine.
+    """
+
+    def __init__(self, num_players: int, weights: Mapping[str, float]):
+        self.num_players = num_players
+        self.modules = list(weights)
+        self.weights = [float(w) for w in weights.values()]
+
+    def seats(self, episode_id: str) -> list[str]:
+        """The module of every seat in the episode `episode_id`."""
+        draw = random.Random(int.from_bytes(hashlib.sha256(episode_id.encode()).digest()[:8], "little"))
+        learner = draw.randrange(self.num_players)
+        others = draw.choices(self.modules, self.weights, k=self.num_players)
+        return [LEARNER if seat == learner else others[seat] for seat in range(self.num_players)]
+
+    def __call__(self, agent_id: str, episode: Any, **kwargs: Any) -> str:
+        seat = int(agent_id.rsplit("_", 1)[1])
+        return self.seats(str(getattr(episode, "id_", episode)))[seat]
+
+
+def ppo_config(
+    *,
+    num_players: int = 2,
+    variant: str = "classic",
+    lucky: str = "bonus",
+    reward: str | None = None,
+    opponents: Mapping[str, float] | None = None,
+    hidden: tuple[int, ...] = (256, 256),
+    activation: str = "tanh",
+    env_options: Mapping[str, Any] | None = None,
+    view: str = "aec",
+) -> PPOConfig:
+    """A `PPOConfig` (RLlib's new API stack) for Qwixx self-play with the masking module.
+
+    `opponents` weighs who plays the seats other than the learner's: `SELF` (``"self"``: the
+    learned module) and bot names (`BotModule`). Default: ``{"self": 1}``, pure self-play.
+    `hidden` and `activation` shape the actor and the critic (separate MLPs, as the numpy
+    export needs). `env_options` are more `QwixxMultiAgentEnv` options. `view`: ``"aec"``
+    (`QwixxMultiAgentEnv`, one decision per env step) or ``"parallel"``
+    (`QwixxParallelMultiAgentEnv`, every seat's white choice in one env step). Set the rest
+    (``.env_runners``, ``.training``, ``.learners``, ``.debugging(seed=...)``) on the result.
+    """
+    check_choice("activation", activation, tuple(ACTIVATIONS))
+    check_choice("view", view, tuple(VIEWS))
+    env_config = {"num_players": num_players, "variant": variant, "lucky": lucky, "reward": reward,
+                  **(env_options or {})}
+    probe = QwixxMultiAgentEnv(env_config)  # checks the options before anything is built
+    opponents = dict(opponents or {SELF: 1.0})
+    if num_players == 1 and set(opponents) != {SELF}:
+        raise ValueError(f"opponents: got {sorted(opponents)}; a solo game has no opponents (give {{'self': 1}})")
+    model = dataclasses.asdict(DefaultModelConfig(fcnet_hiddens=list(hidden), fcnet_activation=activation,
+                                                  head_fcnet_hiddens=[], vf_share_layers=False))
+    specs = {LEARNER: RLModuleSpec(module_class=MaskedPPOModule, model_config=model)}
+    weights = {}
+    for name, weight in opponents.items():
+        if not isinstance(weight, (int, float)) or isinstance(weight, bool) or not weight > 0:
+            raise ValueError(f"opponents.{name}: got {weight!r}; expected a weight > 0")
+        if name == SELF:
+            weights[LEARNER] = weight
+            continue
+        bot = {"bot": name, "variant": variant, "num_players": probe.num_players, "lucky": lucky, "seed": 0}
+        try:
+            parse_bot(name).make(variant=variant, num_players=probe.num_players,
+                                 lucky=lucky if variant == "longo" else None, seed=0)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"opponents.{name}: {err}") from None
+        specs[bot_module_id(name)] = RLModuleSpec(module_class=BotModule, model_config=bot)
+        weights[bot_module_id(name)] = weight
+    return (
+        PPOConfig()
+        .environment(VIEWS[view], env_config=env_config)
+        .multi_agent(policies=set(specs), policy_mapping_fn=SeatMapping(probe.num_players, weights),
+                     policies_to_train=[LEARNER])
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
+    )
+
+
+# --- export to the numpy checkpoint format ---------------------------------------------------------
+
+
+def _layers(parts: list[nn.Module], where: str) -> list[Layer]:
+    """The Linear layers of `parts`, in order, each with the activation that follows it."""
+    out: list[Layer] = []
+    names = {cls: name for name, cls in ACTIVATIONS.items()}
+    for part in parts:
+        for module in part.modules():
+            if list(module.children()):
+                continue  # a container: its leaves come next
+            if isinstance(module, nn.Linear):
+                out.append((_numpy(module.weight), _numpy(module.bias), None))
+            elif type(module) in names and out and out[-1][2] is None:
+                out[-1] = (*out[-1][:2], names[type(module)])
+            elif not isinstance(module, nn.Identity):
+                raise ValueError(f"{where}: got module {module!r}; export supports Linear layers, each followed by "
+                                 f"one of {sorted(ACTIVATIONS)}")
+    if not out or out[-1][2] is not None:
+        raise ValueError(f"{where}: expected Linear layers ending in a Linear output layer")
+    return out
+
+
+def export_module(
+    module: RLModule,
+    path: str | os.PathLike[str],
+    *,
+    variant: str,
+    num_players: int,
+    lucky: str | None = None,
+    meta: dict[str, Any],
+) -> Path:
+    """Write a `MaskedPPOModule`'s actor and critic as a policy checkpoint pair (`write_policy`)
+    and return the JSON's path: `qwixx_env.bots.load` then plays it, its deterministic action
+    being the module's inference action. `lucky` is Longo's rule; `meta` JSON-ready data."""
+    encoder = module.encoder
+    if hasattr(encoder, "actor_encoder"):
+        actor, critic = [encoder.actor_encoder, module.pi], [encoder.critic_encoder, module.vf]
+    else:  # vf_share_layers: one encoder under both heads
+        actor, critic = [encoder, module.pi], [encoder, module.vf]
+    return write_policy(path, policy=_layers(actor, "policy"), value=_layers(critic, "value"), variant=variant,
+                        num_players=num_players, lucky=lucky if variant == "longo" else None, meta=meta)

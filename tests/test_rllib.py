@@ -1,0 +1,265 @@
+"""Ray RLlib: the MultiAgentEnv, the masking module, bots as modules, a tiny self-play run.
+
+Skipped, with the reason, when the rllib extra (ray) is not installed.
+"""
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("ray.rllib", reason="the rllib extra is not installed: pip install -e '.[rllib]'")
+
+import ray  # noqa: E402
+import torch  # noqa: E402
+from ray.rllib.core.columns import Columns  # noqa: E402
+from ray.rllib.utils.pre_checks.env import check_multiagent_environments  # noqa: E402
+
+from qwixx_env import bots, qwixx_v0  # noqa: E402
+from qwixx_env.arena import run_arena  # noqa: E402
+from qwixx_env.arena.schedule import parse_bot  # noqa: E402
+from qwixx_env.integrations.rllib import (  # noqa: E402
+    LEARNER,
+    BotModule,
+    MaskedPPOModule,
+    QwixxMultiAgentEnv,
+    QwixxParallelMultiAgentEnv,
+    SeatMapping,
+    ppo_config,
+)
+from qwixx_env.training import main as qwixx_train  # noqa: E402
+from qwixx_env.training.rllib import config_from_dict, latest_checkpoint, train  # noqa: E402
+
+
+def play_random(env, seed, steps=None):
+    """Play masked random actions: (every (agent, observation, action) in order, the last
+    observations, each agent's summed rewards)."""
+    rng = np.random.default_rng(seed)
+    obs, _ = env.reset(seed=seed)
+    seen, returns = [], dict.fromkeys(env.possible_agents, 0.0)
+    while steps is None or len(seen) < steps:
+        (agent, o), = obs.items()
+        action = int(rng.choice(np.flatnonzero(o["action_mask"])))
+        seen.append((agent, o, action))
+        obs, rewards, terminated, truncated, _ = env.step({agent: action})
+        for a, r in rewards.items():
+            returns[a] += r
+        if terminated["__all__"]:
+            break
+    return seen, obs, returns
+
+
+@pytest.mark.parametrize("variant", ["classic", "longo"])
+@pytest.mark.parametrize("num_players", [1, 2, 3, 5])
+@pytest.mark.parametrize("view", [QwixxMultiAgentEnv, QwixxParallelMultiAgentEnv])
+def test_env_passes_rllibs_multi_agent_check(view, variant, num_players):
+    env = view({"variant": variant, "num_players": num_players})
+    check_multiagent_environments(env)
+    obs, _ = env.reset(seed=3)
+    # only the deciding agents observe: one in the AEC order, every seat at a roll in the Parallel view
+    expected = env.possible_agents if view is QwixxParallelMultiAgentEnv else ["player_0"]
+    assert list(obs) == expected
+    assert all(env.observation_spaces[a].contains(o) for a, o in obs.items())
+
+
+@pytest.mark.parametrize("variant", ["classic", "longo"])
+def test_parallel_view_env_replays_the_parallel_game(variant):
+    """Same seed, same decisions: the observations, masks and rewards of qwixx_v0.raw_parallel_env,
+    to the acting agents only."""
+    env = QwixxParallelMultiAgentEnv({"variant": variant, "num_players": 3, "reward": "score_delta"})
+    par = qwixx_v0.raw_parallel_env(variant=variant, num_players=3, reward="score_delta")
+    rng = np.random.default_rng(4)
+    obs, _ = env.reset(seed=7)
+    ref, _ = par.reset(seed=7)
+    while True:
+        assert list(obs) == par.acting_agents
+        actions = {}
+        for agent, o in obs.items():
+            np.testing.assert_array_equal(o["observations"], ref[agent]["observation"])
+            np.testing.assert_array_equal(o["action_mask"], ref[agent]["action_mask"])
+            actions[agent] = int(rng.choice(np.flatnonzero(o["action_mask"])))
+        obs, rewards, terminated, _, _ = env.step(actions)
+        ref, ref_rewards, ref_terminated, _, _ = par.step(actions)
+        assert rewards == {a: float(r) for a, r in ref_rewards.items()}
+        if terminated["__all__"]:
+            assert all(ref_terminated.values()) and set(obs) == set(env.possible_agents)
+            break
+
+
+def test_parallel_view_env_refuses_a_missing_seat_and_ends_on_an_illegal_action():
+    env = QwixxParallelMultiAgentEnv({"num_players": 2})
+    obs, _ = env.reset(seed=0)
+    before = env.game.snapshot()
+    with pytest.raises(ValueError, match="expected one for each acting agent"):
+        env.step({"player_0": 44})
+    assert env.game.snapshot() == before
+    illegal = int(np.flatnonzero(obs["player_1"]["action_mask"] == 0)[0])
+    _, rewards, terminated, _, _ = env.step({"player_0": 44, "player_1": illegal})
+    assert terminated["__all__"] and rewards == {"player_0": 0.0, "player_1": -1.0}
+
+
+@pytest.mark.parametrize("variant", ["classic", "longo"])
+@pytest.mark.parametrize("reward", ["win", "score_delta"])
+def test_env_replays_the_aec_game(variant, reward):
+    """Same seed, same decisions: the observations, masks and rewards of qwixx_v0."""
+    env = QwixxMultiAgentEnv({"variant": variant, "num_players": 3, "reward": reward})
+    seen, final, returns = play_random(env, seed=11)
+    aec = qwixx_v0.raw_env(variant=variant, num_players=3, reward=reward)
+    aec.reset(seed=11)
+    totals = dict.fromkeys(aec.possible_agents, 0)
+    for agent, o, action in seen:
+        assert aec.agent_selection == agent
+        ref = aec.observe(agent)
+        np.testing.assert_array_equal(o["observations"], ref["observation"])
+        np.testing.assert_array_equal(o["action_mask"], ref["action_mask"].astype(np.float32))
+        aec.step(action)
+        for a, r in aec.rewards.items():
+            totals[a] += r
+    assert all(aec.terminations.values())
+    assert returns == totals and any(totals.values())
+    assert set(final) == set(aec.possible_agents) and not any(f["action_mask"].any() for f in final.values())
+    for a, f in final.items():
+        np.testing.assert_array_equal(f["observations"], aec.observe(a)["observation"])
+
+
+def test_an_illegal_action_ends_the_game_with_a_loss():
+    env = QwixxMultiAgentEnv({"num_players": 2})
+    obs, _ = env.reset(seed=0)
+    illegal = int(np.flatnonzero(obs["player_0"]["action_mask"] == 0)[0])
+    final, rewards, terminated, _, _ = env.step({"player_0": illegal})
+    assert terminated["__all__"] and rewards == {"player_0": -1.0, "player_1": 0.0}
+    assert set(final) == {"player_0", "player_1"}
+
+
+@pytest.mark.parametrize(
+    "actions, message",
+    [({"player_1": 44}, "expected exactly one, for 'player_0'"), ({"player_0": 45}, "outside the action space"),
+     ({"player_0": True}, "outside the action space"), ({}, "expected exactly one")],
+)
+def test_bad_action_dicts_are_refused_and_change_nothing(actions, message):
+    env = QwixxMultiAgentEnv({"num_players": 2})
+    env.reset(seed=5)
+    before = env.game.snapshot()
+    with pytest.raises(ValueError, match=message):
+        env.step(actions)
+    assert env.game.snapshot() == before and env.game.agent_selection == "player_0"
+
+
+def test_step_before_reset_or_after_the_end_is_refused():
+    env = QwixxMultiAgentEnv({"num_players": 1})
+    with pytest.raises(ValueError, match="call reset"):
+        env.step({"player_0": 44})
+    play_random(env, seed=2)
+    with pytest.raises(ValueError, match="call reset"):
+        env.step({"player_0": 44})
+
+
+def test_bad_env_config_names_the_key():
+    with pytest.raises(ValueError, match="unknown key"):
+        QwixxMultiAgentEnv({"players": 2})
+    with pytest.raises(ValueError, match="num_players"):
+        QwixxMultiAgentEnv({"num_players": 6})
+
+
+def masked_batch(variant, num_players, rows=32):
+    """Observations of random games, stacked as RLlib hands them to a module."""
+    env = QwixxMultiAgentEnv({"variant": variant, "num_players": num_players})
+    seen, _, _ = play_random(env, seed=1, steps=rows)
+    obs = {k: torch.as_tensor(np.stack([o[k] for _, o, _ in seen])) for k in ("observations", "action_mask")}
+    return env, {Columns.OBS: obs}
+
+
+@pytest.mark.parametrize("variant", ["classic", "longo"])
+def test_the_module_gives_illegal_actions_zero_probability(variant):
+    env, batch = masked_batch(variant, 2)
+    module = MaskedPPOModule(observation_space=env.observation_spaces["player_0"],
+                             action_space=env.action_spaces["player_0"],
+                             model_config={"fcnet_hiddens": [16], "vf_share_layers": False})
+    mask = batch[Columns.OBS]["action_mask"] > 0
+    for forward in (module.forward_inference, module.forward_exploration, module.forward_train):
+        logits = forward(dict(batch))[Columns.ACTION_DIST_INPUTS]
+        probs = torch.softmax(logits, -1)
+        assert torch.all(probs[~mask] == 0) and torch.allclose(probs.sum(-1), torch.ones(len(probs)))
+        dist = module.get_exploration_action_dist_cls().from_logits(logits)
+        samples = torch.stack([dist.sample() for _ in range(200)])  # (200, rows)
+        assert mask.gather(1, samples.T).all()
+    assert module.compute_values(dict(batch)).shape == (len(mask),)
+
+
+@pytest.mark.parametrize("name", ["heuristic", "greedy:max_skip=2", "ppo-classic-2p"])
+def test_a_bot_module_plays_the_bots_actions(name):
+    env, batch = masked_batch("classic", 2)
+    module = BotModule(observation_space=env.observation_spaces["player_0"], action_space=env.action_spaces["player_0"],
+                       model_config={"bot": name, "variant": "classic", "num_players": 2, "seed": 0})
+    actions = module.forward_inference(batch)[Columns.ACTIONS]
+    bot = parse_bot(name).make(variant="classic", num_players=2, seed=0)
+    obs = batch[Columns.OBS]
+    expected = [bot.act({"observation": v.numpy(), "action_mask": m.numpy().astype(np.int8)})
+                for v, m in zip(obs["observations"], obs["action_mask"])]
+    assert actions.tolist() == expected
+
+
+def test_seat_mapping_puts_the_learner_in_one_seat_per_episode():
+    mapping = SeatMapping(3, {"bot_heuristic": 1.0})
+    for episode in ("a", "b", "c", "d"):
+        seats = [mapping(f"player_{s}", episode) for s in range(3)]
+        assert seats.count(LEARNER) == 1 and seats.count("bot_heuristic") == 2
+        assert seats == mapping.seats(episode)  # the same every call
+    learner_seats = {mapping.seats(str(i)).index(LEARNER) for i in range(40)}
+    assert learner_seats == {0, 1, 2}
+
+
+def test_ppo_config_steps_the_chosen_view():
+    assert ppo_config(num_players=2).env is QwixxMultiAgentEnv
+    assert ppo_config(num_players=2, view="parallel").env is QwixxParallelMultiAgentEnv
+    with pytest.raises(ValueError, match="view"):
+        ppo_config(num_players=2, view="openspiel")
+
+
+def test_ppo_config_refuses_bad_opponents():
+    with pytest.raises(ValueError, match="opponents.nobody"):
+        ppo_config(num_players=2, opponents={"nobody": 1})
+    with pytest.raises(ValueError, match="opponents.heuristic"):
+        ppo_config(num_players=2, opponents={"heuristic": 0})
+    with pytest.raises(ValueError, match="lucky"):
+        ppo_config(num_players=2, lucky="instead")  # classic has no lucky numbers
+    with pytest.raises(ValueError, match="solo game has no opponents"):
+        ppo_config(num_players=1, opponents={"heuristic": 1}, reward="score")
+
+
+def test_qwixx_train_engine_rllib_checks_the_config_first(tmp_path, capsys):
+    config = tmp_path / "bad.yaml"
+    config.write_text("name: bad\niterations: 1\nopponents: {self: 1, nobody: 1}\n")
+    assert qwixx_train(["--engine", "rllib", str(config), "--out", str(tmp_path / "run")]) == 2
+    assert "opponents.nobody" in capsys.readouterr().err and not (tmp_path / "run").exists()
+    assert qwixx_train(["--engine", "jax", str(config)]) == 2
+    assert "expected 'sb3'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:.*Overriding environment rllib-multi-agent-env-v0")  # RLlib's own, on rebuild
+def test_a_tiny_self_play_run_checkpoints_resumes_exports_and_plays(tmp_path):
+    cfg = config_from_dict({
+        "name": "tiny", "iterations": 2, "checkpoint_every": 1, "num_players": 2,
+        "opponents": {"self": 1, "heuristic": 1}, "network": {"hidden": [32, 32]},
+        "ppo": {"train_batch_size": 256, "minibatch_size": 128, "num_epochs": 1},
+        "env_runners": {"num_env_runners": 0, "num_envs_per_env_runner": 4},
+        "ray": {"num_cpus": 2, "object_store_mb": 100},
+    })
+    run = tmp_path / "run"
+    try:
+        first = train(cfg, run)
+        assert first["iterations"] == 2 and latest_checkpoint(run).name == "iter_000002"
+        with pytest.raises(ValueError, match="already holds a run"):
+            train(cfg, run)
+        resumed = train(config_from_dict({**cfg.to_dict(), "iterations": 3}), run, resume=True)
+    finally:
+        ray.shutdown()
+    assert resumed["iterations"] == 3 and latest_checkpoint(run).name == "iter_000003"
+    log = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
+    assert [line["iteration"] for line in log] == [1, 2, 3]
+    assert log[2]["env_steps"] > log[1]["env_steps"] > log[0]["env_steps"] > 0  # counters carried over
+    bot = bots.load(run / "policy.json")
+    assert bot.policy.meta["iteration"] == 3
+    result = run_arena([lambda **kw: bots.load(run / "policy.json"), "heuristic"], games=4, workers=1)
+    assert result.deals == 4 and sum(result.games.rolls) > 0
