@@ -171,7 +171,8 @@ def test_root_value_is_the_published_optimum(classic):
 def test_table_is_cached_and_loads_back_the_same(classic):
     path = table_path(classic.variant)
     assert path.exists() and path.parent == solver.cache_dir()
-    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary file left
+    # no temporary file left (the folder may also hold kernels a subprocess test compiled there)
+    assert [p.name for p in path.parent.iterdir() if p.is_file()] == [path.name]
     loaded = ValueTable.load(path)
     assert loaded.root == classic.root
     np.testing.assert_array_equal(loaded.values, classic.values)

@@ -167,9 +167,19 @@ class TrainConfig:
         return plain(dataclasses.asdict(self))
 
 
+# Keys only an RLlib config has (training/rllib.py): such a file is run with `--engine rllib`.
+RLLIB_ONLY_KEYS = ("iterations", "env_runners", "ray", "num_learners")
+
+
 def load_config(path: str | Path) -> TrainConfig:
     """Read and check a YAML config file (see the module docstring)."""
-    return config_from_dict(read_yaml(Path(path)))
+    data = read_yaml(Path(path))
+    if isinstance(data, dict) and any(key in data for key in RLLIB_ONLY_KEYS):
+        keys = [key for key in RLLIB_ONLY_KEYS if key in data]
+        raise ValueError(
+            f"{path}: an RLlib config (it sets {keys}); run it with `qwixx-train --engine rllib {path}`"
+        )
+    return config_from_dict(data)
 
 
 def config_from_dict(data: Any) -> TrainConfig:
