@@ -4,6 +4,7 @@ Skipped, with the reason, when the rllib extra (ray) is not installed.
 """
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,7 +29,7 @@ from qwixx_env.integrations.rllib import (  # noqa: E402
     ppo_config,
 )
 from qwixx_env.training import main as qwixx_train  # noqa: E402
-from qwixx_env.training.rllib import config_from_dict, latest_checkpoint, train  # noqa: E402
+from qwixx_env.training.rllib import config_from_dict, latest_checkpoint, load_config, train  # noqa: E402
 
 
 def play_random(env, seed, steps=None):
@@ -263,3 +264,8 @@ def test_a_tiny_self_play_run_checkpoints_resumes_exports_and_plays(tmp_path):
     assert bot.policy.meta["iteration"] == 3
     result = run_arena([lambda **kw: bots.load(run / "policy.json"), "heuristic"], games=4, workers=1)
     assert result.deals == 4 and sum(result.games.rolls) > 0
+
+
+def test_the_shipped_rllib_config_loads():
+    cfg = load_config(Path(__file__).parent.parent / "configs" / "rllib_classic_2p.yaml")
+    assert cfg.name == "rllib_classic_2p" and cfg.iterations > 0
