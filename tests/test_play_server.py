@@ -4,7 +4,6 @@ every bad input refused with a 4xx that names the problem, and the game unchange
 import json
 import re
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -284,17 +283,27 @@ def test_a_loopback_server_refuses_other_host_names():
 
 
 class SlowBot:
-    """Passes after a long think: stands in for a search bot."""
+    """A bot that thinks until the test lets it go (at most 10 s), and says whether it was let go."""
+
+    name = "slow"
+
+    def __init__(self):
+        self.thinking = threading.Event()
+        self.release = threading.Event()
+        self.released = None
 
     def act(self, observation):
-        time.sleep(1.0)
+        self.thinking.set()
+        self.released = self.release.wait(timeout=10.0)
         return int(len(observation["action_mask"]) - 1)
 
 
 def test_a_thinking_bot_does_not_hold_up_other_requests(client):
+    """While the bot thinks, another request is answered: the bot is let go only after that
+    answer, so a server that waited for the bot on its event loop would time the bot out."""
     game = new_game(client, seed=1)
     handle = client.app.state.games.get(game["id"])
-    handle.bots[1] = SlowBot()
+    bot = handle.bots[1] = SlowBot()
     answered = {}
 
     def move():
@@ -302,12 +311,11 @@ def test_a_thinking_bot_does_not_hold_up_other_requests(client):
 
     worker = threading.Thread(target=move)
     worker.start()
-    time.sleep(0.2)  # the bot is thinking now
-    start = time.perf_counter()
-    assert client.get("/api/info").status_code == 200
-    assert time.perf_counter() - start < 0.5
+    assert bot.thinking.wait(timeout=10.0)
+    assert client.get("/api/info").status_code == 200  # answered while the bot still thinks
+    bot.release.set()
     worker.join()
-    assert answered["move"] == 200
+    assert bot.released is True and answered["move"] == 200
 
 
 # --- the command line ---------------------------------------------------------------------
