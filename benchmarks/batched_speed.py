@@ -59,10 +59,10 @@ from rich.table import Table  # noqa: E402
 
 from qwixx_env import qwixx_v0  # noqa: E402
 from qwixx_env.core.compile import kernel  # noqa: E402
-from qwixx_env.core.policies import random_legal  # noqa: E402
 from qwixx_env.envs.batched import BatchedQwixx  # noqa: E402
 from qwixx_env.envs.vector import QwixxVectorEnv  # noqa: E402
 from qwixx_env.files import save_figure, write_atomically  # noqa: E402
+from qwixx_env.policies.scripted import random_legal  # noqa: E402
 
 TARGET = 1_000_000
 DEFAULT_BATCH_SIZES = (64, 256, 1024, 4096, 16384)

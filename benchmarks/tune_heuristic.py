@@ -41,11 +41,11 @@ import numpy as np
 from numba import njit
 
 from qwixx_env.core import rules
-from qwixx_env.core.heuristic import WEIGHT_NAMES, heuristic_action, weights_array
-from qwixx_env.core.policies import greedy_action, greedy_defaults
-from qwixx_env.core.scratch import new_scratch
 from qwixx_env.core.state import OVER
 from qwixx_env.envs.batched import BatchedQwixx
+from qwixx_env.policies.heuristic import WEIGHT_NAMES, heuristic_action, weights_array
+from qwixx_env.policies.scratch import new_scratch
+from qwixx_env.policies.scripted import greedy_action, greedy_defaults
 
 
 # Not cached: numba's cache would not see edits to the kernels this one inlines.
@@ -55,7 +55,7 @@ def play_to_end(st, tb, games, heuristic_seat, weights, rival_weights, max_skip,
     """Play `games` to the end: seat heuristic_seat[b] is the heuristic with `weights`, the
     others greedy, or the heuristic with `rival_weights` when that is not empty. Writes every
     seat's final score and how many decisions the first heuristic took per game. `ws`: the
-    thread's `core.scratch.Scratch`."""
+    thread's `policies.scratch.Scratch`."""
     mask = np.zeros(4 * tb.cells + 1, np.int8)
     for b in games:
         while st.phase[b] != OVER:

@@ -17,12 +17,12 @@ from qwixx_env.bots.afterstate import (
 )
 from qwixx_env.bots.pretrained import CheckpointError, NumpyPolicy, write_policy
 from qwixx_env.core import CLASSIC, encode_action, layout_for, rules
-from qwixx_env.core.afterstate import action_values
-from qwixx_env.core.heuristic import FREQUENCY, _open_weights, weights_array
-from qwixx_env.core.scratch import new_scratch
 from qwixx_env.core.state import OVER, WHITE
-from qwixx_env.core.value import NUM_FEATURES, num_features, scratch_features, value_features
 from qwixx_env.nets import win_chance_network
+from qwixx_env.policies.afterstate import action_values
+from qwixx_env.policies.heuristic import FREQUENCY, _open_weights, weights_array
+from qwixx_env.policies.scratch import new_scratch
+from qwixx_env.policies.value import NUM_FEATURES, num_features, scratch_features, value_features
 
 from conftest import play_game, position, random_layers, random_positions
 
@@ -70,7 +70,7 @@ def test_value_features_at_three_players_read_own_sheet_then_the_others_in_seat_
     """Seat 1 of a hand-set 3-player position: its own sheet, then seat 2's, then seat 0's
     (share crossed, rightmost cell, lock per row; penalties; score), the locked rows, who rolls
     (one bit per seat from seat 1 on), the heuristic's evaluation, the margin, 1."""
-    from qwixx_env.core.heuristic import position_value
+    from qwixx_env.policies.heuristic import position_value
 
     st = position(CLASSIC, [
         {"red": [2, 3], "penalties": 1},    # seat 0: 3 - 5 = -2 points
@@ -336,7 +336,7 @@ def test_afterstate_inputs_need_a_table_with_a_network(tmp_path):
 def test_a_reused_scratch_gives_the_same_ratings_and_decisions_as_a_fresh_one(num_players):
     """The look-ahead kernels write into the caller's `Scratch` instead of allocating; nothing
     left in it by an earlier decision (here: garbage in every array) changes the next one."""
-    from qwixx_env.core.heuristic import heuristic_action
+    from qwixx_env.policies.heuristic import heuristic_action
 
     net, hw = win_chance_network("afterstate", "classic", num_players), weights_array()
     dirty = new_scratch(CLASSIC, num_players, net)

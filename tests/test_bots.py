@@ -7,8 +7,8 @@ import pytest
 
 from qwixx_env import BatchedQwixx, ObservationView, bots, qwixx_v0
 from qwixx_env.core import layout_for, state_from_observation
-from qwixx_env.core.policies import greedy_action
-from qwixx_env.core.scratch import new_scratch
+from qwixx_env.policies.scratch import new_scratch
+from qwixx_env.policies.scripted import greedy_action
 
 from conftest import play_game, random_positions
 
@@ -302,14 +302,14 @@ def test_rollout_outscores_greedy_in_solo_classic():
     assert means["rollout"] > means["greedy"] + 5
 
 
-# --- the rollout bot's learned leaf (core.value) -------------------------------------------------
+# --- the rollout bot's learned leaf (policies.value) -------------------------------------------------
 
 
 def _network_chances(engine, b):
     """The shipped network's win chance for each seat of game b of a 2-player engine."""
-    from qwixx_env.core.heuristic import weights_array
-    from qwixx_env.core.value import NUM_FEATURES, value_features, win_chance
     from qwixx_env.nets import win_chance_network
+    from qwixx_env.policies.heuristic import weights_array
+    from qwixx_env.policies.value import NUM_FEATURES, value_features, win_chance
 
     net = win_chance_network("value", "classic", 2)
     feats, chances = [], []
@@ -396,8 +396,8 @@ def test_rollout_default_leaf_is_the_network_where_one_ships():
 
 @pytest.mark.parametrize("num_players", [2, 3])
 def test_rollout_with_the_afterstate_leaf_reads_its_tables_network_and_plays_legal_games(num_players):
-    from qwixx_env.core.value import num_features
     from qwixx_env.nets import win_chance_network
+    from qwixx_env.policies.value import num_features
 
     bot = bots.make("rollout", num_players=num_players, leaf="afterstate", continuations=4, threads=1, seed=1)
     assert bot._net is win_chance_network("afterstate", "classic", num_players)

@@ -15,12 +15,12 @@ import pytest
 
 from qwixx_env import CLASSIC, bots, encode_action, qwixx_v0, replay
 from qwixx_env.core import COLORS, rules
-from qwixx_env.core.afterstate import action_values
-from qwixx_env.core.heuristic import weights_array
 from qwixx_env.core.observation import ObservationView, state_from_observation
-from qwixx_env.core.scratch import new_scratch
 from qwixx_env.nets import win_chance_network
 from qwixx_env.play import coach
+from qwixx_env.policies.afterstate import action_values
+from qwixx_env.policies.heuristic import weights_array
+from qwixx_env.policies.scratch import new_scratch
 
 from conftest import position
 

@@ -12,8 +12,8 @@ import pytest
 
 from qwixx_env import BatchedQwixx, bots, qwixx_v0
 from qwixx_env.core import CLASSIC, WHITE, decode_action, encode_action, rules
-from qwixx_env.core.heuristic import DEFAULT_WEIGHTS, WEIGHT_NAMES, heuristic_action, weights_array
-from qwixx_env.core.scratch import new_scratch
+from qwixx_env.policies.heuristic import DEFAULT_WEIGHTS, WEIGHT_NAMES, heuristic_action, weights_array
+from qwixx_env.policies.scratch import new_scratch
 
 from conftest import play_game, position, random_legal_actions
 

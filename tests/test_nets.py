@@ -6,10 +6,10 @@ import shutil
 import numpy as np
 import pytest
 
-from qwixx_env.core.value import num_features
 from qwixx_env.nets import CheckpointError, checkpoints_dir, win_chance_network, write_win_chance
 from qwixx_env.nets.checkpoint import POLICY, WIN_CHANCE, json_and_npz, read, write
 from qwixx_env.nets.win_chance import kernel_arrays, networks_dir
+from qwixx_env.policies.value import num_features
 
 SHIPPED = [("value", 2), ("afterstate", 2), ("afterstate", 3), ("afterstate", 4)]
 

@@ -19,9 +19,9 @@ pytest.importorskip("sb3_contrib")
 pytest.importorskip("tensorboard")
 
 from qwixx_env import bots, qwixx_v0
-from qwixx_env.core.value import num_features
 from qwixx_env.nets.checkpoint import WIN_CHANCE, json_and_npz, read
 from qwixx_env.nets.win_chance import kernel_arrays, networks_dir
+from qwixx_env.policies.value import num_features
 from qwixx_env.training import checkpoint
 from qwixx_env.training.config import config_from_dict, load_config, make_bot
 from qwixx_env.training.train import main

@@ -2,7 +2,7 @@
 
 Round k: the afterstate policy with the current network plays (`BatchedQwixx`, a share
 `explore` of its decisions random), every position at the start of a roll is recorded
-(`core.value.value_features`) with who went on to win, and a new network is fitted on them
+(`policies.value.value_features`) with who went on to win, and a new network is fitted on them
 (`qwixx_env.training.value_leaf.fit`: binary cross-entropy, a tenth of the games held out). After each
 round the policy plays `heuristic` (`match`) and its win rate is printed and kept. The first
 round starts from the rollout leaf's network, trained on heuristic games. The result is
@@ -29,12 +29,12 @@ import numpy as np
 from qwixx_env.arena.stats import win_shares
 from qwixx_env.core import rules
 from qwixx_env.core.compile import kernel
-from qwixx_env.core.heuristic import weights_array
-from qwixx_env.core.scratch import new_scratch
-from qwixx_env.core.value import num_features, win_chance
 from qwixx_env.envs.batched import BatchedQwixx
 from qwixx_env.nets.checkpoint import WIN_CHANCE, json_and_npz, read
 from qwixx_env.nets.win_chance import kernel_arrays, network_name, networks_dir, write_win_chance
+from qwixx_env.policies.heuristic import weights_array
+from qwixx_env.policies.scratch import new_scratch
+from qwixx_env.policies.value import num_features, win_chance
 from qwixx_env.training.value_leaf import fit, play_recorded, record_games
 
 OPPONENTS = ("self", "heuristic")

@@ -1,4 +1,4 @@
-"""Train a win-chance network (`core.value`) on heuristic games: the `rollout` bot's learned leaf
+"""Train a win-chance network (`policies.value`) on heuristic games: the `rollout` bot's learned leaf
 (2 players) and the start of the `afterstate` bot's value iteration (`training/afterstate.py`).
 
 Plays heuristic-against-heuristic games with `BatchedQwixx` (a small share of decisions is
@@ -30,15 +30,15 @@ from numba import njit
 
 from qwixx_env.arena.stats import win_shares
 from qwixx_env.core import rules
-from qwixx_env.core.afterstate import afterstate_action
 from qwixx_env.core.compile import kernel
-from qwixx_env.core.heuristic import heuristic_action, weights_array
-from qwixx_env.core.policies import random_legal
-from qwixx_env.core.scratch import new_scratch
 from qwixx_env.core.state import OVER
-from qwixx_env.core.value import NUM_FEATURES, num_features, value_features  # noqa: F401 (NUM_FEATURES: the 2-player width, read by callers)
 from qwixx_env.envs.batched import BatchedQwixx
 from qwixx_env.nets.win_chance import network_name, networks_dir, write_win_chance
+from qwixx_env.policies.afterstate import afterstate_action
+from qwixx_env.policies.heuristic import heuristic_action, weights_array
+from qwixx_env.policies.scratch import new_scratch
+from qwixx_env.policies.scripted import random_legal
+from qwixx_env.policies.value import NUM_FEATURES, num_features, value_features  # noqa: F401 (NUM_FEATURES: the 2-player width, read by callers)
 
 HIDDEN = (64, 32)
 
@@ -50,7 +50,7 @@ def play_recorded(st, tb, hw, net, uses_net, records, explore, rng, feats, rows_
     Seat s of game b plays the afterstate policy with network `net` where uses_net[b, s], else
     the heuristic (weights hw). A seat with records[b, s] takes a share `explore` of its
     decisions at random and has the features of every roll start written from its side
-    (feats, rows_game, rows_seat; until feats is full). `ws`: a `core.scratch.Scratch` sized
+    (feats, rows_game, rows_seat; until feats is full). `ws`: a `policies.scratch.Scratch` sized
     for `net`."""
     mask, values, x = ws.mask, ws.values, ws.features
     P = st.marks.shape[1]

@@ -4,7 +4,7 @@ Classic, at the table sizes a network ships for (`qwixx_env.nets.AFTERSTATE_TABL
 the game from the observation, crosses each legal action on a scratch sheet with the
 heuristic's look-ahead (a white action of the active player together with its best colour
 follow-up) and rates the position with the table's win-chance network
-(`qwixx_env.core.afterstate`). The networks ship as `qwixx_env/nets/data/afterstate-classic-<P>p`:
+(`qwixx_env.policies.afterstate`). The networks ship as `qwixx_env/nets/data/afterstate-classic-<P>p`:
 at 2 players `training/afterstate.py` trains it by fitted value iteration (the bot plays itself,
 and the network is refitted on who won); at 3 and 4 players `training/value_leaf.py` trains it
 on heuristic games. One decision costs a few dozen forward passes of a small network.
@@ -20,10 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from qwixx_env.bots import registry
-from qwixx_env.core import afterstate as core
 from qwixx_env.core import rules
-from qwixx_env.core.heuristic import weights_array
-from qwixx_env.core.scratch import new_scratch
 from qwixx_env.core.state import new_state
 from qwixx_env.core.variant import get_variant
 from qwixx_env.nets import check_afterstate_table, win_chance_network
@@ -34,6 +31,9 @@ from qwixx_env.nets.afterstate import (  # noqa: F401 (their former home: these 
     afterstate_inputs,
     afterstate_policy,
 )
+from qwixx_env.policies import afterstate as core
+from qwixx_env.policies.heuristic import weights_array
+from qwixx_env.policies.scratch import new_scratch
 
 
 class AfterstateBot:

@@ -1,7 +1,7 @@
 """`greedy`: cross when it costs few numbers, the compiled policy the batched engine uses too.
 
 It rebuilds the game from the observation (`state_from_observation`, the observer as seat 0)
-and runs `qwixx_env.core.policies.greedy_action`: the legal cross that skips the fewest open
+and runs `qwixx_env.policies.scripted.greedy_action`: the legal cross that skips the fewest open
 numbers, if it skips at most `max_skip`; ties go to the row closest to its lock; as the active
 player facing a penalty with `penalty_worry` or more penalties already, any cross beats it.
 """
@@ -12,14 +12,14 @@ from typing import Any
 
 from qwixx_env.bots import registry
 from qwixx_env.core.checks import check_int
-from qwixx_env.core.policies import greedy_action, greedy_defaults
 from qwixx_env.core.state import new_state
 from qwixx_env.core.variant import get_variant
+from qwixx_env.policies.scripted import greedy_action, greedy_defaults
 
 
 class GreedyBot:
     """See the module docstring; `max_skip` 0, 1, 2, … (default: the best for the player
-    count, `core.policies.greedy_defaults`)."""
+    count, `policies.scripted.greedy_defaults`)."""
 
     name = "greedy"
 

@@ -1,7 +1,7 @@
 """`heuristic`: a hand-written evaluation of crosses, locks, penalties and the race to the end.
 
 It rebuilds the game from the observation (`state_from_observation`, the observer as seat 0)
-and runs `qwixx_env.core.heuristic.heuristic_action`, which judges every legal action by the
+and runs `qwixx_env.policies.heuristic.heuristic_action`, which judges every legal action by the
 expected value of the position it leads to (the module docstring there explains the
 evaluation). The weights below are its defaults; ``make("heuristic", weights={...})``
 overrides some of them by name.
@@ -14,10 +14,10 @@ from typing import Any
 
 from qwixx_env.bots import registry
 from qwixx_env.core import rules
-from qwixx_env.core.heuristic import heuristic_action, weights_array
-from qwixx_env.core.scratch import new_scratch
 from qwixx_env.core.state import new_state
 from qwixx_env.core.variant import get_variant
+from qwixx_env.policies.heuristic import heuristic_action, weights_array
+from qwixx_env.policies.scratch import new_scratch
 
 
 class HeuristicBot:

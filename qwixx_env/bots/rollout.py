@@ -22,14 +22,14 @@ What a playout is worth:
 The `leaf` evaluations:
 
 * ``"network"`` (the default where one ships: 2-player classic): a learned win chance
-  (`core.value`), a small network trained by `training/value_leaf.py` on positions of
+  (`policies.value`), a small network trained by `training/value_leaf.py` on positions of
   heuristic-against-heuristic games labelled with who won; a finished game scores its exact
   outcome (win share + `margin_weight` x margin, as with full playouts);
 * ``"afterstate"`` (classic, 2-4 players; not the default): the `afterstate` bot's win-chance
   network for the table (trained further, on its own play, by `training/afterstate.py`),
   scored the same way; in 2-player classic the stronger leaf, for a little more time
   (docs/baselines.md);
-* ``"heuristic"`` (elsewhere): the heuristic's evaluation (`core.heuristic.position_value`:
+* ``"heuristic"`` (elsewhere): the heuristic's evaluation (`policies.heuristic.position_value`:
   expected final points against the best opponent's, a finished game scored exactly with
   the win bonus).
 
@@ -59,11 +59,7 @@ import numpy as np
 from qwixx_env.bots import registry
 from qwixx_env.bots.pretrained import load
 from qwixx_env.core.checks import check_choice, check_int, check_number
-from qwixx_env.core.heuristic import weights_array
 from qwixx_env.core.observation import ObservationView, state_from_observation
-from qwixx_env.core.policies import POLICY_NAMES, greedy_defaults
-from qwixx_env.core.rollout import LEAF_HEURISTIC, LEAF_NETWORK, fill_seeds, rollout_outcomes, root_action
-from qwixx_env.core.scratch import new_scratch
 from qwixx_env.core.state import new_state
 from qwixx_env.core.variant import get_variant
 from qwixx_env.nets import (
@@ -73,6 +69,10 @@ from qwixx_env.nets import (
     is_checkpoint_name,
     win_chance_network,
 )
+from qwixx_env.policies.heuristic import weights_array
+from qwixx_env.policies.rollout import LEAF_HEURISTIC, LEAF_NETWORK, fill_seeds, rollout_outcomes, root_action
+from qwixx_env.policies.scratch import new_scratch
+from qwixx_env.policies.scripted import POLICY_NAMES, greedy_defaults
 
 DEFAULT_CONTINUATIONS = 32
 DEFAULT_POLICY = "heuristic"

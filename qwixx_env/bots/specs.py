@@ -32,9 +32,9 @@ import numpy as np
 
 from qwixx_env.bots import registry
 from qwixx_env.bots.pretrained import PretrainedBot, load
-from qwixx_env.core.policies import POLICY_NAMES
 from qwixx_env.nets import afterstate_policy, check_afterstate_table
 from qwixx_env.nets.installed import checkpoint_label, is_checkpoint_name
+from qwixx_env.policies.scripted import POLICY_NAMES
 
 TABLE_OPTIONS = ("variant", "num_players", "seed")  # set per game by whoever seats the bot
 

@@ -1,7 +1,7 @@
 """`kernel`: how every compiled function of the package is made.
 
 It is `numba.njit(cache=True, nogil=True)` with one difference: the machine code is cached in
-a directory keyed by a hash of the source of the kernel packages (core, envs, solver). Numba
+a directory keyed by a hash of the source of the kernel packages (core, policies, envs, solver). Numba
 checks a cached function only against its own file, but our kernels inline the rules from
 other modules (rules.py into the policies, the engines, the bots), so an edit to rules.py
 would otherwise leave stale code running elsewhere. The directory is
@@ -44,7 +44,7 @@ def cache_root() -> Path:
 
 
 # The packages whose code a kernel can inline or freeze in (functions, constants, tables).
-_KERNEL_PACKAGES = ("core", "envs", "solver")
+_KERNEL_PACKAGES = ("core", "policies", "envs", "solver")
 
 
 def _source_digest() -> str:

@@ -2,7 +2,7 @@
 
 For each row of observations the game is rebuilt from the observation, every legal action is
 crossed on a scratch sheet with the heuristic's look-ahead, and the position after it is rated
-by the table's shipped win-chance network (`qwixx_env.core.afterstate` holds the kernels).
+by the table's shipped win-chance network (`qwixx_env.policies.afterstate` holds the kernels).
 `afterstate_inputs` turns the ratings into what a policy checkpoint with
 ``inputs: ["afterstate"]`` reads beside the observation; `afterstate_policy` is the
 `afterstate` bot as a batched frozen policy.
@@ -14,13 +14,13 @@ import threading
 
 import numpy as np
 
-from qwixx_env.core import afterstate as core
-from qwixx_env.core.heuristic import weights_array
 from qwixx_env.core.observation import layout_for
-from qwixx_env.core.scratch import new_scratch
 from qwixx_env.core.state import new_state
 from qwixx_env.core.variant import get_variant
 from qwixx_env.nets.win_chance import check_afterstate_table, win_chance_network
+from qwixx_env.policies import afterstate as core
+from qwixx_env.policies.heuristic import weights_array
+from qwixx_env.policies.scratch import new_scratch
 
 INPUT_SCALE = 20.0  # a win chance 0.05 below the best action's reads -1
 

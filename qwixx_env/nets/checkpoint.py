@@ -10,7 +10,7 @@ layers of each network with their activations, the npz's sha256 and size, and fr
   value network (one number) over the observation (float32 arrays) — the pretrained bots and
   what ``qwixx-train`` exports;
 - ``qwixx_env.win_chance/1``: a win-chance network over the position features of
-  `qwixx_env.core.value` (float64 arrays; the output is a logit, its sigmoid the win chance) —
+  `qwixx_env.policies.value` (float64 arrays; the output is a logit, its sigmoid the win chance) —
   the networks the ``rollout`` leaf and the ``afterstate`` bot read.
 
 `read` is the one loader: it reads the JSON with `json`, checks every field, checks the npz's
@@ -40,9 +40,9 @@ import numpy as np
 
 from qwixx_env.core.observation import layout_for
 from qwixx_env.core.options import check_num_players
-from qwixx_env.core.value import num_features
 from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES, Variant, get_variant
 from qwixx_env.files import write_atomically
+from qwixx_env.policies.value import num_features
 
 FORMAT = "qwixx_env.policy/1"
 """The ``format`` of a policy checkpoint's JSON: a name and a version, bumped when the layout changes."""

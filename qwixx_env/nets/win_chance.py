@@ -1,6 +1,6 @@
 """The shipped win-chance networks: where they live, and how the kernels get them.
 
-A win-chance network rates a position (`qwixx_env.core.value` features) with a small MLP; the
+A win-chance network rates a position (`qwixx_env.policies.value` features) with a small MLP; the
 `afterstate` bot and the afterstate inputs of some policies read one per table size
 (`AFTERSTATE_TABLES`), the `rollout` bot's leaf reads another (`LEAF_TABLES`). They ship in
 ``qwixx_env/nets/data/`` in the checked network file format (`qwixx_env.nets.checkpoint`,
@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 
 from qwixx_env.core.options import check_num_players
-from qwixx_env.core.value import num_features
 from qwixx_env.nets.checkpoint import (
     AFTERSTATE_TABLES,
     WIN_CHANCE,
@@ -26,6 +25,7 @@ from qwixx_env.nets.checkpoint import (
     read,
     write,
 )
+from qwixx_env.policies.value import num_features
 
 LEAF_TABLES = {("classic", 2)}
 """The tables a rollout-leaf win-chance network ships for."""
@@ -65,7 +65,7 @@ def win_chance_network(role: str, variant: str, num_players: int) -> tuple[np.nd
 
 
 def kernel_arrays(spec: dict[str, Any], arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
-    """A win-chance network's layers as `core.value.win_chance` takes them (three layers:
+    """A win-chance network's layers as `policies.value.win_chance` takes them (three layers:
     weight (in, out), bias; float64, contiguous). `spec` is checked (`check_spec`), which
     asks for exactly that shape."""
     out: list[np.ndarray] = []

@@ -11,7 +11,7 @@ solo classic            ``"solver"``      expected final score after it, optimal
 classic, 2–4 players    ``"afterstate"``  the learned chance to win after it, 0 to 1  win-chance
                                           (the `afterstate` bot's network)            loss
 anything else (Longo,   ``"heuristic"``   the heuristic's evaluation of the position  heuristic
-5 players, a custom                       after it (`core.heuristic`), its own         loss
+5 players, a custom                       after it (`policies.heuristic`), its own         loss
 score table)                              points, not a score
 ======================  ================  ==========================================  =========
 
@@ -60,8 +60,6 @@ import numpy as np
 
 from qwixx_env import bots
 from qwixx_env.core import rules
-from qwixx_env.core.heuristic import heuristic_values, weights_array
-from qwixx_env.core.scratch import new_scratch
 from qwixx_env.core.snapshot import snapshot
 from qwixx_env.core.state import COLOR, OVER, PHASES
 from qwixx_env.core.variant import CLASSIC, Variant
@@ -70,6 +68,8 @@ from qwixx_env.envs.qwixx_v0 import raw_env
 from qwixx_env.nets import AFTERSTATE_TABLES
 from qwixx_env.nets.afterstate import afterstate_chances
 from qwixx_env.play.labels import action_label, action_text
+from qwixx_env.policies.heuristic import heuristic_values, weights_array
+from qwixx_env.policies.scratch import new_scratch
 from qwixx_env.solver import ValueTable, load_table
 
 

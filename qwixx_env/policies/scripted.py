@@ -10,9 +10,9 @@ from a game's own generator: the dice of a game do not depend on who plays it.
 from __future__ import annotations
 
 from qwixx_env.core.compile import inline_kernel
-from qwixx_env.core.heuristic import heuristic_action
 from qwixx_env.core.rules import active_crossed, count, legal_mask_one, random_below, rightmost
 from qwixx_env.core.state import COLOR
+from qwixx_env.policies.heuristic import heuristic_action
 
 _jit = inline_kernel()  # see rules._inline
 
@@ -80,7 +80,7 @@ def greedy_action(st, tb, b, mask, max_skip, penalty_worry):
 @_jit
 def policy_action(kind, st, tb, b, policy_rng, max_skip, penalty_worry, weights, ws):
     """The action of scripted policy `kind` for the seat to act in game b; `weights` are the
-    heuristic's (`core.heuristic.weights_array`), `ws` the caller's `core.scratch.Scratch`
+    heuristic's (`policies.heuristic.weights_array`), `ws` the caller's `policies.scratch.Scratch`
     (its `mask` takes the legal actions)."""
     mask = ws.mask
     legal_mask_one(st, tb, b, mask)

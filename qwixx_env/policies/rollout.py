@@ -16,15 +16,15 @@ from __future__ import annotations
 import numpy as np
 
 from qwixx_env.core.compile import kernel
-from qwixx_env.core.heuristic import position_value
-from qwixx_env.core.policies import policy_action
 from qwixx_env.core.rules import apply_one, best_other_score, random_below, score, win_share
 from qwixx_env.core.state import NO_DECISION, OVER, WHITE
-from qwixx_env.core.value import value_features, win_chance
+from qwixx_env.policies.heuristic import position_value
+from qwixx_env.policies.scripted import policy_action
+from qwixx_env.policies.value import value_features, win_chance
 
 # How a truncated playout's last position is scored (`rollout_outcomes`' `leaf`).
 LEAF_HEURISTIC = 0  # the heuristic's evaluation, `position_value`
-LEAF_NETWORK = 1  # a learned win chance over `core.value.value_features`, `core.value.win_chance`
+LEAF_NETWORK = 1  # a learned win chance over `policies.value.value_features`, `policies.value.win_chance`
 
 
 
@@ -75,7 +75,7 @@ def rollout_outcomes(base, work, tb, legal, kind, max_skip, penalty_worry, weigh
 
     Splitting the work over threads: this call plays the playouts j = i * len(seeds) + k with
     j % threads == t, in game slot t of `work`, with generator `policy_rng[t]` and the
-    thread's own `ws` (a `core.scratch.Scratch` sized for `net`); calls for
+    thread's own `ws` (a `policies.scratch.Scratch` sized for `net`); calls for
     t = 0 .. threads-1 may run at once (the kernel releases the GIL). An outcome depends on
     its seed alone, so the split changes no result."""
     items = legal.shape[0] * seeds.shape[0]
@@ -90,7 +90,7 @@ def rollout_outcomes(base, work, tb, legal, kind, max_skip, penalty_worry, weigh
 def _playout(base, work, t, tb, action, kind, max_skip, penalty_worry, weights, seed, policy_rng,
              margin_weight, horizon, leaf, leaf_weights, net, ws):
     """One playout of `rollout_outcomes` in game slot t of `work`: its outcome. `ws`: the
-    thread's `core.scratch.Scratch`."""
+    thread's `policies.scratch.Scratch`."""
     seat = base.turn[0]
     P = base.marks.shape[1]
     _copy_game(base, work, t)

@@ -25,7 +25,7 @@ penalty if both pass). On another player's roll a cross must beat passing by
 
 The weights are a float64 array in the order of `WEIGHT_NAMES`; `qwixx_env.bots.heuristic`
 holds the tuned defaults and documents each. Nothing here allocates: the scratch sheet lives
-in the caller's `core.scratch.Scratch` (`ws`).
+in the caller's `policies.scratch.Scratch` (`ws`).
 """
 
 from __future__ import annotations
@@ -240,7 +240,7 @@ def scratch_sheet(st, tb, b, s, weights, ws):
 def position_value(st, tb, b, s, weights, ws):
     """The evaluation, for seat s, of game b's committed sheets (between decisions: what the
     `rollout` bot reads at the end of a truncated playout). A finished game is scored
-    exactly (with the win bonus when there are opponents). `ws`: a `core.scratch.Scratch`."""
+    exactly (with the win bonus when there are opponents). `ws`: a `policies.scratch.Scratch`."""
     mk, lk, closed, open_w = scratch_sheet(st, tb, b, s, weights, ws)
     return evaluate_sheet(st, tb, b, s, mk, lk, np.int64(st.penalties[b, s]), closed, open_w, weights)
 
@@ -378,7 +378,7 @@ def heuristic_action(st, tb, b, mask, weights, ws):
     """The `heuristic` action of the seat to decide in game b, among the legal actions `mask`:
     the first with the highest `heuristic_values`.
 
-    `weights` is a float64 array in `WEIGHT_NAMES` order, `ws` a `core.scratch.Scratch` of
+    `weights` is a float64 array in `WEIGHT_NAMES` order, `ws` a `policies.scratch.Scratch` of
     the table. Reads only public information.
     """
     _prepare_decision(st, tb, b, weights, ws)

@@ -2,7 +2,7 @@
 
 Classic, any table of 2 or more players (one network per table size). For the seat to decide,
 every legal action is crossed on a scratch copy of its sheet (as the `heuristic` does) and the
-position is rated by a win-chance network over `core.value.value_features`, read at the
+position is rated by a win-chance network over `policies.value.value_features`, read at the
 moment the roll is over: a white action of the active player is rated with the best colour
 action that may follow on the same dice (or the penalty when both pass); a position that ends
 the game is rated exactly (1 win, 0 loss, a tie its share of the win). Where the heuristic
@@ -19,11 +19,11 @@ import numpy as np
 
 from qwixx_env.core import rules
 from qwixx_env.core.compile import kernel
-from qwixx_env.core.heuristic import cross_scratch, scratch_sheet, undo_scratch
 from qwixx_env.core.observation import decode_one
 from qwixx_env.core.rules import may_cross
 from qwixx_env.core.state import COLOR, WHITE
-from qwixx_env.core.value import scratch_features, win_chance
+from qwixx_env.policies.heuristic import cross_scratch, scratch_sheet, undo_scratch
+from qwixx_env.policies.value import scratch_features, win_chance
 
 _jit = kernel(refcounts=False)
 
@@ -68,7 +68,7 @@ def _best_color(st, tb, b, s, mk, lk, pen, closed, crossed, nxt, open_w, hw, net
 @_jit
 def action_values(st, tb, b, mask, hw, net, values, ws):
     """values[a]: the afterstate win chance of each legal action a (others -1). `ws`: a
-    `core.scratch.Scratch` of the table, sized for `net`."""
+    `policies.scratch.Scratch` of the table, sized for `net`."""
     K = tb.cells
     s = st.turn[b]
     phase = st.phase[b]
@@ -115,7 +115,7 @@ def afterstate_action(st, tb, b, mask, hw, net, values, ws):
 def afterstate_inputs(obs, tb, off, st, hw, net, out, ws):
     """out[i, a]: the afterstate value of action a for the seat observing obs[i] (-1 where a
     is illegal or nobody is to decide). `st` is a one-game scratch state of the table's size,
-    `ws` a `core.scratch.Scratch` of the table sized for `net`."""
+    `ws` a `policies.scratch.Scratch` of the table sized for `net`."""
     mask, values = ws.mask, ws.values
     for i in range(obs.shape[0]):
         for a in range(out.shape[1]):

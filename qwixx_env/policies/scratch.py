@@ -15,8 +15,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from qwixx_env.core.value import num_features
 from qwixx_env.core.variant import Variant, get_variant
+from qwixx_env.policies.value import num_features
 
 
 class Scratch(NamedTuple):

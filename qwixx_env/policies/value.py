@@ -16,8 +16,8 @@ import numpy as np
 
 from qwixx_env.core import rules
 from qwixx_env.core.compile import kernel
-from qwixx_env.core.heuristic import evaluate_sheet, scratch_sheet
 from qwixx_env.core.rules import count, rightmost
+from qwixx_env.policies.heuristic import evaluate_sheet, scratch_sheet
 
 
 @kernel(refcounts=False)
@@ -93,7 +93,7 @@ def value_features(st, tb, b, s, weights, out, ws):
     `table_features`. At 2 players this is the layout of NUM_FEATURES the shipped networks
     read. `weights` are the heuristic's (for its evaluation, one of the features). The
     committed position is `scratch_features` of an untouched scratch copy of s's sheet (in
-    `ws`, a `core.scratch.Scratch`)."""
+    `ws`, a `policies.scratch.Scratch`)."""
     mk, lk, closed, open_w = scratch_sheet(st, tb, b, s, weights, ws)
     scratch_features(st, tb, b, s, mk, lk, np.int64(st.penalties[b, s]), closed, st.active[b], open_w, weights, out)
 
