@@ -386,10 +386,10 @@ def test_memory_per_game_is_every_per_game_array(options):
     claimed = engine.memory_per_game()
     assert claimed > 0
     # Every array of the engine with the batch axis first: the state, the observation, mask
-    # and reward buffers and the engine's own per-game scratch.
-    held = list(engine.state) + [
-        v for v in vars(engine).values() if isinstance(v, np.ndarray) and v.shape[:1] == (7,)
-    ]
+    # and reward buffers and the engine's own per-game scratch (the core engine's buffers).
+    arrays = {id(a): a for a in [*engine.engine.state, *engine.engine.buffers]}
+    arrays.update((id(v), v) for v in vars(engine).values() if isinstance(v, np.ndarray) and v.shape[:1] == (7,))
+    held = list(arrays.values())
     assert claimed == sum(a.nbytes for a in held) // 7
     assert claimed >= engine.obs.nbytes // 7 + engine.masks.nbytes // 7 + engine.rewards.nbytes // 7
     # Per game means per game: a bigger batch costs the same per game.

@@ -92,8 +92,16 @@ def test_illegal_reward_is_checked(bad):
         QwixxVectorEnv(1, illegal_reward=bad)
 
 
-def test_the_vector_env_raises_on_an_illegal_action_by_default_and_says_how_to_terminate():
+def test_the_vector_env_terminates_by_default_as_every_env_does():
     env = QwixxVectorEnv(2, num_players=2)
+    obs, _ = env.reset(seed=0)
+    _, rewards, terminated, _, infos = env.step(np.array([first_illegal(m) for m in obs["action_mask"]]))
+    assert terminated.all() and infos["illegal_action"].all()
+    assert (rewards == -2.0).all()  # "win": worse than a loss
+
+
+def test_the_vector_env_with_illegal_action_raise_raises_and_says_how_to_terminate():
+    env = QwixxVectorEnv(2, num_players=2, illegal_action="raise")
     obs, _ = env.reset(seed=0)
     with pytest.raises(ValueError, match="illegal_action='terminate'"):
         env.step(np.array([first_illegal(m) for m in obs["action_mask"]]))

@@ -545,7 +545,7 @@ def test_step_before_reset_is_refused():
 
 @pytest.fixture
 def env_mid_game():
-    env = QwixxVectorEnv(4, num_players=3, variant="longo", opponents=["random", "greedy"])
+    env = QwixxVectorEnv(4, num_players=3, variant="longo", opponents=["random", "greedy"], illegal_action="raise")
     obs, _ = env.reset(seed=30)
     rng = np.random.default_rng(30)
     for _ in range(5):

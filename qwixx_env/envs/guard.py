@@ -81,31 +81,30 @@ class GuardedEnv(BaseWrapper):
         agent = raw.agent_selection
         if raw.terminations[agent] or raw.truncations[agent]:
             assert action is None, "action is not in action space"  # only None once done
-            raw._was_dead_step(action)
+            raw.step(None)
             return
         # Discrete(n).contains, without its generality on the hot path; a bool is no action
         # index (Discrete.contains would take True for 1), as the raw env refuses it.
         assert (type(action) is int or isinstance(action, np.integer)) and 0 <= action < raw.num_actions or (
             not isinstance(action, (bool, np.bool_)) and raw.action_spaces[agent].contains(action)
         ), "action is not in action space"
-        if not raw._mask[0, int(action)]:
-            self._end_on_illegal(raw, agent)
+        if not raw.is_legal(int(action)):
+            self.end_on_illegal(agent)
             return
         self.env.step(action)
 
-    def _end_on_illegal(self, raw, agent: str) -> None:
+    def end_on_illegal(self, agent: str) -> None:
         """As PettingZoo's TerminateIllegalWrapper: the game ends; the offender's rewards for the
         game sum to `illegal_reward` (this step pays the rest), the others get 0."""
         EnvLogger.warn_on_illegal_move()
-        raw._cumulative_rewards[agent] = 0
-        raw.terminations = dict.fromkeys(raw.agents, True)
-        raw.truncations = dict.fromkeys(raw.agents, True)
-        raw.rewards = dict.fromkeys(raw.agents, 0)
-        raw.rewards[agent] = self.illegal_reward - float(raw._last_scores[0, raw.agent_name_mapping[agent]])
-        raw._accumulate_rewards()
-        raw._deads_step_first()
-        raw._mask[:] = 0  # the game is over: no seat has a legal action left
+        self.env.unwrapped.end_on_illegal(agent, self.illegal_reward)
         self._illegal_end = True
+
+    def take_update(self) -> bool:
+        """Whether `step()` or `reset()` was called since the last agent of `agent_iter()`;
+        clears the flag (PettingZoo's order enforcing)."""
+        updated, self._has_updated = self._has_updated, False
+        return updated
 
     def __str__(self) -> str:
         return str(self.env)
@@ -125,7 +124,6 @@ class _GuardedIterator:
     def __next__(self) -> str:
         if not self.raw.agents or self.left <= 0:
             raise StopIteration
-        assert self.env._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
-        self.env._has_updated = False
+        assert self.env.take_update(), "need to call step() or reset() in a loop over `agent_iter`"
         self.left -= 1
         return self.raw.agent_selection

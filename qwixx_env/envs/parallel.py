@@ -100,7 +100,7 @@ class ParallelQwixx(ParallelEnv, EzPickle):
         totals = dict.fromkeys(live, 0)
         if offender is not None:
             # Only with env(): the game ends as env() ends it on an illegal action.
-            self.aec._end_on_illegal(self.raw, offender)
+            self.aec.end_on_illegal(offender)
             self._add(totals)
         else:
             todo.update(self._held)
@@ -169,7 +169,7 @@ class ParallelQwixx(ParallelEnv, EzPickle):
             masks = rules.legal_mask(self.raw.variant, per_seat)
             self._masks = {a: masks[self.raw.agent_name_mapping[a]] for a in acting}
         else:
-            self._masks = {a: self.raw._mask[0].copy() for a in acting}
+            self._masks = {a: self.raw.engine.masks[0].copy() for a in acting}
 
     def _over(self) -> bool:
         """The game has ended: by the rules, or (under env()) by an illegal action."""
@@ -216,7 +216,7 @@ class ParallelQwixx(ParallelEnv, EzPickle):
             if agent not in actions:
                 continue
             try:
-                action = self.raw._check_action(agent, actions[agent], self._mask_of(agent))
+                action = self.raw.check_action(agent, actions[agent], self._mask_of(agent))
             except ValueError as error:
                 if isinstance(self.aec, GuardedEnv) and self._in_action_space(actions[agent]):
                     return {}, agent  # an illegal move: env() ends the game

@@ -91,7 +91,6 @@ in `env()`; `raw_parallel_env()` raises `ValueError` instead. A missing or unkno
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -100,47 +99,19 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
-from qwixx_env.core import rules
 from qwixx_env.core.checks import check_choice, check_seed, is_int
-from qwixx_env.core.compile import kernel
-from qwixx_env.core.observation import encode_one, layout_for
+from qwixx_env.core.engine import RECORD_FORMAT, Engine
 from qwixx_env.core.options import TableOptions
-from qwixx_env.core.rewards import REWARD_MODES, rewards_one
-from qwixx_env.core.snapshot import snapshot as _snapshot
-from qwixx_env.core.state import OVER, PHASES, new_state, seed_to_rng
+from qwixx_env.core.state import OVER, PHASES, State
 from qwixx_env.core.variant import decode_action
 from qwixx_env.envs.guard import GuardedEnv
 from qwixx_env.envs.parallel import ParallelQwixx
 from qwixx_env.envs.render import render_text
 
 RENDER_MODES = (None, "ansi", "human")
-RESET, STEP, OBSERVE = 0, 1, 2  # what `aec_kernel` does
-RECORD_FORMAT = "qwixx_env.record/1"
+__all__ = ["RECORD_FORMAT", "env", "parallel_env", "raw_env", "raw_parallel_env"]
 _GAME_OVER = ("{call}: the game is over and every agent has stepped out (agents is empty); call reset() to start "
               "a new game")
-
-
-@kernel(refcounts=False)
-def aec_kernel(op, st, tb, off, action, mask, mode, last_scores, rewards, seat, obs, start_player, lucky_numbers,
-               lucky):
-    """The AEC env's one compiled entry point, for its one game (index 0): `RESET` starts a
-    new game and writes its first mask; `STEP` applies ``action[0]``, then writes the next
-    decision's mask and every seat's reward in `mode`; `OBSERVE` writes the game as seat
-    ``seat[0]`` sees it into ``obs[0]``. One kernel rather than one per job: a new user's first
-    game compiles it once (the cost of a compile is mostly per kernel). `lucky` is
-    `rules.lucky_switch`: None compiles it without the lucky-cross rules."""
-    if op == OBSERVE:
-        encode_one(st, tb, off, 0, seat[0], obs[0])
-        return
-    if op == RESET:
-        rules.reset_one(st, tb, 0, start_player, lucky_numbers)
-        for s in range(last_scores.shape[1]):
-            last_scores[0, s] = 0
-    else:
-        if st.phase[0] != OVER:
-            rules.apply_one(st, tb, 0, action[0], lucky)
-        rewards_one(st, tb, 0, mode, last_scores, rewards[0])
-    rules.legal_mask_one(st, tb, 0, mask[0], lucky)  # one call site: LLVM inlines its body once
 
 
 def env(illegal_reward: float | None = None, **kwargs: Any) -> GuardedEnv:
@@ -176,26 +147,29 @@ class raw_env(AECEnv, EzPickle):
         start_player: int | str = 0,
         reward: str | None = None,
         score_table: Sequence[int] | None = None,
+        *,
+        table: TableOptions | None = None,
     ):
-        EzPickle.__init__(
-            self, num_players, variant, render_mode, lucky, lucky_numbers, start_player, reward, score_table
-        )
+        if table is None:
+            table = TableOptions(
+                num_players=num_players, variant=variant, lucky=lucky, lucky_numbers=lucky_numbers,
+                start_player=start_player, reward=reward, score_table=score_table,
+            )
+        elif not isinstance(table, TableOptions):
+            raise TypeError(f"table: got {table!r}; expected a TableOptions")
+        EzPickle.__init__(self, render_mode=render_mode, table=table)
         super().__init__()
         check_choice("render_mode", render_mode, RENDER_MODES)
-        self.table = TableOptions(
-            num_players=num_players, variant=variant, lucky=lucky, lucky_numbers=lucky_numbers,
-            start_player=start_player, reward=reward, score_table=score_table,
-        )
-        self.variant = self.table.rules
+        self.table = table
+        self.engine = Engine(table, 1, history=True)  # the one game: state, buffers, kernel, record
+        self.variant = table.rules
         self.num_actions = self.variant.num_actions
-        P = self.table.num_players
-        reward = self.table.reward
-        self.options = self.table.as_dict()
+        self.options = table.as_dict()
         self.render_mode = render_mode
-        self.reward_mode = reward
-        self.possible_agents = [f"player_{i}" for i in range(P)]
+        self.reward_mode = table.reward
+        self.possible_agents = [f"player_{i}" for i in range(table.num_players)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
-        self.layout = layout_for(self.variant, P)
+        self.layout = self.engine.layout
         obs_space = spaces.Dict(
             {
                 "observation": spaces.Box(self.layout.low, self.layout.high, dtype=np.float32),
@@ -204,24 +178,12 @@ class raw_env(AECEnv, EzPickle):
         )
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(self.num_actions) for a in self.possible_agents}
-        self.core_state = new_state(P)
-        self._rng_ready = False
-        # Buffers the kernel writes into, and the kernel resolved once for their types (see
-        # rules.compiled): a step is one direct call into compiled code, an observation one more.
-        st, tb, off = self.core_state, self.variant.tables, self.layout.offsets
-        self._mask = np.zeros((1, self.num_actions), np.int8)
-        self._last_scores = np.zeros((1, P), np.int64)
-        self._rewards = np.zeros((1, P), np.int64)
-        self._action = np.zeros(1, np.int64)
-        self._seat = np.zeros(1, np.int64)
-        self._obs = np.zeros((1, self.layout.size), np.float32)
-        args = (st, tb, off, self._action, self._mask, REWARD_MODES.index(reward), self._last_scores,
-                self._rewards, self._seat, self._obs, self.table.start_seat, self.table.lucky_array(),
-                rules.lucky_switch(tb))
-        k = rules.compiled(aec_kernel, RESET, *args)
-        self._reset_kernel = lambda: k(RESET, *args)
-        self._step_kernel = lambda: k(STEP, *args)  # apply, then the next mask and the rewards
-        self._encode_kernel = lambda: k(OBSERVE, *args)  # into self._obs
+        self._mask = self.engine.masks  # (1, A): the mask of the seat to decide, written by each step
+
+    @property
+    def core_state(self) -> State:
+        """The game's `State` (a batch of one), as the engine holds it."""
+        return self.engine.state
 
     # --- PettingZoo API -----------------------------------------------------------------
 
@@ -236,36 +198,25 @@ class raw_env(AECEnv, EzPickle):
         generator continues from the previous game (or starts from fresh entropy)."""
         if seed is not None:
             check_seed(seed)
-            self.core_state.rng[0] = seed_to_rng(int(seed))
-        elif not self._rng_ready:
-            self.core_state.rng[0] = seed_to_rng(np.random.SeedSequence().entropy)
-        self._rng_ready = True
-        self._start_game(seed)
+        self.engine.reset(seed)  # the new game and its first mask
+        self._start_agents()
 
-    def _start_game(self, seed: int | None) -> None:
-        st = self.core_state
-        self._record = {
-            "format": RECORD_FORMAT,
-            "options": dict(self.options),
-            "seed": None if seed is None else int(seed),
-            "rng_state": f"{int(st.rng[0]):#018x}",
-            "rolls": [],
-            "decisions": [],
-        }
-        self._reset_kernel()  # the new game and its first mask
+    def reset_from_generator(self, rng_state: int, seed: int | None = None) -> None:
+        """Start a new game from a generator state (a record's ``rng_state``; `qwixx_env.replay`)."""
+        self.engine.restart(0, rng_state, seed)
+        self._start_agents()
+
+    def _start_agents(self) -> None:
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0 for a in self.agents}
         self._cumulative_rewards = {a: 0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {} for a in self.agents}
-        self._record["rolls"].append(self._dice_now())
         self._after_decision()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        self._seat[0] = self.agent_name_mapping[agent]
-        self._encode_kernel()
-        obs = self._obs[0].copy()  # the caller keeps it: the buffer is written again next time
+        obs = self.engine.observe(self.agent_name_mapping[agent])[0].copy()  # the buffer is written again
         if agent == self.agent_selection and self.core_state.phase[0] != OVER:
             mask = self._mask[0].copy()
         else:
@@ -289,15 +240,9 @@ class raw_env(AECEnv, EzPickle):
                 )
             self._was_dead_step(action)
             return
-        action = self._check_action(agent, action)
-        st = self.core_state
-        roll_before = int(st.roll[0])
+        action = self.check_action(agent, action)
         self._cumulative_rewards[agent] = 0
-        self._action[0] = action
-        self._step_kernel()  # apply, then the next decision's mask and the rewards
-        self._record["decisions"].append([self.agent_name_mapping[agent], action])
-        if st.roll[0] != roll_before:
-            self._record["rolls"].append(self._dice_now())
+        self.engine.step(action)  # apply, then the next decision's mask and the rewards
         self._set_rewards()
         self._after_decision()
         self._accumulate_rewards()
@@ -320,13 +265,11 @@ class raw_env(AECEnv, EzPickle):
 
     def snapshot(self) -> dict[str, Any]:
         """The committed state of the game as a JSON-serialisable dict (see the README)."""
-        return _snapshot(self.variant, self.core_state)
+        return self.engine.snapshot()
 
     def legal_actions(self) -> list[int]:
         """The legal actions of the agent to act (empty when the game is over)."""
-        if self.core_state.phase[0] == OVER:
-            return []
-        return [int(a) for a in np.flatnonzero(self._mask[0])]
+        return self.engine.legal_actions()
 
     def record(self) -> dict[str, Any]:
         """The game so far as a JSON-serialisable record; `qwixx_env.replay` rebuilds it.
@@ -335,14 +278,38 @@ class raw_env(AECEnv, EzPickle):
         includes the choices already made in it, so that the replay stands exactly where this
         game stands.
         """
-        rec = json.loads(json.dumps(self._record))
-        rec["snapshot"] = self.snapshot()
-        return rec
+        return self.engine.record()
+
+    def check_action(self, agent: str, action: Any, mask: np.ndarray | None = None) -> int:
+        """The action as an int if legal for `agent` now; else a ValueError that names it.
+        `mask`: the agent's legal actions, when not the seat to decide (the parallel view)."""
+        mask = self._mask[0] if mask is None else mask
+        if type(action) is int or isinstance(action, np.integer):
+            action = int(action)
+            if 0 <= action < self.num_actions and mask[action]:
+                return action
+        elif isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+            return self.check_action(agent, action.item(), mask)
+        raise ValueError(self._illegal_message(agent, action, mask))
+
+    def is_legal(self, action: int) -> bool:
+        """Whether `action` (an index inside the action space) is legal for the agent to act."""
+        return bool(self._mask[0, action])
+
+    def end_on_illegal(self, agent: str, illegal_reward: float) -> None:
+        """End the game as PettingZoo's TerminateIllegalWrapper does for an illegal action by
+        `agent`: its rewards for the game sum to `illegal_reward` (this step pays the rest), the
+        others get 0, every agent is done and no seat has a legal action left."""
+        self._cumulative_rewards[agent] = 0
+        self.terminations = dict.fromkeys(self.agents, True)
+        self.truncations = dict.fromkeys(self.agents, True)
+        self.rewards = dict.fromkeys(self.agents, 0)
+        self.rewards[agent] = illegal_reward - float(self.engine.last_scores[0, self.agent_name_mapping[agent]])
+        self._accumulate_rewards()
+        self._deads_step_first()
+        self.engine.end_games([0])
 
     # --- internals -----------------------------------------------------------------------
-
-    def _dice_now(self) -> list[int | None]:
-        return [int(d) if d > 0 else None for d in self.core_state.dice[0]]
 
     def _to_decide(self) -> str | None:
         if not hasattr(self, "agents") or self.core_state.phase[0] == OVER:
@@ -355,18 +322,6 @@ class raw_env(AECEnv, EzPickle):
         if self.core_state.phase[0] == OVER:
             self.terminations = {a: True for a in self.agents}
         self.agent_selection = self.possible_agents[turn]
-
-    def _check_action(self, agent: str, action: Any, mask: np.ndarray | None = None) -> int:
-        """The action as an int if legal for `agent` now; else a ValueError that names it.
-        `mask`: the agent's legal actions, when not the seat to decide (the parallel view)."""
-        mask = self._mask[0] if mask is None else mask
-        if type(action) is int or isinstance(action, np.integer):
-            action = int(action)
-            if 0 <= action < self.num_actions and mask[action]:
-                return action
-        elif isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
-            return self._check_action(agent, action.item(), mask)
-        raise ValueError(self._illegal_message(agent, action, mask))
 
     def _mark_text(self, action: int) -> str:
         mark = decode_action(action, self.variant)
@@ -392,4 +347,4 @@ class raw_env(AECEnv, EzPickle):
         if self.reward_mode != "score_delta" and self.core_state.phase[0] != OVER:
             self.rewards = dict.fromkeys(self.agents, 0)  # terminal modes: nothing until the end
             return
-        self.rewards = dict(zip(self.agents, self._rewards[0].tolist()))
+        self.rewards = dict(zip(self.agents, self.engine.rewards[0].tolist()))

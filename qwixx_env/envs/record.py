@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from qwixx_env.envs.qwixx_v0 import RECORD_FORMAT, raw_env
 
 _OPTION_NAMES = ("num_players", "variant", "lucky", "lucky_numbers", "start_player", "reward", "score_table")
@@ -37,11 +39,11 @@ def replay(record: dict[str, Any] | str | Path, render_mode: str | None = None) 
     game = raw_env(render_mode=render_mode, **{k: v for k, v in options.items() if k in _OPTION_NAMES})
     rng_state = rec.get("rng_state")
     try:
-        game.core_state.rng[0] = int(rng_state, 16)
+        start = int(rng_state, 16)
+        np.uint64(start)
     except (TypeError, ValueError, OverflowError):
         raise ValueError(f"record rng_state: got {rng_state!r}; expected a 64-bit hex string") from None
-    game._rng_ready = True
-    game._start_game(rec.get("seed"))
+    game.reset_from_generator(start, rec.get("seed"))
     _check_roll(game, rolls, 0)
     for i, decision in enumerate(decisions):
         if not (isinstance(decision, list) and len(decision) == 2 and type(decision[0]) is int):
@@ -72,9 +74,9 @@ def replay(record: dict[str, Any] | str | Path, render_mode: str | None = None) 
 
 
 def _check_roll(game: raw_env, rolls: list, index: int) -> None:
-    if index < len(rolls) and rolls[index] != game._dice_now():
+    if index < len(rolls) and rolls[index] != game.engine.dice():
         raise ValueError(
-            f"record roll {index}: dice {rolls[index]} but the replay rolled {game._dice_now()}"
+            f"record roll {index}: dice {rolls[index]} but the replay rolled {game.engine.dice()}"
         )
 
 

@@ -60,13 +60,13 @@ class QwixxGymEnv(gymnasium.Env):
         """Start a new game, always (also in the middle of one). With a seed it is
         reproducible; without one the game's generator continues from the previous game."""
         super().reset(seed=seed)
-        if seed is not None or not self.vector._has_reset:
+        if seed is not None or not self.vector.has_reset:
             obs, _ = self.vector.reset(seed=seed)
         elif self._over and self._obs is not None:
             obs = self._obs  # the next game already started when the last one ended
         else:  # in the middle of a game: start the next
-            self.vector._start_games(np.zeros(1, np.int64))
-            obs = self.vector._observations()
+            self.vector.start_games(np.zeros(1, np.int64))
+            obs = self.vector.observations()
         self._over = False
         self._obs = obs
         return self._shown(_one(obs)), {}
@@ -96,7 +96,7 @@ class QwixxGymEnv(gymnasium.Env):
     def __repr__(self) -> str:
         v = self.vector
         return (f"QwixxGymEnv(num_players={v.num_players}, variant={v.variant.name!r}, reward={v.reward_mode!r}, "
-                f"learner_seat={v._learner_seat!r}, opponents={v._opponents!r}, "
+                f"learner_seat={v.learner_seat!r}, opponents={v.opponents!r}, "
                 f"illegal_action={self.illegal_action!r}, observation={self.observation!r})")
 
     def __str__(self) -> str:  # what Gymnasium's wrappers show: the options, the default opponent among them

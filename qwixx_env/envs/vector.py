@@ -30,13 +30,14 @@ from qwixx_env.bots.specs import ACCEPTED, opponent
 from qwixx_env.core import rules
 from qwixx_env.core.checks import check_choice, check_int, is_int, is_number
 from qwixx_env.core.compile import kernel
-from qwixx_env.core.heuristic import weights_array
+from qwixx_env.core.engine import Engine, as_actions
 from qwixx_env.core.observation import encode_one
-from qwixx_env.core.policies import POLICY_NAMES, greedy_defaults, policy_action
+from qwixx_env.core.options import TableOptions
 from qwixx_env.core.rewards import check_illegal_reward, rewards_one
-from qwixx_env.core.scratch import new_scratch
 from qwixx_env.core.state import OVER
-from qwixx_env.envs.batched import BatchedQwixx, as_actions, game_seeds
+from qwixx_env.policies.heuristic import weights_array
+from qwixx_env.policies.scratch import new_scratch
+from qwixx_env.policies.scripted import POLICY_NAMES, greedy_defaults, policy_action
 
 Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """A frozen policy: (observations (n, D) float32, masks (n, A) int8) -> actions (n,)."""
@@ -102,10 +103,11 @@ class QwixxVectorEnv(VectorEnv):
     checkpoint's name, a checkpoint's path or run folder; it must play this variant and player
     count) or a frozen policy callable; `greedy_max_skip` for the greedy
     opponents (default: the `greedy` bot's, best for the player count:
-    `core.policies.greedy_defaults`); `illegal_action` ``"raise"`` (a `ValueError`, nothing
-    changed) or ``"terminate"`` (that game ends, ``infos["illegal_action"]`` marks it, and the
+    `policies.scripted.greedy_defaults`); `illegal_action` ``"terminate"`` (the default, as in
+    every env of the package: that game ends, ``infos["illegal_action"]`` marks it, and the
     learner's rewards for it sum to `illegal_reward`; None: worse than any legal ending,
-    `core.rewards.illegal_return`).
+    `core.rewards.illegal_return`) or ``"raise"`` (a `ValueError`, nothing changed); `table`
+    a `TableOptions` in place of the table's keyword options.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
@@ -124,23 +126,27 @@ class QwixxVectorEnv(VectorEnv):
         learner_seat: int | str = "random",
         opponents: Opponent | Sequence[Opponent] | Mapping[Opponent, float] = "random",
         greedy_max_skip: int | None = None,
-        illegal_action: str = "raise",
+        illegal_action: str = "terminate",
         illegal_reward: float | None = None,
+        table: TableOptions | None = None,
     ):
-        check_int("num_envs", num_envs, minimum=1)
+        num_envs = check_int("num_envs", num_envs, minimum=1)
         self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
-        self.engine = BatchedQwixx(
-            num_envs, num_players, variant, lucky=lucky, lucky_numbers=lucky_numbers,
-            start_player=start_player, reward=reward, score_table=score_table, autoreset=False,
-        )
+        if table is None:
+            table = TableOptions(
+                num_players=num_players, variant=variant, lucky=lucky, lucky_numbers=lucky_numbers,
+                start_player=start_player, reward=reward, score_table=score_table,
+            )
+        self.table = table
+        self.engine = Engine(table, num_envs)  # the games; the opponents play inside it below
         e = self.engine
-        self.num_envs, self.num_players = e.num_games, e.num_players
+        self.num_envs, self.num_players = num_envs, e.num_players
         self.variant, self.layout, self.reward_mode = e.variant, e.layout, e.reward_mode
         self.illegal_reward = check_illegal_reward(illegal_reward, self.reward_mode, self.variant)
         self._learner_random = _check_learner_seat(learner_seat, self.num_players)
-        self._learner_seat = learner_seat
+        self.learner_seat = learner_seat
         self._resolved: dict[str, Opponent] = {}  # bot specs named as opponents, made once
-        self._opponents = opponents
+        self.opponents = opponents
         self._pool, self._pool_kinds, self._pool_weights = _check_pool(opponents, self._resolve)
         default_skip, self._penalty_worry = greedy_defaults(self.num_players)
         if greedy_max_skip is None:
@@ -181,13 +187,13 @@ class QwixxVectorEnv(VectorEnv):
         Without a seed, the generators go on from where they are (as Gymnasium asks; fresh
         entropy only on the first reset), so ``reset(seed=0)`` then ``reset()`` is reproducible."""
         if seed is not None or not self._has_reset:
-            self.engine.state.rng[:] = game_seeds(seed, self.num_envs)
+            self.engine.seed(seed)  # every game's generator; the games start below
             root = None if seed is None else (seed if is_int(seed) else list(seed))
             self._rng = np.random.default_rng(root)
             self.policy_rng[:] = self._rng.integers(0, 2**63, self.num_envs, dtype=np.uint64)
-        self._start_games(np.arange(self.num_envs))
+        self.start_games(np.arange(self.num_envs))
         self._has_reset = True
-        return self._observations(), {}
+        return self.observations(), {}
 
     def step(self, actions: np.ndarray):
         """One learner decision per game → (obs, rewards, terminated, truncated, infos)."""
@@ -195,9 +201,8 @@ class QwixxVectorEnv(VectorEnv):
             raise RuntimeError("reset() needs to be called before step()")
         e = self.engine
         actions = as_actions(actions, self.num_envs)
-        e.actions[:] = actions
-        ok = (e.actions >= 0) & (e.actions < e.num_actions)
-        ok[ok] = self._masks[np.flatnonzero(ok), e.actions[ok]] == 1
+        ok = (actions >= 0) & (actions < e.num_actions)
+        ok[ok] = self._masks[np.flatnonzero(ok), actions[ok]] == 1
         illegal = np.flatnonzero(~ok)
         if illegal.size and self.illegal_action == "raise":
             b = int(illegal[0])
@@ -207,11 +212,11 @@ class QwixxVectorEnv(VectorEnv):
                 "game instead)"
             )
         if illegal.size:  # terminate: those games end where they stand, the others go on
-            apply_some(e.state, self.variant.tables, np.flatnonzero(ok), e.actions[ok])
+            apply_some(e.state, self.variant.tables, np.flatnonzero(ok), actions[ok])
         else:
-            rules.apply_batch(e.state, self.variant.tables, e.actions)
+            rules.apply_batch(e.state, self.variant.tables, actions)
         self._play_opponents()
-        settle(e.state, self.variant.tables, self.layout.offsets, e.reward_index, self.learner, e.last_scores,
+        settle(e.state, self.variant.tables, self.layout.offsets, e.setup.reward_mode, self.learner, e.last_scores,
                self._seat_rewards, self._rewards, self._done, self._final_obs)
         infos: dict[str, Any] = {}
         if illegal.size:
@@ -224,8 +229,8 @@ class QwixxVectorEnv(VectorEnv):
         if finished.size:
             infos["final_obs"] = {"observation": self._final_obs.copy(), "action_mask": np.zeros_like(self._masks)}
             infos["_final_obs"] = self._done.copy()
-            self._start_games(finished)
-        return self._observations(), self._rewards.copy(), self._done.copy(), self._truncated.copy(), infos
+            self.start_games(finished)
+        return self.observations(), self._rewards.copy(), self._done.copy(), self._truncated.copy(), infos
 
     def action_masks(self) -> np.ndarray:
         """(N, A) bool: the learner's legal actions in every game (what MaskablePPO asks for)."""
@@ -261,29 +266,33 @@ class QwixxVectorEnv(VectorEnv):
             codes[gone] = self._rng.choice(len(pool), size=int(gone.sum()), p=weights)
             self.seat_opponent[:] = codes
         self._pool, self._pool_kinds, self._pool_weights = pool, kinds, weights
-        self._opponents = opponents
+        self.opponents = opponents
 
     def __repr__(self) -> str:
         return (f"QwixxVectorEnv({self.num_envs}, num_players={self.num_players}, variant={self.variant.name!r}, "
-                f"reward={self.reward_mode!r}, learner_seat={self._learner_seat!r}, opponents={self._opponents!r})")
+                f"reward={self.reward_mode!r}, learner_seat={self.learner_seat!r}, opponents={self.opponents!r})")
 
     def close_extras(self, **kwargs: Any) -> None:
         pass
 
-    # --- internals --------------------------------------------------------------------------
+    @property
+    def has_reset(self) -> bool:
+        """Whether `reset()` has been called (and the games are under way)."""
+        return self._has_reset
 
-    def _start_games(self, games: np.ndarray) -> None:
-        """Restart games (continuing their generators), draw seats and opponents, play on to
-        the learner's first decision."""
+    def start_games(self, games: np.ndarray) -> None:
+        """Restart these games (continuing their generators), draw their learner seats and
+        opponents, and play on to each learner's first decision (`observations()` shows it)."""
         e = self.engine
-        rules.reset_batch(e.state, self.variant.tables, games, e.start_seat, e.lucky_numbers)
-        e.last_scores[games] = 0
+        e.reset_games(games)
         if self._learner_random:
             self.learner[games] = self._rng.integers(0, self.num_players, games.size)
         self.seat_opponent[games] = self._rng.choice(
             len(self._pool), size=(games.size, self.num_players), p=self._pool_weights
         )
         self._play_opponents()
+
+    # --- internals --------------------------------------------------------------------------
 
     def _play_opponents(self) -> None:
         """Scripted opponents in the kernel; frozen policies in batches, until every live game
@@ -307,7 +316,8 @@ class QwixxVectorEnv(VectorEnv):
                 apply_some(e.state, tb, games, acts)
                 self.opponent_decisions += games.size
 
-    def _observations(self) -> dict[str, np.ndarray]:
+    def observations(self) -> dict[str, np.ndarray]:
+        """Every game as its learner sees it now: {"observation": (N, D), "action_mask": (N, A)} (copies)."""
         e = self.engine
         games = np.arange(self.num_envs)
         observe_some(e.state, self.variant.tables, self.layout.offsets, games, self.learner, self._masks, self._obs)

@@ -47,13 +47,11 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from qwixx_env.core import rules
+from qwixx_env.core.engine import Engine
 from qwixx_env.core.observation import SCORE_SCALE, ObservationView, layout_for, state_from_observation
 from qwixx_env.core.options import TableOptions
-from qwixx_env.core.rewards import REWARD_MODES
 from qwixx_env.core.state import LUCKY, NO_DECISION, OVER, PHASES, WHITE, State, new_state
 from qwixx_env.core.variant import COLORS, decode_action
-from qwixx_env.envs.qwixx_v0 import OBSERVE, RESET, STEP, aec_kernel
 
 GAME_NAME = "python_qwixx"
 DEFAULT_PARAMETERS = {"players": 2, "variant": "classic", "lucky": "bonus", "start_player": 0}
@@ -128,42 +126,37 @@ class QwixxGame(pyspiel.Game):
         )
         super().__init__(_game_type(utility), info, params)
         self.table, self.variant, self.layout = table, v, layout
-        self.reward_mode = REWARD_MODES.index(table.reward)
-        # The rules core through the AEC env's one compiled entry point (`qwixx_v0.aec_kernel`, the
-        # kernel `qwixx_env.warm` caches), resolved once for its argument types (`rules.compiled`),
-        # with this game's work buffers; the mask after a roll's dice are drawn by `rules.mask_batch`.
-        st = new_state(P)
-        self._action = np.zeros(1, np.int64)
-        self._mask = np.zeros((1, v.num_actions), np.int8)
-        self._last_scores = np.zeros((1, P), np.int64)
-        self._rewards = np.zeros((1, P), np.int64)
-        self._seat = np.zeros(1, np.int64)
-        self._obs = np.zeros((1, layout.size), np.float32)
-        self._lucky = np.zeros((P, 2), np.int64)
-        self._lucky_rules = rules.lucky_switch(v.tables)  # None: compiled without the lucky-cross rules
-        self._kernel = rules.compiled(
-            aec_kernel, RESET, st, v.tables, layout.offsets, self._action, self._mask, self.reward_mode,
-            self._last_scores, self._rewards, self._seat, self._obs, table.start_seat, self._lucky,
-            self._lucky_rules,
-        )
-        self._mask_kernel = rules.compiled(rules.mask_batch, st, v.tables, self._mask)
-        self._initial = _Position.initial(self)  # every new state's position, copied on first change
+        # The rules core through one engine (the AEC env's compiled entry points), which plays
+        # whichever position's core state it is given (`Engine.attach`).
+        self.engine = Engine(table, 1)
+        self.no_moves = np.zeros(v.num_actions, np.int8)  # the mask given where none is needed
+        self.initial = _Position.initial(self)  # every new state's position, copied on first change
 
-    def _run(self, op: int, core: State, obs: np.ndarray | None = None, start: int = 0,
-             lucky: np.ndarray | None = None) -> None:
-        self._kernel(op, core, self.variant.tables, self.layout.offsets, self._action, self._mask, self.reward_mode,
-                     self._last_scores, self._rewards, self._seat, self._obs if obs is None else obs, start,
-                     self._lucky if lucky is None else lucky, self._lucky_rules)
+    def start(self, core: State, start_seat: int, lucky_numbers: np.ndarray) -> None:
+        """Start the game of `core` with this first active seat and these lucky numbers (the
+        set-up chance nodes' outcomes)."""
+        self.engine.attach(core, self.no_moves)
+        self.engine.start_game(0, start_seat, lucky_numbers)
 
-    def _legal(self, core: State) -> np.ndarray:
-        """The legal-action mask of the seat to decide (a new array)."""
-        self._mask_kernel(core, self.variant.tables, self._mask)
-        return self._mask[0].copy()
+    def decide(self, core: State, mask: np.ndarray, action: int) -> np.ndarray:
+        """Apply a decision legal under `mask` (core's) to `core`; returns the next mask (a new array)."""
+        self.engine.attach(core, mask)
+        self.engine.step(action)  # apply, then the next mask and every seat's reward
+        return self.engine.masks[0].copy()
 
-    def _observe(self, core: State, seat: int, out: np.ndarray) -> None:
+    def returns_now(self) -> list[float]:
+        """Every seat's reward for the decision just made (its return, once the game is over)."""
+        return self.engine.rewards[0].astype(float).tolist()
+
+    def legal(self, core: State) -> np.ndarray:
+        """The legal-action mask of the seat to decide in `core` (a new array)."""
+        self.engine.attach(core)  # computes the masks
+        return self.engine.masks[0].copy()
+
+    def observe(self, core: State, seat: int, out: np.ndarray) -> None:
         """Write the env's observation of `seat` into `out` (shape (1, size))."""
-        self._seat[0] = seat
-        self._run(OBSERVE, core, obs=out)
+        self.engine.attach(core, self.no_moves)  # an observation needs no mask
+        out[...] = self.engine.observe(seat)
 
     def new_initial_state(self) -> QwixxState:
         return QwixxState(self)
@@ -182,20 +175,7 @@ class QwixxGame(pyspiel.Game):
         view = ObservationView(vector, self.variant, self.num_players())
         core = state_from_observation(view)
         state = QwixxState(self)
-        pos = state._p
-        pos.core, pos.draws, pos.lucky[:] = core, (), core.lucky[0]
-        pos.log = ((-1, "from-observation " + self.observation_text(view.vector)),)
-        if core.phase[0] in (WHITE, LUCKY):
-            own = []
-            if core.phase[0] == LUCKY:  # its own white choice, which the observation shows
-                own = [int(core.pending[0, 0]) if core.pending[0, 0] != NO_DECISION else self.variant.num_actions - 1]
-            start = core.clone()
-            start.turn[0], start.phase[0] = start.active[0], WHITE
-            start.pending[0] = NO_DECISION
-            start.pending_lucky[0] = NO_DECISION
-            pos.roll_start, pos.roll_log = start, len(pos.log)
-            draw = (rng or np.random.default_rng()).random
-            state._replay_white_action(0, own, draw)
+        state.set_position(core, "from-observation " + self.observation_text(view.vector), rng)
         return state
 
     def observation_text(self, vector: np.ndarray) -> str:
@@ -269,7 +249,7 @@ class _Position:
         return pos
 
     def first_roll(self) -> None:
-        self.game._run(RESET, self.core, start=self.start, lucky=self.lucky)
+        self.game.start(self.core, self.start, self.lucky)
         self.queue_dice()
 
     def queue_dice(self) -> None:
@@ -296,7 +276,7 @@ class QwixxState(pyspiel.State):
 
     def __init__(self, game: QwixxGame):
         super().__init__(game)
-        self._pos = game._initial  # shared until the first change (`_p`)
+        self._pos = game.initial  # shared until the first change (`_p`)
 
     @property
     def _p(self) -> _Position:
@@ -362,7 +342,7 @@ class QwixxState(pyspiel.State):
     def _legal_mask(self) -> np.ndarray:
         pos = self._pos
         if pos.mask is None:
-            pos.mask = self._game()._legal(pos.core)  # on the shared initial position too: it is the same
+            pos.mask = self._game().legal(pos.core)  # on the shared initial position too: it is the same
         return pos.mask
 
     def _legal_actions(self, player: int) -> list[int]:
@@ -385,9 +365,7 @@ class QwixxState(pyspiel.State):
         pos = self._p
         core, game = pos.core, pos.game
         seat, phase, roll = int(core.turn[0]), int(core.phase[0]), int(core.roll[0])
-        game._action[0] = action
-        game._run(STEP, core)  # apply, then the next mask and every seat's reward
-        pos.mask = game._mask[0].copy()
+        pos.mask = game.decide(core, self._legal_mask(), action)
         if phase in (WHITE, LUCKY):
             pos.log += ((seat, f"w{action}"),)  # hidden from the other seats
             pos.own += ((seat, action),)
@@ -398,7 +376,7 @@ class QwixxState(pyspiel.State):
             if core.roll[0] != roll and core.phase[0] != OVER:
                 pos.queue_dice()
         if core.phase[0] == OVER:
-            pos.returns = game._rewards[0].astype(float).tolist()
+            pos.returns = game.returns_now()
 
     def _replay_white_action(self, player: int, own: list[int], draw) -> None:
         """Replay the current white action from its start, up to `player`'s decision with its
@@ -425,18 +403,24 @@ class QwixxState(pyspiel.State):
         Only the seat to decide can be resampled while choices are hidden. The copy's
         `history()` still lists this state's actions; its position and information states are
         the resampled ones."""
-        clone = self.clone()
-        pos = clone._pos
+        pos = self._pos
         hidden = any(s != player_id for s, _ in pos.own)
         if not hidden or pos.draws or pos.core.phase[0] not in (WHITE, LUCKY):
-            return clone
+            return self.clone()
         if player_id != self.current_player():
             raise ValueError(
                 f"resample_from_infostate: got player_id {player_id}; while white choices are hidden "
                 f"only the seat to decide ({self.current_player()}) can be resampled"
             )
-        clone._replay_white_action(player_id, [a for s, a in pos.own if s == player_id], probability_sampler)
+        clone = self.clone()
+        clone.redraw_white_action(player_id, probability_sampler)
         return clone
+
+    def redraw_white_action(self, player_id: int, probability_sampler) -> None:
+        """Replay this white action with `player_id`'s own choices as made and every hidden
+        choice of the other seats drawn again (`resample_from_infostate` on a copy)."""
+        own = [a for s, a in self._pos.own if s == player_id]
+        self._replay_white_action(player_id, own, probability_sampler)
 
     # --- the end ------------------------------------------------------------------------
 
@@ -478,8 +462,33 @@ class QwixxState(pyspiel.State):
         """The env's observation vector of `seat`."""
         game = self._game()
         out = np.zeros((1, game.layout.size), np.float32)
-        game._observe(self._pos.core, seat, out)
+        game.observe(self._pos.core, seat, out)
         return out[0]
+
+    # --- for the game and its observer ------------------------------------------------------
+
+    def log_of(self, player: int) -> str:
+        """What `player` has seen of the game, as text: the perfect-recall information state."""
+        return f"seat {player}: " + " ".join(t for owner, t in self._pos.log if owner < 0 or owner == player)
+
+    def set_position(self, core: State, log: str, rng: np.random.Generator | None) -> None:
+        """Stand at the decision `core` shows (from an observation, the observer as seat 0),
+        its history starting here; hidden white choices of this white action drawn with `rng`."""
+        pos = self._p
+        pos.core, pos.draws, pos.lucky[:] = core, (), core.lucky[0]
+        pos.log = ((-1, log),)
+        if core.phase[0] in (WHITE, LUCKY):
+            own = []
+            if core.phase[0] == LUCKY:  # its own white choice, which the observation shows
+                pass_action = self._game().variant.num_actions - 1
+                own = [int(core.pending[0, 0]) if core.pending[0, 0] != NO_DECISION else pass_action]
+            start = core.clone()
+            start.turn[0], start.phase[0] = start.active[0], WHITE
+            start.pending[0] = NO_DECISION
+            start.pending_lucky[0] = NO_DECISION
+            pos.roll_start, pos.roll_log = start, len(pos.log)
+            draw = (rng or np.random.default_rng()).random
+            self._replay_white_action(0, own, draw)
 
 
 def _draw_name(draw: int) -> str:
@@ -537,11 +546,11 @@ class QwixxObserver:
     def set_from(self, state: QwixxState, player: int) -> None:
         if self.perfect_recall:
             return
-        self.game._observe(state._pos.core, player, self._out)
+        self.game.observe(state.core_state, player, self._out)
 
     def string_from(self, state: QwixxState, player: int) -> str:
         if self.perfect_recall:
-            return f"seat {player}: " + " ".join(t for owner, t in state._pos.log if owner < 0 or owner == player)
+            return state.log_of(player)
         self.set_from(state, player)
         return f"seat {player}: " + self.game.observation_text(self.tensor)
 

@@ -23,7 +23,7 @@
 
 * `PlayoutEvaluator`: the search's leaf evaluation, an OpenSpiel `Evaluator`: the mean outcome
   of playouts of the rest of the game by a scripted policy (``"heuristic"``, ``"greedy"`` or
-  ``"random"``, `qwixx_env.core.policies`) for every seat, compiled over the rules core. OpenSpiel's
+  ``"random"``, `qwixx_env.policies.scripted`) for every seat, compiled over the rules core. OpenSpiel's
   own `RandomRolloutEvaluator` plays rollouts in Python through the game's API, which costs
   hundreds of Python calls per playout; this one runs a whole playout in one compiled call.
 """
@@ -39,13 +39,13 @@ from open_spiel.python.algorithms import ismcts, mcts
 from qwixx_env.bots import registry
 from qwixx_env.core.checks import check_choice, check_int, check_number
 from qwixx_env.core.compile import kernel
-from qwixx_env.core.heuristic import weights_array
-from qwixx_env.core.policies import POLICY_NAMES, greedy_defaults, policy_action
 from qwixx_env.core.rewards import rewards_one
 from qwixx_env.core.rules import apply_one
-from qwixx_env.core.scratch import new_scratch
 from qwixx_env.core.state import OVER, new_state
 from qwixx_env.integrations.openspiel import GAME_NAME, QwixxGame, QwixxState
+from qwixx_env.policies.heuristic import weights_array
+from qwixx_env.policies.scratch import new_scratch
+from qwixx_env.policies.scripted import POLICY_NAMES, greedy_defaults, policy_action
 
 SEARCH_BOT = "openspiel-ismcts"
 DEFAULT_SIMULATIONS = 64
@@ -102,7 +102,7 @@ class PlayoutEvaluator(mcts.Evaluator):
             self._work.copy_from(state.core_state)
             self._work.rng[0], self._policy_rng[0] = dice_seed, policy_seed
             play_out(self._work, self.game.variant.tables, self.kind, self._policy_rng, self._skip, self._worry,
-                     self._weights, self._ws, self.game.reward_mode, self._last, self._out)
+                     self._weights, self._ws, self.game.engine.setup.reward_mode, self._last, self._out)
             total += self._out
         return total / self.playouts
 

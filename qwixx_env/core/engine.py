@@ -1,0 +1,466 @@
+"""`Engine`: the one public face of a Qwixx table, for one game or a batch of them.
+
+An engine owns B games of one table (`TableOptions`): their `State`, the buffers the rules
+kernels write (legal masks, observations, rewards), and the compiled entry points resolved
+once for those buffers. Every adapter — the PettingZoo AEC and Parallel envs, the batched and
+vector envs, the Gymnasium view, OpenSpiel, RLlib, the play sessions — is built on it and only
+translates (agent names, dicts, spaces, reward modes, what an illegal action does).
+
+>>> engine = Engine(TableOptions(num_players=2), batch_size=4)
+>>> engine.reset(seed=0)                     # game b plays as a single game seeded with 0 + b
+>>> masks = engine.legal_mask()              # (B, A) int8, the seat to decide in each game
+>>> engine.step(actions)                     # one legal action per live game
+>>> rewards, done = engine.rewards, engine.done
+>>> engine.observe(seats)                    # (B, D) float32, game b as seats[b] sees it
+
+The returned arrays are the engine's own buffers, written again by the next call: copy what
+you keep (each method's docstring says which it returns).
+
+Like pgx's games, the rules stay pure functions over the `State` (`qwixx_env.core.rules`);
+the engine adds what a table needs around them: seeds, rewards in the table's mode, the game
+record and one resolved kernel call per step.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from qwixx_env.core import rules
+from qwixx_env.core.checks import check_flag, check_int, is_int
+from qwixx_env.core.compile import kernel
+from qwixx_env.core.observation import ObservationLayout, encode_one, layout_for
+from qwixx_env.core.options import TableOptions
+from qwixx_env.core.rewards import REWARD_MODES, rewards_one
+from qwixx_env.core.snapshot import snapshot
+from qwixx_env.core.state import OVER, State, new_state, seed_to_rng
+
+RECORD_FORMAT = "qwixx_env.record/1"
+
+# What `table_kernel` does. One kernel with an op code rather than one kernel per job: a new
+# user's first game compiles a kernel mostly per kernel, not per line, and the rules inlined
+# into reset, step and observe are the same (docs/environment.md, "First run"; measured by
+# benchmarks/cold_start.py). The engine's public methods are the named entry points.
+RESET, STEP, OBSERVE = 0, 1, 2
+
+
+class Buffers(NamedTuple):
+    """The arrays the kernel reads its inputs from and writes its results into (B games, P seats)."""
+
+    actions: np.ndarray  # (B,) int64: the decision of each game (STEP)
+    games: np.ndarray  # (B,) int64: the games to start (RESET: the first `count` of them)
+    seats: np.ndarray  # (B,) int64: the seat each game is observed from (OBSERVE)
+    masks: np.ndarray  # (B, A) int8: the legal actions of the seat to decide
+    obs: np.ndarray  # (B, D) float32: observations
+    rewards: np.ndarray  # (B, P) int64: every seat's reward for the step just taken
+    last_scores: np.ndarray  # (B, P) int64: each seat's score at its last reward
+    done: np.ndarray  # (B,) bool: the game ended in the step just taken
+
+
+class Setup(NamedTuple):
+    """The table's settings as the kernel takes them."""
+
+    reward_mode: int  # index in REWARD_MODES
+    start_seat: int  # the first active seat, -1: drawn from each game's generator
+    lucky_numbers: np.ndarray  # (P, 2) int64, zeros: drawn each game
+    autoreset: bool  # a game that ends in a step restarts at once
+    observe_turn: bool  # after a step, write the observation of the seat to decide
+
+
+@kernel(refcounts=False)
+def first_illegal(st, masks, actions):
+    """Index of the first live game whose action its mask does not offer, or -1."""
+    for b in range(st.phase.shape[0]):
+        if st.phase[b] != OVER:
+            a = actions[b]
+            if a < 0 or a >= masks.shape[1] or masks[b, a] == 0:
+                return b
+    return -1
+
+
+@kernel(refcounts=False)
+def table_kernel(op, count, st, tb, off, buf, setup, lucky):
+    """The engine's compiled entry point (see `RESET, STEP, OBSERVE`): `RESET` starts games
+    ``buf.games[:count]``; `STEP` applies ``buf.actions`` to every live game (returning the
+    first game whose action is illegal, changing nothing, or -1) and writes rewards and done
+    flags; both then write the mask of each game they touched (and, with ``setup.observe_turn``,
+    the observation of its seat to decide). `OBSERVE` writes game b as ``buf.seats[b]`` sees it. `lucky` is
+    `rules.lucky_switch`: None compiles the kernel without the lucky-cross rules (a switch only
+    an argument can be: numba prunes the branch before typing)."""
+    B = st.phase.shape[0]
+    if op == OBSERVE:
+        for b in range(B):
+            encode_one(st, tb, off, b, buf.seats[b], buf.obs[b])
+        return -1
+    if op == RESET:
+        for i in range(count):
+            b = buf.games[i]
+            rules.reset_one(st, tb, b, setup.start_seat, setup.lucky_numbers)
+            for s in range(buf.last_scores.shape[1]):
+                buf.last_scores[b, s] = 0
+    else:
+        bad = first_illegal(st, buf.masks, buf.actions)
+        if bad >= 0:
+            return bad
+        for b in range(B):
+            buf.done[b] = False
+            if st.phase[b] != OVER:
+                rules.apply_one(st, tb, b, buf.actions[b], lucky)
+                rewards_one(st, tb, b, setup.reward_mode, buf.last_scores, buf.rewards[b])
+                if st.phase[b] == OVER:
+                    buf.done[b] = True
+                    if setup.autoreset:
+                        rules.reset_one(st, tb, b, setup.start_seat, setup.lucky_numbers)
+                        for s in range(buf.last_scores.shape[1]):
+                            buf.last_scores[b, s] = 0
+            else:
+                for s in range(buf.rewards.shape[1]):
+                    buf.rewards[b, s] = 0
+    n = count if op == RESET else B  # RESET: only the games it started
+    for i in range(n):
+        b = buf.games[i] if op == RESET else i
+        rules.legal_mask_one(st, tb, b, buf.masks[b], lucky)  # one call site: LLVM inlines it once
+        if setup.observe_turn:
+            encode_one(st, tb, off, b, np.int64(st.turn[b]), buf.obs[b])
+    return -1
+
+
+def game_seeds(seed: int | Sequence[int] | None, num_games: int) -> np.ndarray:
+    """Generator states for `num_games` games: an int seeds game i with ``seed + i`` (so game i
+    of a batch plays exactly as a single game seeded with ``seed + i``); a sequence gives one
+    seed per game; None draws fresh entropy."""
+    if seed is None:
+        return np.random.SeedSequence().generate_state(num_games, np.uint64)
+    if is_int(seed) or isinstance(seed, (bool, np.bool_, float, np.floating, str)):
+        seed = check_int("seed", seed, minimum=0, accepted="None, a non-negative integer or one per game")
+        return np.array([seed_to_rng(seed + i) for i in range(num_games)], np.uint64)
+    accepted = f"expected None, a non-negative integer or {num_games} of them (one per game)"
+    try:
+        seeds = list(seed)
+    except TypeError:
+        raise ValueError(f"seed: got {seed!r}; {accepted}") from None
+    if len(seeds) != num_games or not all(is_int(s) and s >= 0 for s in seeds):
+        raise ValueError(f"seed: got {seed!r}; {accepted}")
+    return np.array([seed_to_rng(int(s)) for s in seeds], np.uint64)
+
+
+def as_actions(actions: Any, num_games: int) -> np.ndarray:
+    """`actions` as (num_games,) int64, or a ValueError: one whole number per game."""
+    arr = np.asarray(actions)
+    if arr.shape != (num_games,):
+        raise ValueError(f"actions: got shape {arr.shape}; expected ({num_games},), one action per game")
+    if arr.dtype.kind == "b":
+        raise ValueError(f"actions: got booleans {arr.tolist()[:8]}; expected whole numbers (action indices)")
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64, copy=False)
+    if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
+        return arr.astype(np.int64)
+    bad = next(i for i, a in enumerate(arr.tolist()) if not (isinstance(a, (int, float)) and float(a).is_integer()))
+    raise ValueError(f"actions: game {bad} got {arr[bad]!r}; expected a whole number (an action index)")
+
+
+def as_games(games: Any, num_games: int) -> np.ndarray:
+    """`games` as (n,) int64 indices from 0 to num_games - 1, or a ValueError naming the bad one."""
+    idx = np.asarray(games)
+    if idx.ndim != 1 or (idx.size and idx.dtype.kind not in "iu"):
+        raise ValueError(f"games: got {games!r}; expected a list of game indices (whole numbers)")
+    idx = idx.astype(np.int64)
+    outside = idx[(idx < 0) | (idx >= num_games)]
+    if outside.size:
+        raise ValueError(f"games: got index {int(outside[0])}; expected indices from 0 to {num_games - 1}")
+    return idx
+
+
+class Engine:
+    """B games of one table, stepped by the compiled rules (see the module docstring).
+
+    `table` is a `TableOptions` (or None: build it from the keyword options, checked once);
+    `autoreset` restarts a game that ends in a step at once from its own generator;
+    `observe_turn` makes `step` and `reset` also write, for each game, the observation of the
+    seat to decide into `obs` (the batched engine's contract); `history` keeps each game's
+    decisions and dice for `record` (the AEC env's; it costs a little per step).
+    """
+
+    def __init__(
+        self,
+        table: TableOptions | None = None,
+        batch_size: int = 1,
+        *,
+        autoreset: bool = False,
+        observe_turn: bool = False,
+        history: bool = False,
+        **options: Any,
+    ):
+        if table is None:
+            table = TableOptions(**options)
+        elif options:
+            raise TypeError(f"Engine: give the table as table=TableOptions(...) or as options, not both: {options}")
+        if not isinstance(table, TableOptions):
+            raise TypeError(f"table: got {table!r}; expected a TableOptions")
+        self.table = table
+        self.variant = table.rules
+        self.batch_size = check_int("batch_size", batch_size, minimum=1)
+        self.num_players = table.num_players
+        self.num_actions = self.variant.num_actions
+        self.layout: ObservationLayout = layout_for(self.variant, self.num_players)
+        self.reward_mode = table.reward
+        self.autoreset = check_flag("autoreset", autoreset)
+        self.observe_turn = check_flag("observe_turn", observe_turn)
+        self.history = check_flag("history", history)
+        if self.history and self.autoreset:
+            raise ValueError("history=True needs autoreset=False: a game that restarts inside a step has no record")
+        B, P = self.batch_size, self.num_players
+        self.state = new_state(P, B)
+        self.buffers = Buffers(
+            actions=np.zeros(B, np.int64),
+            games=np.zeros(B, np.int64),
+            seats=np.zeros(B, np.int64),
+            masks=np.zeros((B, self.num_actions), np.int8),
+            obs=np.zeros((B, self.layout.size), np.float32),
+            rewards=np.zeros((B, P), np.int64),
+            last_scores=np.zeros((B, P), np.int64),
+            done=np.zeros(B, np.bool_),
+        )
+        self.setup = Setup(REWARD_MODES.index(self.reward_mode), table.start_seat, table.lucky_array(),
+                           self.autoreset, self.observe_turn)
+        self._lucky = rules.lucky_switch(self.variant.tables)
+        self._seeded = False
+        self._history: list[dict[str, Any]] = [_empty_history(None, 0) for _ in range(B)]
+        self._bind()
+
+    def _bind(self) -> None:
+        """Resolve the kernel once for this engine's argument types (`rules.compiled`): a step
+        is then one direct call into compiled code."""
+        self._args = (self.state, self.variant.tables, self.layout.offsets, self.buffers, self.setup, self._lucky)
+        self._kernel = rules.compiled(table_kernel, RESET, 0, *self._args)
+        self._mask_kernel: Any = None
+
+    # --- the buffers, by name -----------------------------------------------------------
+
+    @property
+    def masks(self) -> np.ndarray:
+        """(B, A) int8: the legal actions of the seat to decide in each game (zeros when over)."""
+        return self.buffers.masks
+
+    @property
+    def obs(self) -> np.ndarray:
+        """(B, D) float32: the observations last written (`observe`, or `step` with observe_turn)."""
+        return self.buffers.obs
+
+    @property
+    def rewards(self) -> np.ndarray:
+        """(B, P) int64: every seat's reward for the step just taken, in the table's reward mode."""
+        return self.buffers.rewards
+
+    @property
+    def last_scores(self) -> np.ndarray:
+        """(B, P) int64: each seat's score at its last reward ("score_delta" pays the change)."""
+        return self.buffers.last_scores
+
+    @property
+    def done(self) -> np.ndarray:
+        """(B,) bool: which games ended in the step just taken."""
+        return self.buffers.done
+
+    @property
+    def seats(self) -> np.ndarray:
+        """(B,) int8: the seat to decide in each game."""
+        return self.state.turn
+
+    # --- playing ------------------------------------------------------------------------
+
+    def reset(self, seed: int | Sequence[int] | None = None) -> None:
+        """Start every game. An int seed seeds game b with ``seed + b``, a sequence gives one
+        seed per game; without one each game's generator goes on from where it is (fresh
+        entropy on the first reset), so ``reset(0)`` then ``reset()`` is reproducible."""
+        if seed is not None or not self._seeded:
+            self.seed(seed)
+        self._start(np.arange(self.batch_size), seed)
+
+    def seed(self, seed: int | Sequence[int] | None = None) -> None:
+        """Set every game's generator as `reset(seed)` does, without starting the games (for a
+        caller that starts them itself with `reset_games`)."""
+        self.state.rng[:] = game_seeds(seed, self.batch_size)
+        self._seeded = True
+
+    def reset_games(self, games: Sequence[int] | np.ndarray) -> None:
+        """Restart some games from their own generators (as ``reset()`` without a seed).
+        `games` are indices from 0 to B - 1; anything else is a ValueError, changing nothing."""
+        idx = as_games(games, self.batch_size)
+        if not self._seeded:
+            self.seed(None)
+        self._start(idx, None)
+
+    def restart(self, game: int, rng_state: int, seed: int | None = None) -> None:
+        """Start game `game` from a generator state (a record's ``rng_state``, which `replay`
+        restores); `seed` is the seed its record names, if any."""
+        idx = as_games([game], self.batch_size)
+        self.state.rng[game] = np.uint64(rng_state)
+        self._seeded = True
+        self._start(idx, None if seed is None else [seed] * self.batch_size)
+
+    def _start(self, idx: np.ndarray, seed: Any) -> None:
+        if self.history:
+            for b in idx.tolist():
+                game_seed = None if seed is None else int(seed) + b if is_int(seed) else int(list(seed)[b])
+                self._history[b] = _empty_history(game_seed, int(self.state.rng[b]))
+        self.buffers.games[: idx.size] = idx
+        self._kernel(RESET, idx.size, *self._args)
+        if self.history:
+            for b in idx.tolist():
+                self._history[b]["rolls"].append(self.dice(b))
+
+    def step(self, actions: int | Sequence[int] | np.ndarray) -> None:
+        """One decision per game (an int for a batch of one): applied to every live game, then
+        `rewards`, `done` and `masks` are written (and `obs`, with observe_turn). Raises
+        ValueError, changing nothing, if a live game's action is not legal for its seat."""
+        buf = self.buffers
+        if self.batch_size == 1 and (type(actions) is int or isinstance(actions, np.integer)):
+            buf.actions[0] = actions  # the AEC env's hot path: no array to build
+        else:
+            buf.actions[:] = as_actions(actions, self.batch_size)
+        before = (self.state.turn.copy(), self.state.phase.copy(), self.state.roll.copy()) if self.history else None
+        bad = self._kernel(STEP, 0, *self._args)
+        if bad >= 0:
+            raise ValueError(
+                f"actions: game {bad} (seat {int(self.seats[bad])}) got action {int(buf.actions[bad])}; "
+                f"legal there: {np.flatnonzero(buf.masks[bad]).tolist()}"
+            )
+        if before is not None:
+            self._log(*before)
+
+    def _log(self, turn: np.ndarray, phase: np.ndarray, roll: np.ndarray) -> None:
+        """Add the step just taken to each game's history: who decided what, and a new roll's dice."""
+        for b in np.flatnonzero(phase != OVER).tolist():
+            hist = self._history[b]
+            hist["decisions"].append([int(turn[b]), int(self.buffers.actions[b])])
+            if self.state.roll[b] != roll[b]:
+                hist["rolls"].append(self.dice(b))
+
+    def legal_mask(self) -> np.ndarray:
+        """(B, A) int8: the legal actions of the seat to decide in each game (the `masks`
+        buffer, written again by the next step or reset)."""
+        return self.buffers.masks
+
+    def legal_actions(self, game: int = 0) -> list[int]:
+        """The legal actions of the seat to decide in game `game` (empty when it is over)."""
+        if self.state.phase[game] == OVER:
+            return []
+        return np.flatnonzero(self.buffers.masks[game]).tolist()
+
+    def observe(self, seats: int | Sequence[int] | np.ndarray) -> np.ndarray:
+        """(B, D) float32: game b as seat ``seats[b]`` sees it (an int: that seat in every game).
+        The `obs` buffer, written again by the next call: copy what you keep."""
+        self.buffers.seats[:] = seats
+        self._kernel(OBSERVE, 0, *self._args)
+        return self.buffers.obs
+
+    def scores(self) -> np.ndarray:
+        """(B, P) int64: every seat's score now (committed crosses only); a new array."""
+        return rules.scores(self.variant, self.state)
+
+    def is_over(self) -> np.ndarray:
+        """(B,) bool: which games have ended; a new array."""
+        return self.state.phase == OVER
+
+    def end_games(self, games: Sequence[int] | np.ndarray) -> None:
+        """Take every legal action away in these games (an illegal action ended them where they
+        stand; the state stays as it was, for the record)."""
+        self.buffers.masks[as_games(games, self.batch_size)] = 0
+
+    def dice(self, game: int = 0) -> list[int | None]:
+        """Game `game`'s dice as rolled (white, white, red, yellow, green, blue; None: out of play)."""
+        return [int(d) if d > 0 else None for d in self.state.dice[game]]
+
+    def snapshot(self, game: int = 0) -> dict[str, Any]:
+        """The committed state of game `game` as a JSON-serialisable dict (see the README)."""
+        return snapshot(self.variant, self.state, game)
+
+    def record(self, game: int = 0) -> dict[str, Any]:
+        """Game `game` so far as a JSON-serialisable record (`qwixx_env.replay` rebuilds it);
+        needs ``history=True``. It is the game's full history, not one seat's view: made during
+        a white action it includes the choices already made in it."""
+        if not self.history:
+            raise RuntimeError("record(): this engine keeps no history; build it with Engine(..., history=True)")
+        rec = json.loads(json.dumps(self._history[game]))
+        rec["options"] = self.table.as_dict()
+        rec["snapshot"] = self.snapshot(game)
+        return {k: rec[k] for k in ("format", "options", "seed", "rng_state", "rolls", "decisions", "snapshot")}
+
+    def clone(self) -> Engine:
+        """An independent copy: the same games, buffers and history, sharing the compiled kernel."""
+        new = Engine(self.table, self.batch_size, autoreset=self.autoreset, observe_turn=self.observe_turn,
+                     history=self.history)
+        new.load(self)
+        return new
+
+    def load(self, other: Engine) -> None:
+        """Make this engine's games exact copies of `other`'s (the same table and batch size):
+        state, buffers and history, copied in place."""
+        if other.table != self.table or other.batch_size != self.batch_size:
+            raise ValueError(f"load: got an engine of {other.table} x {other.batch_size}; "
+                             f"expected {self.table} x {self.batch_size}")
+        self.state.copy_from(other.state)
+        for dst, src in zip(self.buffers, other.buffers):
+            dst[...] = src
+        self._history = json.loads(json.dumps(other.history_data())) if self.history else self._history
+        self._seeded = other.seeded
+
+    @property
+    def seeded(self) -> bool:
+        """Whether the games' generators have been set (by a seed, or fresh entropy on the first reset)."""
+        return self._seeded
+
+    def history_data(self) -> list[dict[str, Any]]:
+        """Each game's history as kept for `record` (the engine's own lists: read them only)."""
+        return self._history
+
+    def attach(self, state: State, masks: np.ndarray | None = None) -> None:
+        """Play `state` from now on, in place: a `State` of this table and batch size that the
+        caller keeps (a search keeps one per node, as the OpenSpiel game does). `masks` are its
+        legal masks if the caller has them (they are copied into the `masks` buffer); else they
+        are computed. The other buffers stay the engine's."""
+        if state.marks.shape != self.state.marks.shape:
+            raise ValueError(f"attach: got a state of shape {state.marks.shape}; expected {self.state.marks.shape}")
+        if state is not self.state:
+            self.state = state
+            self._args = (state, *self._args[1:])
+        if masks is None:
+            self.update_masks()
+        else:
+            self.buffers.masks[...] = masks
+
+    def start_game(self, game: int, start_seat: int, lucky_numbers: np.ndarray) -> None:
+        """Start game `game` from its generator with this first active seat and these (P, 2)
+        lucky numbers, whatever the table says (chance outcomes drawn outside, as OpenSpiel
+        draws its set-up)."""
+        setup = self.setup._replace(start_seat=int(start_seat), lucky_numbers=np.asarray(lucky_numbers, np.int64))
+        self.buffers.games[0] = game
+        self._kernel(RESET, 1, *self._args[:4], setup, self._lucky)
+
+    def update_masks(self) -> None:
+        """Write every game's mask again, after its state was changed from outside (dice set by
+        a chance node)."""
+        if self._mask_kernel is None:  # resolved on first use: most engines never need it
+            self._mask_kernel = rules.compiled(rules.mask_batch, self.state, self.variant.tables, self.buffers.masks)
+        self._mask_kernel(self.state, self.variant.tables, self.buffers.masks)
+
+    def memory_per_game(self) -> int:
+        """Bytes held per game: the state arrays plus the buffers."""
+        return sum(a.nbytes for a in (*self.state, *self.buffers)) // self.batch_size
+
+
+def _empty_history(seed: Any, rng_state: int) -> dict[str, Any]:
+    return {
+        "format": RECORD_FORMAT,
+        "seed": None if seed is None else int(seed),
+        "rng_state": f"{rng_state:#018x}",
+        "rolls": [],
+        "decisions": [],
+    }
+
+
+__all__ = ["RECORD_FORMAT", "Buffers", "Engine", "Setup", "State", "as_actions", "as_games", "game_seeds"]
