@@ -10,7 +10,7 @@ with one hop and direct calls on the hot path.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from pettingzoo import AECEnv
@@ -18,6 +18,9 @@ from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers import BaseWrapper
 
 from qwixx_env.core.rewards import check_illegal_reward
+
+if TYPE_CHECKING:  # the raw env's module builds this wrapper
+    from qwixx_env.envs.qwixx_v0 import raw_env
 
 _NEEDS_RESET = {"rewards", "terminations", "truncations", "infos", "agent_selection", "num_agents", "agents"}
 
@@ -27,7 +30,7 @@ class GuardedEnv(BaseWrapper):
 
     def __init__(self, env: AECEnv, illegal_reward: float | None = None):
         super().__init__(env)
-        raw = env.unwrapped
+        self.raw = raw = cast("raw_env", env.unwrapped)
         self.illegal_reward = check_illegal_reward(illegal_reward, raw.reward_mode, raw.variant)
         self._has_reset = False
         self._has_updated = False
@@ -72,7 +75,7 @@ class GuardedEnv(BaseWrapper):
     def step(self, action: Any) -> None:
         if not self._has_reset:
             EnvLogger.error_step_before_reset()
-        raw = self.env.unwrapped
+        raw = self.raw
         if not raw.agents:
             self._has_updated = True
             EnvLogger.warn_step_after_terminated_truncated()
@@ -97,7 +100,7 @@ class GuardedEnv(BaseWrapper):
         """As PettingZoo's TerminateIllegalWrapper: the game ends; the offender's rewards for the
         game sum to `illegal_reward` (this step pays the rest), the others get 0."""
         EnvLogger.warn_on_illegal_move()
-        self.env.unwrapped.end_on_illegal(agent, self.illegal_reward)
+        self.raw.end_on_illegal(agent, self.illegal_reward)
         self._illegal_end = True
 
     def take_update(self) -> bool:
@@ -115,7 +118,7 @@ class _GuardedIterator:
 
     def __init__(self, env: GuardedEnv, max_iter: int):
         self.env = env
-        self.raw = env.env.unwrapped
+        self.raw = env.raw
         self.left = max_iter
 
     def __iter__(self):

@@ -19,7 +19,7 @@ others only pass (the no-op they send, or leave out). `acting_agents` names the 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from gymnasium import spaces
@@ -31,6 +31,9 @@ from qwixx_env.core.checks import check_choice, is_int
 from qwixx_env.core.state import OVER, WHITE, State
 from qwixx_env.envs.guard import GuardedEnv
 from qwixx_env.envs.render import render_text
+
+if TYPE_CHECKING:  # the raw env imports this module to build its parallel view
+    from qwixx_env.envs.qwixx_v0 import raw_env
 
 RENDER_MODES = (None, "ansi", "human")
 
@@ -48,7 +51,7 @@ class ParallelQwixx(ParallelEnv, EzPickle):
         EzPickle.__init__(self, aec, render_mode)
         check_choice("render_mode", render_mode, RENDER_MODES)
         self.aec = aec
-        self.raw = aec.unwrapped
+        self.raw = cast("raw_env", aec.unwrapped)
         if self.raw.render_mode is not None:
             raise ValueError("ParallelQwixx: make the AEC env without a render_mode; give it to the view instead")
         self.render_mode = render_mode
@@ -97,10 +100,10 @@ class ParallelQwixx(ParallelEnv, EzPickle):
         acting = self.acting_agents
         todo, offender = self._checked(actions, acting)
         live = self.agents
-        totals = dict.fromkeys(live, 0)
+        totals: dict[str, float] = dict.fromkeys(live, 0)
         if offender is not None:
             # Only with env(): the game ends as env() ends it on an illegal action.
-            self.aec.end_on_illegal(offender)
+            cast(GuardedEnv, self.aec).end_on_illegal(offender)
             self._add(totals)
         else:
             todo.update(self._held)
@@ -231,7 +234,7 @@ class ParallelQwixx(ParallelEnv, EzPickle):
     def _in_action_space(self, action: Any) -> bool:
         if isinstance(action, np.ndarray) and action.shape == ():
             action = action.item()
-        return is_int(action) and 0 <= action < self.raw.num_actions
+        return bool(is_int(action) and 0 <= action < self.raw.num_actions)
 
     def _add(self, totals: dict[str, float]) -> None:
         for agent in totals:
