@@ -322,19 +322,29 @@ class Engine:
             buf.actions[0] = actions  # the AEC env's hot path: no array to build
         else:
             buf.actions[:] = as_actions(actions, self.batch_size)
-        before = (self.state.turn.copy(), self.state.phase.copy(), self.state.roll.copy()) if self.history else None
+        st = self.state
+        if self.history:  # who decides now, in which games, on which roll (for the record)
+            before = (int(st.turn[0]), int(st.phase[0]), int(st.roll[0])) if self.batch_size == 1 else (
+                st.turn.copy(), st.phase.copy(), st.roll.copy())
         bad = self._kernel(STEP, 0, *self._args)
         if bad >= 0:
             raise ValueError(
                 f"actions: game {bad} (seat {int(self.seats[bad])}) got action {int(buf.actions[bad])}; "
                 f"legal there: {np.flatnonzero(buf.masks[bad]).tolist()}"
             )
-        if before is not None:
+        if self.history:
             self._log(*before)
 
-    def _log(self, turn: np.ndarray, phase: np.ndarray, roll: np.ndarray) -> None:
-        """Add the step just taken to each game's history: who decided what, and a new roll's dice."""
-        for b in np.flatnonzero(phase != OVER).tolist():
+    def _log(self, turn: Any, phase: Any, roll: Any) -> None:
+        """Add the step just taken to each game's history: who decided what, and a new roll's
+        dice. The seats, phases and rolls before the step are ints for a batch of one (the AEC
+        env's hot path), else arrays."""
+        games = [0] if self.batch_size == 1 else np.flatnonzero(phase != OVER).tolist()
+        if self.batch_size == 1:
+            if phase == OVER:
+                return
+            turn, roll = [turn], [roll]
+        for b in games:
             hist = self._history[b]
             hist["decisions"].append([int(turn[b]), int(self.buffers.actions[b])])
             if self.state.roll[b] != roll[b]:
