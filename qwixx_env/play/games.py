@@ -1,6 +1,6 @@
 """The games a play server holds: one person and bots at a table, decided in order.
 
-A `Game` wraps the unwrapped AEC env (`qwixx_v0.raw_env`): the person sits at seat 0, a bot
+A `Game` renders a `play.session.PlaySession` for the page: the person sits at seat 0, a bot
 from `bots.available()` at every other seat. After each of the person's decisions the bots
 decide until it is the person's turn again (or the game is over), and every decision becomes
 an *event* the page shows one by one. The white action is simultaneous: a bot's white-action
@@ -27,17 +27,15 @@ from typing import Any, Generic, TypeVar
 from qwixx_env import bots
 from qwixx_env.core.checks import check_choice, check_int, is_int
 from qwixx_env.core.options import MAX_PLAYERS, TableOptions
-from qwixx_env.core.state import OVER
-from qwixx_env.core.variant import COLORS, LUCKY_RULES, VARIANT_NAMES, decode_action
-from qwixx_env.envs.qwixx_v0 import raw_env
-from qwixx_env.envs.record import replay
+from qwixx_env.core.variant import COLORS, LUCKY_RULES, VARIANT_NAMES
 from qwixx_env.nets import NumpyPolicy, checkpoint_names
 from qwixx_env.play import coach
-from qwixx_env.play.labels import action_label
+from qwixx_env.play.session import HUMAN, PlaySession, make_bot, mark_of, seen_by
 
-HUMAN = 0  # the person's seat
+YOU = 0  # the person's seat on the page
 SEED_LIMIT = 2**31  # seeds the server draws are below this, so they are short enough to read out
-WHITE_PHASES = ("white", "lucky")  # the simultaneous part of a roll: choices stay hidden until it resolves
+# The session's events the page shows, and the fields of each that the page does without.
+PAGE_EVENTS = {"decision": ("locks",), "white": ("outcomes",)}
 NEW_GAME_FIELDS = ("variant", "lucky", "players", "bots", "start_player", "seed")
 
 
@@ -75,20 +73,6 @@ def sheet_layout(variant: Any) -> dict[str, Any]:
         "penalty_points": variant.penalty_points,
         "score_table": list(variant.score_table),
     }
-
-
-def crosses(snap: dict[str, Any], seat: int) -> int:
-    """How many numbers `seat` has crossed on its sheet."""
-    return sum(len(numbers) for numbers in snap["players"][seat]["marks"].values())
-
-
-def mark_of(action: int, variant: Any) -> dict[str, Any] | None:
-    """An action as the page names it: row, number and short label (``r7``), or None for pass."""
-    mark = decode_action(action, variant)
-    if mark is None:
-        return None
-    color, number = mark
-    return {"row": color, "number": int(number), "label": action_label(action, variant)}
 
 
 def check_bot_name(bot: Any) -> str | None:
@@ -160,9 +144,7 @@ def make_bots(new: NewGame) -> dict[int, Any]:
     table, made = new.table, {}
     for seat, name in enumerate(new.bots, start=1):
         try:
-            made[seat] = bots.make(
-                name, variant=table.variant, num_players=table.num_players, lucky=table.lucky, seed=new.seed + seat
-            )
+            made[seat] = make_bot(name, table, new.seed + seat)
         except ValueError as err:
             raise PlayError(
                 400, f"new game: bots[{seat - 1}] (seat {seat}): {name!r} cannot play this table: {err}"
@@ -171,36 +153,39 @@ def make_bots(new: NewGame) -> dict[int, Any]:
 
 
 class Game:
-    """One game: the env, the bots, the events so far. Methods that change it hold its lock."""
+    """One game on the page: a `PlaySession` with the person at seat `YOU`, and the events as
+    the page shows them. Methods that change it hold its lock."""
 
     def __init__(self, game_id: str, new: NewGame, seat_bots: dict[int, Any]):
         self.id = game_id
         self.new = new
         self.created = time.time()
-        self.env = raw_env(**new.table.kwargs())
-        self.env.reset(seed=new.seed)
-        self.start = self.env.snapshot()  # the first roll, before any decision
-        self._crossed_before_roll = crosses(self.start, HUMAN)
-        self.bots = seat_bots
+        seats = [HUMAN if s == YOU else seat_bots[s] for s in range(new.table.num_players)]
+        self.session = PlaySession(new.table, seats, new.seed)
+        self.env = self.session.env
+        self.start = self.session.start
+        self.bots = self.session.bots  # by seat; a test swaps one in
         self.events: list[dict[str, Any]] = []
-        self.decisions = 0
-        self._white: list[list[int]] = []  # this roll's white-action decisions so far: [seat, action]
         self.lock = threading.RLock()
         self._review: dict[str, Any] | None = None
-        self._advance()
+        self._show(self.session.advance())
 
     # --- what the page sees -------------------------------------------------------------
 
     @property
     def over(self) -> bool:
-        return int(self.env.core_state.phase[0]) == OVER
+        return self.session.over
+
+    @property
+    def decisions(self) -> int:
+        return self.session.decisions
 
     def to_decide(self) -> int | None:
-        return None if self.over else self.env.agent_name_mapping[self.env.agent_selection]
+        return self.session.to_decide
 
     def seats(self) -> list[dict[str, Any]]:
         return [
-            {"seat": s, "kind": "you"} if s == HUMAN else {"seat": s, "kind": "bot", "bot": self.new.bots[s - 1]}
+            {"seat": s, "kind": "you"} if s == YOU else {"seat": s, "kind": "bot", "bot": self.new.bots[s - 1]}
             for s in range(self.new.table.num_players)
         ]
 
@@ -214,28 +199,22 @@ class Game:
 
     def view(self, since: int = 0) -> dict[str, Any]:
         """The game as the page shows it, with the events from index `since` on."""
-        snap = self.env.snapshot()
-        legal, pass_penalty = [], False
-        if self.to_decide() == HUMAN:
-            legal = [{"action": a, "mark": mark_of(a, self.env.variant)} for a in self.env.legal_actions()]
-            # the active player who crosses nothing in the whole roll takes a penalty
-            pass_penalty = snap["phase"] == "color" and crosses(snap, HUMAN) == self._crossed_before_roll
-        scores = [p["score"] for p in snap["players"]]
+        mine = self.to_decide() == YOU
         return {
             "id": self.id,
             "options": self.options(),
             "seats": self.seats(),
-            "you": HUMAN,
+            "you": YOU,
             "sheet": sheet_layout(self.env.variant),
             "start": self.start,
             "decisions": self.decisions,
-            "snapshot": snap,
+            "snapshot": self.env.snapshot(),
             "to_decide": self.to_decide(),
-            "legal": legal,
-            "pass_penalty": pass_penalty,
-            "pending": [self._public(s, a) for s, a in self._white if s == HUMAN],
+            "legal": self.session.legal() if mine else [],
+            "pass_penalty": self.session.pass_costs_penalty(YOU),
+            "pending": self.session.pending(YOU),
             "over": self.over,
-            "winners": [s for s, x in enumerate(scores) if x == max(scores)] if self.over else [],
+            "winners": self.session.winners() if self.over else [],
             "events_total": len(self.events),
             "events": self.events[since:],
         }
@@ -243,27 +222,21 @@ class Game:
     def record(self) -> dict[str, Any]:
         """The game's record as the person may see it: during a white action it stops at the
         roll, so that no bot's hidden choice is in it (`qwixx_env.replay` rebuilds it)."""
-        rec = self.env.record()
-        hidden = len(self._white)
-        if hidden and not self.over:
-            rec["decisions"] = rec["decisions"][:-hidden]
-            del rec["snapshot"]
-            rec = replay(rec).record()
-        return rec
+        return self.session.record(public=True)
 
     def advice(self, bot: str | None) -> dict[str, Any]:
         """The coach on the person's decision now (a `PlayError` when it is not theirs)."""
-        if self.to_decide() != HUMAN:
+        if self.to_decide() != YOU:
             raise PlayError(409, f"coach: game {self.id} is {'over' if self.over else 'not at your decision'}; "
                                  "the coach values your options on your turn")
-        return advice(self.env, bot, HUMAN)
+        return advice(self.env, bot, YOU)
 
     def review(self) -> dict[str, Any]:
         """The coach's review of the person's decisions, once the game is over."""
         if not self.over:
             raise PlayError(409, f"summary: game {self.id} is not over yet; the review comes after the game")
         if self._review is None:
-            self._review = coach.review(self.env.record(), HUMAN).to_dict()
+            self._review = coach.review(self.env.record(), YOU).to_dict()
         return self._review
 
     # --- the person's decision, then the bots' ------------------------------------------
@@ -285,71 +258,30 @@ class Game:
             raise PlayError(400, f"move: decision: got {seen!r}; expected the number of decisions the page has seen")
         with self.lock:
             if self.over:
-                snap = self.env.snapshot()
-                scores = [p["score"] for p in snap["players"]]
-                raise PlayError(409, f"game {self.id} is over (final scores {scores}); start a new game")
-            if seat != HUMAN:
+                raise PlayError(409, f"game {self.id} is over (final scores {self.session.scores()}); "
+                                     "start a new game")
+            if seat != YOU:
                 who = f"the bot {self.new.bots[seat - 1]!r}" if 0 < seat < len(self.new.bots) + 1 else "nobody"
-                raise PlayError(403, f"move: seat {seat} is played by {who}; you play seat {HUMAN}")
+                raise PlayError(403, f"move: seat {seat} is played by {who}; you play seat {YOU}")
             if seen is not None and seen != self.decisions:
                 raise PlayError(
                     409, f"move: decision: got {seen}; the game has had {self.decisions} decisions (reload the game)"
                 )
-            legal = self.env.legal_actions()
-            if action not in legal:
-                raise PlayError(422, f"move: action {action} {self._words(action)} is not legal now; legal: "
-                                + ", ".join(f"{a} {self._words(a)}" for a in legal))
             first = len(self.events)
-            self._step(HUMAN, action)
-            self._advance()
+            try:
+                self._show(self.session.decide(YOU, action))
+            except ValueError as err:  # the session names the action and the legal ones
+                raise PlayError(422, f"move: {err}") from None
             return first
 
-    def _advance(self) -> None:
-        while not self.over and self.to_decide() != HUMAN:
-            seat = self.to_decide()
-            action = self.bots[seat].act(self.env.observe(self.env.agent_selection))
-            self._step(seat, int(action))
-
-    def _step(self, seat: int, action: int) -> None:
-        env = self.env
-        before = env.snapshot()
-        phase, roll = before["phase"], before["roll"]
-        env.step(action)
-        self.decisions += 1
-        after = env.snapshot()
-        event: dict[str, Any] = {
-            "kind": "decision", "seat": seat, "roll": roll, "phase": phase,
-            "action": action, "mark": mark_of(action, env.variant),
-        }
-        if phase in WHITE_PHASES:
-            self._white.append([seat, action])
-            if seat != HUMAN:  # hidden, as at the table, until every player has chosen
-                event.update(action=None, mark=None, hidden=True)
-        elif phase == "color":
-            event["penalty"] = after["players"][seat]["penalties"] > before["players"][seat]["penalties"]
-        event.update(snapshot=after, to_decide=self.to_decide())
-        self.events.append(event)
-        if after["roll"] != roll:
-            self._crossed_before_roll = crosses(after, HUMAN)
-        if phase in WHITE_PHASES and (after["roll"] != roll or after["phase"] not in WHITE_PHASES):
-            self.events.append(
-                {
-                    "kind": "white", "roll": roll,
-                    "white_sum": sum(before["dice"]["white"]),
-                    "choices": [self._public(s, a) for s, a in self._white],
-                    "snapshot": after, "to_decide": self.to_decide(),
-                }
-            )
-            self._white = []
-
-    def _words(self, action: int) -> str:
-        if not 0 <= action < self.env.num_actions:
-            return f"(outside the action space 0..{self.env.num_actions - 1})"
-        mark = mark_of(action, self.env.variant)
-        return "(pass)" if mark is None else f"({mark['row']} {mark['number']})"
-
-    def _public(self, seat: int, action: int) -> dict[str, Any]:
-        return {"seat": seat, "action": action, "mark": mark_of(action, self.env.variant)}
+    def _show(self, events: list[dict[str, Any]]) -> None:
+        """Add the session's new events as the page shows them: each decision (another seat's
+        white-action choice hidden) and each reveal; the page reads rolls, locks and the end
+        off their snapshots."""
+        for event in events:
+            if event["kind"] in PAGE_EVENTS:
+                shown = seen_by(event, YOU)
+                self.events.append({k: v for k, v in shown.items() if k not in PAGE_EVENTS[event["kind"]]})
 
 
 T = TypeVar("T")

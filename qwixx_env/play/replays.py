@@ -14,7 +14,8 @@ from typing import Any
 
 from qwixx_env.envs.qwixx_v0 import RECORD_FORMAT, raw_env
 from qwixx_env.envs.record import replay
-from qwixx_env.play.games import WHITE_PHASES, PlayError, advice, mark_of, sheet_layout
+from qwixx_env.play.games import PlayError, advice, sheet_layout
+from qwixx_env.play.session import WHITE_PHASES, mark_of
 
 REQUIRED = ("format", "options", "rng_state", "rolls", "decisions")
 OPTIONAL = ("seed", "snapshot")

@@ -33,13 +33,13 @@ from typing import IO, Any
 
 from qwixx_env import bots
 from qwixx_env.core.checks import check_choice, check_int, check_seed
-from qwixx_env.core.options import MAX_PLAYERS
-from qwixx_env.core.variant import COLORS, LUCKY_RULES, VARIANT_NAMES
-from qwixx_env.envs.qwixx_v0 import raw_env
+from qwixx_env.core.options import MAX_PLAYERS, TableOptions
+from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES
 from qwixx_env.files import folder_problem, write_atomically
 from qwixx_env.nets import NumpyPolicy, checkpoint_names
 from qwixx_env.play import coach
 from qwixx_env.play.labels import action_label, action_text, parse_label
+from qwixx_env.play.session import HUMAN, PlaySession, make_bot
 from qwixx_env.solver import table_path
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a process ended by Ctrl-C
@@ -128,8 +128,9 @@ def setup(
     check_int("--seat", seat, minimum=0, maximum=players - 1)
     seed = secrets.randbelow(2**31) if seed is None else seed
     check_seed(seed)
+    table = _table(variant, lucky, players)
     for name in [*set(names), *([coach_bot] if coach_bot else [])]:
-        _make_bot(name, variant, lucky, players, 0, option="--coach-bot" if name == coach_bot else "--bots")
+        _check_bot(name, table, option="--coach-bot" if name == coach_bot else "--bots")
     seats = names[:seat] + [None] + names[seat:]
     if record is None:
         problem = folder_problem(games_dir(), create=True)
@@ -148,11 +149,17 @@ def setup(
     return Setup(variant, lucky, players, seat, tuple(seats), seed, coach, coach_bot, record)
 
 
-def _make_bot(name: str, variant: str, lucky: str | None, players: int, seed: int, option: str = "--bots"):
+def _table(variant: str, lucky: str | None, players: int) -> TableOptions:
+    return TableOptions(num_players=players, variant=variant, lucky=lucky or "bonus")
+
+
+def _check_bot(name: str, table: TableOptions, option: str) -> None:
+    """Make the bot once, so that a bot that cannot play the table is refused before the game."""
     try:
-        return bots.make(name, variant=variant, num_players=players, lucky=lucky, seed=seed)
+        make_bot(name, table, 0)
     except ValueError as err:
-        raise ValueError(f"{option}: {name!r} cannot play {variant} with {players} players: {err}") from None
+        raise ValueError(f"{option}: {name!r} cannot play {table.variant} with {table.num_players} players: "
+                         f"{err}") from None
 
 
 # --- drawing --------------------------------------------------------------------------------
@@ -236,15 +243,11 @@ class TerminalGame:
 
     def __init__(self, game: Setup, stdin: IO[str], stdout: IO[str], color: bool = False):
         self.setup, self.stdin, self.stdout, self.color = game, stdin, stdout, color
-        self.env = raw_env(num_players=game.players, variant=game.variant, lucky=game.lucky or "bonus",
-                           render_mode="ansi")
-        self.env.reset(seed=game.seed)
+        seats = [HUMAN if name is None else name for name in game.bots]
+        self.session = PlaySession(_table(game.variant, game.lucky, game.players), seats, game.seed)
+        self.env = self.session.env
         self.variant = self.env.variant
-        self.players = [
-            None if name is None else _make_bot(name, game.variant, game.lucky, game.players, game.seed + s)
-            for s, name in enumerate(game.bots)
-        ]
-        self.roll_start = self.env.snapshot()
+        self._told = 0  # the session's events before this index are on the screen
 
     # -- output helpers
     def say(self, text: str = "") -> None:
@@ -270,53 +273,51 @@ class TerminalGame:
                  f"(qwixx play --seed {s.seed} with the same options plays these dice again).")
         self.say("Type an option's label (r7 = red 7, p = pass) or its number; ? coach, h help, q save and quit.")
         try:
-            while self.env.legal_actions():
-                seat = int(self.env.core_state.turn[0])
-                player = self.players[seat]
-                if player is None:
-                    action = self.ask()
-                else:
-                    action = player.act(self.env.observe(self.env.agent_selection))
-                self.step(seat, action)
+            self.session.advance()
+            self.tell()
+            while not self.session.over:
+                self.session.decide(self.setup.seat, self.ask())
+                self.tell()
             self.finish()
         except _EndOfInput:
+            self.tell()
             path = self.save()
-            self.say(f"\nGame left at roll {int(self.env.core_state.roll[0])}; the record so far is saved to {path}")
+            self.say(f"\nGame left at roll {self.env.snapshot()['roll']}; the record so far is saved to {path}")
             return 0
         except KeyboardInterrupt:
+            self.tell()  # what the bots did before Ctrl-C, as it would have been shown
             path = self.save()
             self.say(f"\nInterrupted; the record so far is saved to {path}")
             return EXIT_INTERRUPTED
         return 0
 
-    def step(self, seat: int, action: int) -> None:
-        before = self.env.snapshot()
-        self.env.step(action)
-        after = self.env.snapshot()
-        if before["phase"] in ("white", "lucky") and after["phase"] not in ("white", "lucky"):
-            total = sum(self.roll_start["dice"]["white"])
-            seats = range(len(after["players"]))
-            news = "; ".join(f"{self.who(p)} {self.change(self.roll_start, after, p)}" for p in seats)
-            self.say(f"White action (sum {total}): {news}.")
-        elif before["phase"] == "color":
-            self.say(f"Colour action: {self.who(seat)} {self.change(before, after, seat)}.")
-        if after["roll"] != before["roll"] or after["phase"] == "over":
-            self.roll_start = after
+    def tell(self) -> None:
+        """Show the session's events not yet shown: each white action once revealed (every
+        seat's crosses), each colour action; a white-action choice alone shows nothing."""
+        events = self.session.events
+        while self._told < len(events):  # counted one by one, so that Ctrl-C midway shows nothing twice
+            event = events[self._told]
+            self._told += 1
+            if event["kind"] == "white":
+                news = "; ".join(f"{self.who(o['seat'])} {self.words(o['seat'], o['crosses'], o['locks'])}"
+                                 for o in event["outcomes"])
+                self.say(f"White action (sum {event['white_sum']}): {news}.")
+            elif event["kind"] == "decision" and event["phase"] == "color":
+                seat, mark = event["seat"], event["mark"]
+                penalties = event["snapshot"]["players"][seat]["penalties"] if event["penalty"] else None
+                words = self.words(seat, [mark] if mark else [], event["locks"], penalties)
+                self.say(f"Colour action: {self.who(seat)} {words}.")
 
-    def change(self, before: dict[str, Any], after: dict[str, Any], seat: int) -> str:
-        """What seat's sheet gained between two snapshots, in words."""
-        b, a = before["players"][seat], after["players"][seat]
-        lucky = after["phase"] != "white" and before["phase"] == "white" and before["roll"] == after["roll"]
-        total = sum(before["dice"]["white"])
-        crosses = [f"{c} {n}" + (" (lucky)" if lucky and n != total and self.variant.lucky_count else "")
-                   for c in COLORS for n in a["marks"][c] if n not in b["marks"][c]]
-        locks = [c for c in a["locks"] if c not in b["locks"]]
-        words = f"cross{'es' if seat != self.setup.seat else ''} {' and '.join(crosses)}" if crosses else (
-            "pass" if seat == self.setup.seat else "passes")
+    def words(self, seat: int, crosses: list[dict[str, Any]], locks: list[str], penalties: int | None = None) -> str:
+        """What a seat did, in words: its crosses (a lucky one so marked), the rows it locked and
+        a penalty it took (`penalties`: its count after it)."""
+        me = seat == self.setup.seat
+        marks = [f"{m['row']} {m['number']}" + (" (lucky)" if m.get("lucky") else "") for m in crosses]
+        words = f"cross{'' if me else 'es'} {' and '.join(marks)}" if marks else ("pass" if me else "passes")
         if locks:
-            words += f" and lock{'s' if seat != self.setup.seat else ''} {' and '.join(locks)}"
-        if a["penalties"] > b["penalties"]:
-            words += f", with a penalty ({a['penalties']} of {self.variant.max_penalties})"
+            words += f" and lock{'' if me else 's'} {' and '.join(locks)}"
+        if penalties is not None:
+            words += f", with a penalty ({penalties} of {self.variant.max_penalties})"
         return words
 
     def ask(self) -> int:
@@ -373,7 +374,7 @@ class TerminalGame:
         return f"Type one of {labels}, or a number from 1 to {len(legal)}; ? coach, h help, q save and quit."
 
     def phase_line(self) -> str:
-        snap, st = self.env.snapshot(), self.env.core_state
+        snap = self.env.snapshot()
         white = snap["dice"]["white"]
         roll = f"Roll {snap['roll']}"  # numbered as the sheets' header and the record number them
         if snap["phase"] == "white":
@@ -390,9 +391,8 @@ class TerminalGame:
         if snap["phase"] == "lucky":
             return (f"{roll}. Your lucky cross: your rows with the fewest crosses tie; choose the one whose next "
                     "number you cross.")
-        me = self.setup.seat  # in the colour action the white choices are public: the rule is the penalty's
-        crossed = 0 <= int(st.pending[0, me]) < 4 * self.variant.cells or int(st.pending_lucky[0, me]) >= 0
-        cost = "" if crossed else " Passing now costs a penalty (you crossed nothing in the white action)."
+        penalty = self.session.pass_costs_penalty(self.setup.seat)
+        cost = " Passing now costs a penalty (you crossed nothing in the white action)." if penalty else ""
         return f"{roll}. Your colour action: a white die + a coloured die, in that colour's row, or pass.{cost}"
 
     def options_text(self, legal: list[int], advice: coach.Advice | None) -> str:
@@ -439,16 +439,13 @@ class TerminalGame:
     def save(self) -> Path:
         path = self.setup.record
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, json.dumps(self.env.record(), indent=1).encode())
+        write_atomically(path, json.dumps(self.session.record(public=False), indent=1).encode())
         return path
 
     def finish(self) -> None:
-        snap = self.env.snapshot()
         self.say()
         self.say(self.table())
-        scores = [p["score"] for p in snap["players"]]
-        best = max(scores)
-        winners = [s for s, x in enumerate(scores) if x == best]
+        scores, winners = self.session.scores(), self.session.winners()
         line = ", ".join(f"{self.who(s)} {x}" for s, x in enumerate(scores))
         if len(scores) == 1:
             result = ""
