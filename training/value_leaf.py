@@ -178,7 +178,7 @@ def fit(x: np.ndarray, y: np.ndarray, game: np.ndarray, *, epochs: int, seed: in
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])  # None under -OO
     ap.add_argument("--games", type=int, default=40000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--explore", type=float, default=0.03, help="share of random decisions")
