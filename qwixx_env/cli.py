@@ -52,7 +52,7 @@ from qwixx_env.arena import run_arena
 from qwixx_env.arena.records import INDEX_NAME, records_problem
 from qwixx_env.arena.report import print_report, save_png
 from qwixx_env.arena.schedule import parse_bot
-from qwixx_env.core.variant import VARIANT_NAMES, get_variant
+from qwixx_env.core.variant import VARIANT_NAMES, Variant, get_variant
 from qwixx_env.files import folder_problem, write_atomically
 from qwixx_env.nets import NumpyPolicy, checkpoint_names
 from qwixx_env.play import terminal
@@ -127,7 +127,7 @@ def _solve(args: argparse.Namespace) -> int:
     else:
         size = path.stat().st_size / 2**20
         print(f"solved in {table.solve_seconds:.1f} s; table saved to {path} ({size:.1f} MiB)")
-    if args.sheet is not None:
+    if sheet is not None:  # a checked sheet: check_sheet refused anything but an object
         try:
             value = table.expected_score(sheet, locked)
         except (ValueError, TypeError) as err:
@@ -158,15 +158,6 @@ def _arena(args: argparse.Namespace) -> int:
     problem = None if args.records is None else records_problem(args.records)
     if problem:
         return fail(f"--records: {args.records!r} {problem}; expected a new or empty folder")
-    options = dict(
-        num_players=players,
-        variant=variant,
-        lucky=args.lucky,
-        games=args.games,
-        seed=args.seed,
-        workers=args.workers,
-        records=args.records,
-    )
     columns = (TextColumn("playing"), BarColumn(), MofNCompleteColumn(), TextColumn("games"), TimeRemainingColumn())
     console = Console(stderr=True)
     # The bar goes to stderr and only to a terminal, so logs and pipes stay clean. It starts
@@ -180,7 +171,8 @@ def _arena(args: argparse.Namespace) -> int:
             bar.start()
 
     try:
-        result = run_arena(args.bots, progress=report, **options)
+        result = run_arena(args.bots, num_players=players, variant=variant, lucky=args.lucky, games=args.games,
+                           seed=args.seed, workers=args.workers, records=args.records, progress=report)
     except ValueError as err:
         return fail(str(err))
     finally:
@@ -269,7 +261,7 @@ def _table_for(args: argparse.Namespace) -> tuple[str, int]:
     return chosen[0], chosen[1]
 
 
-def _variant(name: str):
+def _variant(name: str) -> Variant:
     v = get_variant(name)
     check_variant(v)
     return v

@@ -30,7 +30,7 @@ def play_random_game(env, seed: int, rng: np.random.Generator) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])  # None under -OO
     parser.add_argument("--games", type=int, default=3, help="games per table (default 3)")
     parser.add_argument("--seed", type=int, default=2026, help="first seed (default 2026)")
     args = parser.parse_args(argv)

@@ -35,6 +35,7 @@ def _aec_game(bot_name: str | None = None, variant: str = "classic") -> None:
         if termination or truncation:
             env.step(None)
         else:
+            assert obs is not None, "last() observes unless told not to"
             env.step(int(obs["action_mask"].argmax()) if bot is None else bot.act(obs))
 
 

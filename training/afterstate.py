@@ -35,7 +35,7 @@ from qwixx_env.nets.win_chance import kernel_arrays, network_name, networks_dir,
 from qwixx_env.policies.heuristic import weights_array
 from qwixx_env.policies.scratch import new_scratch
 from qwixx_env.policies.value import num_features, win_chance
-from qwixx_env.training.value_leaf import fit, play_recorded, record_games
+from qwixx_env.training.value_leaf import fit, hidden_sizes, play_recorded, record_games
 
 OPPONENTS = ("self", "heuristic")
 EVAL_SEED = 77  # the dice of the rounds' games against heuristic
@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> None:
     start = a.start or networks_dir() / network_name("value", "classic", a.players)
     out = a.out or networks_dir() / network_name("afterstate", "classic", a.players)
     games = [int(g) for g in a.games.split(",")]
-    hidden = [tuple(int(h) for h in layer.split("x")) for layer in a.hidden.split(",")]
+    hidden = [hidden_sizes(layer) for layer in a.hidden.split(",")]
     epochs = [int(e) for e in a.epochs.split(",")]
     if not len(games) == len(hidden) == len(epochs):
         raise SystemExit(f"--games, --hidden, --epochs: got {len(games)}, {len(hidden)}, {len(epochs)} rounds; "

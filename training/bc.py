@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from qwixx_env import QwixxVectorEnv
+from qwixx_env.envs.vector import Opponent
 from qwixx_env.training.config import TrainConfig
 
 HELD_OUT = 0.1  # share of the samples kept aside to measure agreement
@@ -46,7 +47,9 @@ def collect(cfg: TrainConfig, teacher: Any, samples: int, *, seed: int, num_envs
     docstring), and figures: samples, games, seconds, samples_per_second, teacher_return.
     `on_progress(kept)` is called as finished games add their decisions."""
     start = time.perf_counter()
-    scripted = dict(cfg.opponents.scripted) if cfg.opponents and cfg.opponents.scripted else "heuristic"
+    scripted: dict[Opponent, float] | Opponent = "heuristic"
+    if cfg.opponents and cfg.opponents.scripted:  # a copy, keyed as the env's pool is
+        scripted = {name: weight for name, weight in cfg.opponents.scripted.items()}
     env = QwixxVectorEnv(
         num_envs, **cfg.table.kwargs(), learner_seat="random", opponents=scripted if cfg.num_players > 1 else "random"
     )

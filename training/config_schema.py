@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
+from collections.abc import Mapping
 from typing import Any, Union
 
 from qwixx_env.core.checks import is_int, is_number
@@ -39,7 +40,7 @@ def build(cls: type, data: Any, path: str) -> Any:
     return cls(**values)
 
 
-def _value(hint: Any, value: Any, key: str, rules: dict[str, Any]) -> Any:
+def _value(hint: Any, value: Any, key: str, rules: Mapping[str, Any]) -> Any:
     """`value` checked against a type hint and the field's range or choices."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (Union, types.UnionType) and type(None) in args:  # Optional[X]
@@ -47,7 +48,7 @@ def _value(hint: Any, value: Any, key: str, rules: dict[str, Any]) -> Any:
             return None
         (hint,) = [a for a in args if a is not type(None)]
         origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):  # a class, never an instance, in a hint
         return build(hint, value, key)
     if origin is tuple:
         if not isinstance(value, list):
@@ -77,7 +78,7 @@ def _value(hint: Any, value: Any, key: str, rules: dict[str, Any]) -> Any:
     return float(value) if hint is float else value
 
 
-def _describe(hint: Any, rules: dict[str, Any]) -> str:
+def _describe(hint: Any, rules: Mapping[str, Any]) -> str:
     """What a field accepts, in words."""
     if rules.get("choices") is not None:
         return f"one of {list(rules['choices'])}"

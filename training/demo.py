@@ -30,7 +30,7 @@ DEMO_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "demo.yaml"
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m qwixx_env.training.demo",
-                                     description=__doc__.splitlines()[0])
+                                     description=(__doc__ or "").partition("\n")[0])  # None under -OO
     parser.add_argument("--config", default=str(DEMO_CONFIG), help="training config (default configs/demo.yaml)")
     parser.add_argument("--out", default="runs/demo", help="run folder, replaced (default runs/demo)")
     parser.add_argument("--games", type=int, default=300, help="deals per opponent in the final table (default 300)")

@@ -20,11 +20,18 @@ from qwixx_env.bots import pretrained
 LEARNER = "learner"
 
 
-def policy_factory(policy: pretrained.NumpyPolicy, label: str = LEARNER) -> Callable[..., Any]:
+class PolicyFactory(functools.partial[pretrained.PretrainedBot]):
+    """`PretrainedBot` with its policy bound, named: a partial keeps the bot's keyword
+    signature, which `bots.build` reads (it passes `lucky` only to factories that take it)."""
+
+    name: str  # the arena's label
+
+
+def policy_factory(policy: pretrained.NumpyPolicy, label: str = LEARNER) -> PolicyFactory:
     """A bot factory (called like `bots.make`) playing an exported policy, reported under
     `label`; the one policy serves every seat and game (it is deterministic)."""
-    factory = functools.partial(pretrained.PretrainedBot, policy)
-    factory.name = label  # the arena's label
+    factory = PolicyFactory(pretrained.PretrainedBot, policy)
+    factory.name = label
     return factory
 
 
@@ -43,15 +50,16 @@ def evaluate(
     bot name or factory), or alone when solo. Returns ``{"seconds", "solo": {...}}`` or
     ``{"seconds", "opponents": {label: {...}}}`` with JSON-ready numbers."""
     start = time.perf_counter()
-    options = dict(num_players=num_players, variant=variant, lucky=lucky, games=games, seed=seed, workers=workers)
+    arena = functools.partial(run_arena, num_players=num_players, variant=variant, lucky=lucky, games=games,
+                              seed=seed, workers=workers)
     out: dict[str, Any] = {}
     if num_players == 1:
-        row = run_arena([learner], **options).bots[0]
+        row = arena([learner]).bots[0]
         out["solo"] = {"games": row["games"], "score_mean": row["score_mean"], "score_se": row["score_se"]}
     else:
         out["opponents"] = {}
         for label, opponent in opponents.items():
-            result = run_arena([learner] + [opponent] * (num_players - 1), **options)
+            result = arena([learner] + [opponent] * (num_players - 1))
             me, others = result.bots[0], result.bots[1:]
             out["opponents"][label] = {
                 "games": me["games"],

@@ -188,7 +188,8 @@ def _check_seed(seed: int, games: int, search_games: int, config: dict[str, Any]
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m qwixx_env.training.publish", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m qwixx_env.training.publish",
+                                     description=(__doc__ or "").partition("\n")[0])  # None under -OO
     parser.add_argument(
         "run_dir", metavar="RUN_DIR", help="a finished training run (holds final.json, final.npz)"
     )

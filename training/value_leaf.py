@@ -122,6 +122,15 @@ def collect(games: int, seed: int, explore: float, num_players: int = 2) -> tupl
     return record_games(games, seed, explore, num_players=num_players)[:3]
 
 
+def hidden_sizes(text: str) -> tuple[int, int]:
+    """The two hidden layer sizes of a `--hidden` value such as ``"128x64"``; `SystemExit`
+    naming it when it is not two positive sizes."""
+    hidden = tuple(int(h) for h in text.split("x"))
+    if len(hidden) != 2 or min(hidden) < 1:
+        raise SystemExit(f"--hidden: got {text!r}; expected two layer sizes such as 64x32")
+    return hidden
+
+
 def fit(x: np.ndarray, y: np.ndarray, game: np.ndarray, *, epochs: int, seed: int,
         hidden: tuple[int, int] = HIDDEN) -> tuple[dict, dict]:
     """Train a network with `hidden` units; (numpy weights, report with held-out log losses)."""
@@ -178,7 +187,7 @@ def fit(x: np.ndarray, y: np.ndarray, game: np.ndarray, *, epochs: int, seed: in
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])  # None under -OO
     ap.add_argument("--games", type=int, default=40000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--explore", type=float, default=0.03, help="share of random decisions")
@@ -189,9 +198,7 @@ def main(argv: list[str] | None = None) -> None:
     a = ap.parse_args(argv)
     if not 2 <= a.players <= 5:
         raise SystemExit(f"--players: got {a.players}; expected 2 to 5")
-    hidden = tuple(int(h) for h in a.hidden.split("x"))
-    if len(hidden) != 2 or min(hidden) < 1:
-        raise SystemExit(f"--hidden: got {a.hidden!r}; expected two layer sizes such as 64x32")
+    hidden = hidden_sizes(a.hidden)
     out = a.out or networks_dir() / network_name("value", "classic", a.players)
     t0 = time.time()
     x, y, game = collect(a.games, a.seed, a.explore, a.players)

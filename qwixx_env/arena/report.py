@@ -39,16 +39,9 @@ def print_report(result: ArenaResult, console: Any = None) -> None:
     )
     caption = f"{t['seconds']:.1f} s, {t['games_per_second']:.0f} games/s, {t['workers']} worker(s)"
     table = Table(title=title, caption=caption)
-    for name, justify in (
-        ("bot", "left"),
-        ("games", "right"),
-        ("win rate [95% CI]", "right"),
-        ("score ± s.e.", "right"),
-        ("penalties", "right"),
-        ("rolls", "right"),
-        ("rating μ ± σ", "right"),
-    ):
-        table.add_column(name, justify=justify)
+    table.add_column("bot", justify="left")
+    for name in ("games", "win rate [95% CI]", "score ± s.e.", "penalties", "rolls", "rating μ ± σ"):
+        table.add_column(name, justify="right")
     for b in _ladder(result):
         row = result.bots[b]
         win = (
@@ -150,10 +143,10 @@ def arena_figure(result: ArenaResult) -> Any:
     low, high = min(int(s.min()) for s in scores), max(int(s.max()) for s in scores)
     width = max(1, (high - low + 1) // 40)
     bins = np.arange(low - 0.5, high + width + 0.5, width)
-    first = None
+    panels = []  # one per bot, all on the first one's x axis
     for i, (s, c, label, row) in enumerate(zip(scores, colours, labels, rows)):
-        ax = fig.add_subplot(right[i], sharex=first)
-        first = first or ax
+        ax = fig.add_subplot(right[i], sharex=panels[0] if panels else None)
+        panels.append(ax)
         counts, edges = np.histogram(s, bins=bins)
         share = counts / max(1, counts.sum())
         ax.fill_between(edges[:-1], share, step="post", color=c, alpha=0.45, linewidth=0)
@@ -169,7 +162,7 @@ def arena_figure(result: ArenaResult) -> Any:
             ax.tick_params(labelbottom=False)
         if i == 0:
             ax.set_title("final score: each bot's games (line: mean)", loc="left")
-    first.set_xlim(low - 1, high + 1)
+    panels[0].set_xlim(low - 1, high + 1)
     fig.axes[-1].set_xlabel("final score")
     fig.suptitle(
         f"qwixx arena: {result.variant}, {result.num_players} player(s), "

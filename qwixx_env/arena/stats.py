@@ -7,11 +7,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TypedDict
 
 import numpy as np
 from openskill.models import PlackettLuce
 
 Z95 = 1.959963984540054  # the two-sided 95% quantile of the standard normal
+
+
+class Rating(TypedDict):
+    """One bot's openskill rating: mu, sigma, the 95% interval [mu - Z95 sigma, mu + Z95 sigma]
+    and openskill's ordinal (a conservative estimate, mu - 3 sigma)."""
+
+    mu: float
+    sigma: float
+    interval: list[float]
+    ordinal: float
 
 
 def win_shares(scores: np.ndarray) -> np.ndarray:
@@ -55,7 +66,7 @@ def mean_and_se(values: Sequence[float]) -> tuple[float, float | None]:
 
 def openskill_ratings(
     labels: Sequence[str], seat_bots: np.ndarray, scores: np.ndarray
-) -> list[dict[str, float]] | None:
+) -> list[Rating] | None:
     """Plackett-Luce ratings (openskill) of the pool, updated game by game in game order.
 
     Each game is a free-for-all of one-player teams ranked by final score (ties share a
@@ -68,7 +79,8 @@ def openskill_ratings(
     for seats, points in zip(seat_bots.tolist(), scores.tolist()):
         if len(seats) < 2 or len(set(seats)) < len(seats):
             continue
-        new = model.rate([[ratings[b]] for b in seats], ranks=ranks(points))
+        places: list[float] = list(ranks(points))  # openskill takes float places (a list: invariant)
+        new = model.rate([[ratings[b]] for b in seats], ranks=places)
         for b, (r,) in zip(seats, new):
             ratings[b] = r
         rated += 1

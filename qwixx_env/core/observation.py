@@ -30,7 +30,7 @@ pending_cross    (4, K)       the observer's own white cross while it breaks a l
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -256,8 +256,8 @@ class ObservationView:
         return [[int(i) + 2 for i in np.flatnonzero(row)] for row in self["lucky_numbers"]]
 
     @property
-    def dice(self) -> dict[str, object]:
-        """``{"white": [w1, w2], "red": d or None, ...}`` like the snapshot."""
+    def dice(self) -> dict[str, Any]:
+        """``{"white": [w1, w2], "red": d or None, ...}`` like the snapshot (typed as its dicts are)."""
         faces = self["dice"]
         values = [int(np.argmax(f)) + 1 if f.any() else None for f in faces]
         return {"white": values[:2], **dict(zip(COLORS, values[2:]))}

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from qwixx_env.envs.qwixx_v0 import RECORD_FORMAT, raw_env
 
 _OPTION_NAMES = ("num_players", "variant", "lucky", "lucky_numbers", "start_player", "reward", "score_table")
+_T = TypeVar("_T")
 
 
 def replay(record: dict[str, Any] | str | Path, render_mode: str | None = None) -> raw_env:
@@ -32,13 +33,13 @@ def replay(record: dict[str, Any] | str | Path, render_mode: str | None = None) 
     if not isinstance(rec, dict) or rec.get("format") != RECORD_FORMAT:
         got = rec.get("format") if isinstance(rec, dict) else rec
         raise ValueError(f"record format: got {got!r}; expected a dict with format {RECORD_FORMAT!r}")
-    options, rolls, decisions = rec.get("options"), rec.get("rolls", []), rec.get("decisions", [])
-    for name, value, kind in (("options", options, dict), ("rolls", rolls, list), ("decisions", decisions, list)):
-        if not isinstance(value, kind):
-            raise ValueError(f"record {name}: got {value!r}; expected a {kind.__name__}")
+    options = _field(rec, "options", dict)
+    rolls, decisions = _field(rec, "rolls", list, []), _field(rec, "decisions", list, [])
     game = raw_env(render_mode=render_mode, **{k: v for k, v in options.items() if k in _OPTION_NAMES})
     rng_state = rec.get("rng_state")
     try:
+        if not isinstance(rng_state, (str, bytes, bytearray)):  # what int(x, 16) reads
+            raise TypeError(rng_state)
         start = int(rng_state, 16)
         np.uint64(start)
     except (TypeError, ValueError, OverflowError):
@@ -78,6 +79,14 @@ def _check_roll(game: raw_env, rolls: list, index: int) -> None:
         raise ValueError(
             f"record roll {index}: dice {rolls[index]} but the replay rolled {game.engine.dice()}"
         )
+
+
+def _field(rec: dict[str, Any], name: str, kind: type[_T], default: Any = None) -> _T:
+    """`rec[name]` (`default` when absent) if it is a `kind`; a `ValueError` naming it otherwise."""
+    value = rec.get(name, default)
+    if not isinstance(value, kind):
+        raise ValueError(f"record {name}: got {value!r}; expected a {kind.__name__}")
+    return value
 
 
 def _load(record: dict[str, Any] | str | Path) -> dict[str, Any]:

@@ -380,7 +380,8 @@ def write(path: str | os.PathLike[str], spec: dict[str, Any], layers: dict[str, 
             arrays[f"{net}.{i}.bias"] = np.ascontiguousarray(bias, kind.dtype)
             networks[net].append({"in": weight.shape[1], "out": weight.shape[0], "activation": activation})
     buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
+    # numpy's stub lets **arrays fill savez's allow_pickle: bool; the keys here are "net.i.weight"
+    np.savez(buffer, **arrays)  # pyright: ignore[reportArgumentType]
     data = buffer.getvalue()
     spec = {**spec, "format": kind.format, "networks": networks,
             "weights": {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}}

@@ -27,6 +27,7 @@ the bot and `expected_score` share one definition.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -157,7 +158,7 @@ def check_sheet(sheet: Any, locked_rows: Any = ()) -> None:
 
 
 def sheet_codes(
-    variant: Variant, space: Space, sheet: dict, locked_rows: list[str] | tuple[str, ...] = ()
+    variant: Variant, space: Space, sheet: dict, locked_rows: Iterable[str] = ()
 ) -> tuple[list[int], int]:
     """Row codes (red, yellow, green, blue) and penalties of a snapshot-style sheet.
 
