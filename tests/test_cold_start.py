@@ -112,7 +112,7 @@ def test_an_empty_cache_says_so_once_and_a_warm_one_says_nothing(tmp_path):
 
 
 def is_compiled(fn: ast.FunctionDef) -> bool:
-    words = ("kernel", "jit", "_inline", "_leaf")
+    words = ("kernel", "jit", "inlined", "leaf")
     return any(word in ast.unparse(d) for d in fn.decorator_list for word in words)
 
 

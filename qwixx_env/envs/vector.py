@@ -29,7 +29,7 @@ from gymnasium.vector.utils import batch_space
 from qwixx_env.bots.specs import ACCEPTED, opponent
 from qwixx_env.core import rules
 from qwixx_env.core.checks import check_choice, check_int, is_int, is_number
-from qwixx_env.core.compile import kernel
+from qwixx_env.core.compile import batch_kernel
 from qwixx_env.core.engine import Engine, as_actions
 from qwixx_env.core.observation import encode_one
 from qwixx_env.core.options import TableOptions
@@ -46,7 +46,7 @@ FROZEN = -1  # pool kind of a Python-side policy
 ILLEGAL_ACTIONS = ("raise", "terminate")
 
 
-@kernel(refcounts=False)
+@batch_kernel
 def advance(st, tb, learner, seat_opponent, pool_kinds, policy_rng, max_skip, penalty_worry, weights,
             waiting, ws):
     """Play scripted opponents until each game is at its learner's turn, over, or waiting for
@@ -67,13 +67,13 @@ def advance(st, tb, learner, seat_opponent, pool_kinds, policy_rng, max_skip, pe
     return decisions
 
 
-@kernel(refcounts=False)
+@batch_kernel
 def apply_some(st, tb, games, actions):
     for i in range(games.shape[0]):
         rules.apply_one(st, tb, games[i], actions[i])
 
 
-@kernel(refcounts=False)
+@batch_kernel
 def observe_some(st, tb, off, games, seats, masks, obs):
     for i in range(games.shape[0]):
         b = games[i]
@@ -81,7 +81,7 @@ def observe_some(st, tb, off, games, seats, masks, obs):
         encode_one(st, tb, off, b, seats[i], obs[i])
 
 
-@kernel(refcounts=False)
+@batch_kernel
 def settle(st, tb, off, mode, learner, last_scores, seat_rewards, rewards, done, final_obs):
     """The learner's reward for this step; for finished games, the final observation."""
     for b in range(st.phase.shape[0]):

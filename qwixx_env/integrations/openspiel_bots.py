@@ -38,7 +38,7 @@ from open_spiel.python.algorithms import ismcts, mcts
 
 from qwixx_env.bots import registry
 from qwixx_env.core.checks import check_choice, check_int, check_number
-from qwixx_env.core.compile import kernel
+from qwixx_env.core.compile import batch_kernel
 from qwixx_env.core.rewards import rewards_one
 from qwixx_env.core.rules import apply_one
 from qwixx_env.core.state import OVER, new_state
@@ -56,7 +56,7 @@ DEFAULT_PRIOR = "heuristic"  # PUCT's prior: this bot's choice gets DEFAULT_PRIO
 DEFAULT_PRIOR_WEIGHT = 0.5
 
 
-@kernel(refcounts=False)
+@batch_kernel
 def play_out(st, tb, kind, policy_rng, max_skip, penalty_worry, weights, ws, mode, last_scores, out):
     """Play game 0 of `st` to its end, every seat playing scripted policy `kind`; write every
     seat's reward in `mode` into `out` (length P)."""

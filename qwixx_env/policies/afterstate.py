@@ -18,17 +18,15 @@ from __future__ import annotations
 import numpy as np
 
 from qwixx_env.core import rules
-from qwixx_env.core.compile import kernel
+from qwixx_env.core.compile import batch_kernel
 from qwixx_env.core.observation import decode_one
 from qwixx_env.core.rules import may_cross
 from qwixx_env.core.state import COLOR, WHITE
 from qwixx_env.policies.heuristic import cross_scratch, scratch_sheet, undo_scratch
 from qwixx_env.policies.value import scratch_features, win_chance
 
-_jit = kernel(refcounts=False)
 
-
-@_jit
+@batch_kernel
 def _value(st, tb, b, s, mk, lk, pen, closed, next_active, open_w, hw, net, x, h1, h2):
     """Win chance of seat s at the scratch position (exact when the game has ended: the
     share of the win, ties split)."""
@@ -43,7 +41,7 @@ def _value(st, tb, b, s, mk, lk, pen, closed, next_active, open_w, hw, net, x, h
     return win_chance(x, net[0], net[1], net[2], net[3], net[4], net[5], h1, h2)
 
 
-@_jit
+@batch_kernel
 def _best_color(st, tb, b, s, mk, lk, pen, closed, crossed, nxt, open_w, hw, net, x, h1, h2):
     K = tb.cells
     best = _value(st, tb, b, s, mk, lk, pen if crossed else pen + 1, closed, nxt, open_w, hw, net, x, h1, h2)
@@ -65,7 +63,7 @@ def _best_color(st, tb, b, s, mk, lk, pen, closed, crossed, nxt, open_w, hw, net
     return best
 
 
-@_jit
+@batch_kernel
 def action_values(st, tb, b, mask, hw, net, values, ws):
     """values[a]: the afterstate win chance of each legal action a (others -1). `ws`: a
     `policies.scratch.Scratch` of the table, sized for `net`."""
@@ -101,7 +99,7 @@ def action_values(st, tb, b, mask, hw, net, values, ws):
         values[a] = v
 
 
-@_jit
+@batch_kernel
 def afterstate_action(st, tb, b, mask, hw, net, values, ws):
     action_values(st, tb, b, mask, hw, net, values, ws)
     best, best_v = 4 * tb.cells, -2.0
@@ -111,7 +109,7 @@ def afterstate_action(st, tb, b, mask, hw, net, values, ws):
     return best
 
 
-@_jit
+@batch_kernel
 def afterstate_inputs(obs, tb, off, st, hw, net, out, ws):
     """out[i, a]: the afterstate value of action a for the seat observing obs[i] (-1 where a
     is illegal or nobody is to decide). `st` is a one-game scratch state of the table's size,

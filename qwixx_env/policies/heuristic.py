@@ -35,7 +35,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from qwixx_env.core.checks import check_number
-from qwixx_env.core.compile import inline_kernel, kernel
+from qwixx_env.core.compile import batch_kernel, inlined
 from qwixx_env.core.rules import (
     BONUS,
     active_crossed,
@@ -49,9 +49,6 @@ from qwixx_env.core.rules import (
     sheet_score,
 )
 from qwixx_env.core.state import LUCKY, WHITE
-
-_jit = kernel(refcounts=False)
-_inline = inline_kernel()  # LLVM-inlined into both kernels below: the calls cost nothing
 
 WEIGHT_NAMES = (
     "fill",
@@ -124,7 +121,7 @@ def weights_array(weights: Mapping[str, float] | None = None) -> np.ndarray:
 
 
 
-@_jit
+@batch_kernel
 def _table_at(table, x):
     """The score table read at a fractional number of crosses (linear between entries)."""
     top = table.shape[0] - 1
@@ -136,7 +133,7 @@ def _table_at(table, x):
     return table[i] + (x - i) * (table[i + 1] - table[i])
 
 
-@_jit
+@batch_kernel
 def _open_weights(tb, frequency, out):
     """out[r, c]: frequency-weighted count of the open numbers at cells c.. of row r, lock
     cells excluded. A number's weight mixes 1 with its chance on two dice relative to the
@@ -154,7 +151,7 @@ def _open_weights(tb, frequency, out):
             out[r, c] = out[r, c + 1] + w
 
 
-@_jit
+@batch_kernel
 def _row_value(tb, open_w, r, marks, lock, closed, phi, hope):
     """Expected points of one row (see the module docstring)."""
     n = count(marks) + (1 if lock else 0)
@@ -167,7 +164,7 @@ def _row_value(tb, open_w, r, marks, lock, closed, phi, hope):
     return _table_at(tb.score_table, expected)
 
 
-@_jit
+@batch_kernel
 def _sheet_value(tb, open_w, mk, lk, pen, closed, phi, hope, risk):
     total = 0.0
     for r in range(4):
@@ -175,7 +172,7 @@ def _sheet_value(tb, open_w, mk, lk, pen, closed, phi, hope, risk):
     return total - tb.penalty_points * pen - risk * pen * pen
 
 
-@_jit
+@batch_kernel
 def evaluate_sheet(st, tb, b, s, mk, lk, pen, closed, open_w, w):
     """Value for seat s of the position where s's sheet is (mk, lk, pen), the others' sheets
     are as committed, and `closed` marks the locked rows."""
@@ -223,7 +220,7 @@ def evaluate_sheet(st, tb, b, s, mk, lk, pen, closed, open_w, w):
     return mine - w[OPPONENT_WEIGHT] * best
 
 
-@_jit
+@batch_kernel
 def scratch_sheet(st, tb, b, s, weights, ws):
     """Seat s's sheet in game b copied into the scratch `ws` (marks, locks, locked rows) with
     the open numbers' weights: what a look-ahead crosses on and evaluates."""
@@ -236,7 +233,7 @@ def scratch_sheet(st, tb, b, s, weights, ws):
     return mk, lk, closed, open_w
 
 
-@_jit
+@batch_kernel
 def position_value(st, tb, b, s, weights, ws):
     """The evaluation, for seat s, of game b's committed sheets (between decisions: what the
     `rollout` bot reads at the end of a truncated playout). A finished game is scored
@@ -245,7 +242,7 @@ def position_value(st, tb, b, s, weights, ws):
     return evaluate_sheet(st, tb, b, s, mk, lk, np.int64(st.penalties[b, s]), closed, open_w, weights)
 
 
-@_jit
+@batch_kernel
 def cross_scratch(tb, mk, lk, closed, action):
     """Cross `action` on the scratch sheet; returns the row's old marks (to undo)."""
     r = action // tb.cells
@@ -258,7 +255,7 @@ def cross_scratch(tb, mk, lk, closed, action):
     return old
 
 
-@_jit
+@batch_kernel
 def undo_scratch(tb, mk, lk, closed, action, old):
     """Undo `cross_scratch` (a legal cross lies in a row that was open, its lock uncrossed)."""
     r = action // tb.cells
@@ -267,7 +264,7 @@ def undo_scratch(tb, mk, lk, closed, action, old):
     closed[r] = False
 
 
-@_jit
+@batch_kernel
 def _best_color(st, tb, b, s, mk, lk, pen, closed, crossed, open_w, w):
     """Best value over the colour options (pass included) on the scratch sheet."""
     K = tb.cells
@@ -290,7 +287,7 @@ def _best_color(st, tb, b, s, mk, lk, pen, closed, crossed, open_w, w):
     return best
 
 
-@_jit
+@batch_kernel
 def _after_white(st, tb, b, s, mk, lk, pen, closed, crossed, active, open_w, w):
     """Value once seat s's white choices are on the scratch sheet: the game may end there,
     else the active player's colour action follows."""
@@ -303,7 +300,7 @@ def _after_white(st, tb, b, s, mk, lk, pen, closed, crossed, active, open_w, w):
     return evaluate_sheet(st, tb, b, s, mk, lk, pen, closed, open_w, w)
 
 
-@_jit
+@batch_kernel
 def _with_lucky(st, tb, b, s, mk, lk, pen, closed, at_roll, crossed, active, open_w, w):
     """Longo, lucky="bonus": the lucky cross that follows the white choice on the scratch
     sheet (a tie goes to the best row), then `_after_white`."""
@@ -331,7 +328,7 @@ def _with_lucky(st, tb, b, s, mk, lk, pen, closed, at_roll, crossed, active, ope
     return best
 
 
-@_inline
+@inlined
 def _prepare_decision(st, tb, b, weights, ws):
     """The scratch sheet of the seat to decide in game b, as every option of its decision is
     judged against: its committed sheet (in the lucky phase with its white choice crossed),
@@ -344,7 +341,7 @@ def _prepare_decision(st, tb, b, weights, ws):
         cross_scratch(tb, mk, lk, closed, st.pending[b, s])
 
 
-@_inline
+@inlined
 def _option_value(st, tb, b, a, weights, ws):
     """The heuristic's value of legal action `a` for the seat to decide in game b, on the
     scratch sheet `_prepare_decision` made (left as it was found)."""
@@ -373,7 +370,7 @@ def _option_value(st, tb, b, a, weights, ws):
     return v
 
 
-@_jit
+@batch_kernel
 def heuristic_action(st, tb, b, mask, weights, ws):
     """The `heuristic` action of the seat to decide in game b, among the legal actions `mask`:
     the first with the highest `heuristic_values`.
@@ -391,7 +388,7 @@ def heuristic_action(st, tb, b, mask, weights, ws):
     return best
 
 
-@_jit
+@batch_kernel
 def heuristic_values(st, tb, b, mask, weights, ws, values):
     """values[a]: the heuristic's value of each legal action a (see the module docstring) for
     the seat to decide in game b; -inf where `mask` refuses a. The value is the evaluation of

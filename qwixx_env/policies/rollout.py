@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from qwixx_env.core.compile import kernel
+from qwixx_env.core.compile import batch_kernel
 from qwixx_env.core.rules import apply_one, best_other_score, random_below, score, win_share
 from qwixx_env.core.state import NO_DECISION, OVER, WHITE
 from qwixx_env.policies.heuristic import position_value
@@ -28,7 +28,7 @@ LEAF_NETWORK = 1  # a learned win chance over `policies.value.value_features`, `
 
 
 
-@kernel(refcounts=False)
+@batch_kernel
 def _copy_game(src, dst, t):
     """Copy the one game of `src` into game slot t of `dst` (element by element: a slice
     assignment may copy its source through a temporary array, which needs the allocator)."""
@@ -49,7 +49,7 @@ def _copy_game(src, dst, t):
     dst.roll[t] = src.roll[0]
 
 
-@kernel(refcounts=False)
+@batch_kernel
 def _outcome(st, tb, t, seat, margin_weight):
     P = st.marks.shape[1]
     own = score(st, tb, t, seat)
@@ -59,7 +59,7 @@ def _outcome(st, tb, t, seat, margin_weight):
     return win_share(own, best_other, at_best) + margin_weight * (own - best_other)
 
 
-@kernel(refcounts=False)
+@batch_kernel
 def rollout_outcomes(base, work, tb, legal, kind, max_skip, penalty_worry, weights, seeds, policy_rng,
                      margin_weight, horizon, leaf, leaf_weights, net, t, threads, ws, out):
     """Write into `out[i, k]` the outcome, for the seat to decide in `base` (a one-game
@@ -86,7 +86,7 @@ def rollout_outcomes(base, work, tb, legal, kind, max_skip, penalty_worry, weigh
                              policy_rng, margin_weight, horizon, leaf, leaf_weights, net, ws)
 
 
-@kernel(refcounts=False)
+@batch_kernel
 def _playout(base, work, t, tb, action, kind, max_skip, penalty_worry, weights, seed, policy_rng,
              margin_weight, horizon, leaf, leaf_weights, net, ws):
     """One playout of `rollout_outcomes` in game slot t of `work`: its outcome. `ws`: the
@@ -119,7 +119,7 @@ def _playout(base, work, t, tb, action, kind, max_skip, penalty_worry, weights, 
     return position_value(work, tb, t, seat, leaf_weights, ws)
 
 
-@kernel(refcounts=False)
+@batch_kernel
 def root_action(base, work, tb, kind, max_skip, penalty_worry, weights, policy_rng, ws):
     """The default policy's own choice for the seat to decide in `base` (game slot 0 of
     `work`, generator `policy_rng[0]`, scratch `ws`)."""
@@ -127,7 +127,7 @@ def root_action(base, work, tb, kind, max_skip, penalty_worry, weights, policy_r
     return policy_action(kind, work, tb, 0, policy_rng, max_skip, penalty_worry, weights, ws)
 
 
-@kernel(refcounts=False)
+@batch_kernel
 def fill_seeds(rng, seeds):
     """Draw playout seeds from a one-element generator array."""
     for k in range(seeds.shape[0]):

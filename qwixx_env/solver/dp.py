@@ -29,7 +29,7 @@ from collections.abc import Callable
 import numpy as np
 from numba import prange
 
-from qwixx_env.core.compile import kernel
+from qwixx_env.core.compile import kernel, leaf
 from qwixx_env.core.variant import RuleTables, Variant
 from qwixx_env.solver.states import Space, combo_index, cross, make_space
 
@@ -38,7 +38,7 @@ CHUNK = 256  # sheets per parallel work item: the scratch buffers are made once 
 NEG = -1.0e300  # "no such option"
 
 
-@kernel(inline="always")
+@leaf
 def _with(rows, r1, v1, r2, v2):
     """Canonical index of `rows` with row r1 set to code v1 and row r2 to v2 (r2 = -1: none)."""
     c0 = v1 if r1 == 0 else (v2 if r2 == 0 else rows[0])
