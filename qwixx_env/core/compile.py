@@ -225,9 +225,8 @@ KERNEL_ONLY: set[str] = set()
 #   @kernel()        a kernel with numba's runtime: it may allocate arrays (the solver, tools)
 #   @batch_kernel    a hot kernel over arrays its caller passes in, without reference counts
 #   @inlined         a helper that kernels call, inlined by LLVM, no Python entry point
-#   @leaf            a small helper whose IR numba copies into each caller before typing
-#                    (numba's inline="always"): for helpers whose result type must follow the
-#                    caller's argument types, or constant-folds there
+#   @leaf            a small leaf whose few lines numba copies into each caller before typing
+#                    (numba's inline="always"): cheaper, for a leaf, than compiling it alone
 batch_kernel = kernel(refcounts=False)
 inlined = inline_kernel()
 leaf = kernel(inline="always")
