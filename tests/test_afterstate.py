@@ -54,8 +54,8 @@ def test_scratch_features_of_an_unchanged_sheet_are_the_engines_value_features(n
             mk = st.marks[b, s].astype(np.int64)
             lk = st.locks[b, s].copy()
             closed = st.locks[b].any(axis=0)
-            scratch_features(st, CLASSIC.tables, b, s, mk, lk, np.int64(st.penalties[b, s]), closed,
-                             st.active[b], open_w, hw, got)
+            sheet = new_scratch(CLASSIC, num_players)._replace(marks=mk, locks=lk, closed=closed, open_weights=open_w)
+            scratch_features(st, CLASSIC.tables, b, s, sheet, np.int64(st.penalties[b, s]), st.active[b], hw, got)
             np.testing.assert_allclose(got, want, atol=1e-12)
             checked += 1
     assert checked > 100

@@ -27,24 +27,29 @@ from qwixx_env.policies.value import scratch_features, win_chance
 
 
 @batch_kernel
-def _value(st, tb, b, s, mk, lk, pen, closed, next_active, open_w, hw, net, x, h1, h2):
-    """Win chance of seat s at the scratch position (exact when the game has ended: the
-    share of the win, ties split)."""
+def _value(st, tb, b, ws, pen, hw, net):
+    """Win chance of the seat to decide in game b at the scratch position of `ws` with `pen`
+    penalties, at the end of the roll (exact when the game has ended: the share of the win,
+    ties split)."""
+    s = st.turn[b]
     n_closed = 0
     for r in range(4):
-        if closed[r]:
+        if ws.closed[r]:
             n_closed += 1
     if rules.ends_game(st, tb, b, s, pen, n_closed):
         best_other, at_best = rules.best_other_score(st, tb, b, s)
-        return rules.win_share(rules.sheet_score(tb, mk, lk, pen), best_other, at_best)
-    scratch_features(st, tb, b, s, mk, lk, pen, closed, next_active, open_w, hw, x)
-    return win_chance(x, net[0], net[1], net[2], net[3], net[4], net[5], h1, h2)
+        return rules.win_share(rules.sheet_score(tb, ws.marks, ws.locks, pen), best_other, at_best)
+    next_active = (st.active[b] + 1) % st.marks.shape[1]
+    scratch_features(st, tb, b, s, ws, pen, next_active, hw, ws.features)
+    return win_chance(ws.features, net, ws.hidden1, ws.hidden2)
 
 
 @batch_kernel
-def _best_color(st, tb, b, s, mk, lk, pen, closed, crossed, nxt, open_w, hw, net, x, h1, h2):
+def _best_color(st, tb, b, ws, pen, crossed, hw, net):
+    """Best `_value` over the active player's colour options (pass included)."""
     K = tb.cells
-    best = _value(st, tb, b, s, mk, lk, pen if crossed else pen + 1, closed, nxt, open_w, hw, net, x, h1, h2)
+    mk, closed = ws.marks, ws.closed
+    best = _value(st, tb, b, ws, pen if crossed else pen + 1, hw, net)
     for r in range(4):
         if closed[r] or st.dice[b, 2 + r] == 0:
             continue
@@ -55,9 +60,9 @@ def _best_color(st, tb, b, s, mk, lk, pen, closed, crossed, nxt, open_w, hw, net
             if not may_cross(tb, mk[r], c):
                 continue
             a = r * K + c
-            old = cross_scratch(tb, mk, lk, closed, a)
-            v = _value(st, tb, b, s, mk, lk, pen, closed, nxt, open_w, hw, net, x, h1, h2)
-            undo_scratch(tb, mk, lk, closed, a, old)
+            old = cross_scratch(tb, ws, a)
+            v = _value(st, tb, b, ws, pen, hw, net)
+            undo_scratch(tb, ws, a, old)
             if v > best:
                 best = v
     return best
@@ -71,9 +76,8 @@ def action_values(st, tb, b, mask, hw, net, values, ws):
     s = st.turn[b]
     phase = st.phase[b]
     active = st.active[b] == s
-    nxt = (st.active[b] + 1) % st.marks.shape[1]
-    mk, lk, closed, open_w = scratch_sheet(st, tb, b, s, hw, ws)
-    x, h1, h2 = ws.features, ws.hidden1, ws.hidden2
+    scratch_sheet(st, tb, b, s, hw, ws)
+    closed = ws.closed
     pen = np.int64(st.penalties[b, s])
     crossed_before = phase == COLOR and rules.active_crossed(st, tb, b)
     for a in range(4 * K + 1):
@@ -81,21 +85,21 @@ def action_values(st, tb, b, mask, hw, net, values, ws):
         if not mask[a]:
             continue
         crossing = a < 4 * K
-        old = cross_scratch(tb, mk, lk, closed, a) if crossing else 0
+        old = cross_scratch(tb, ws, a) if crossing else 0
         if phase == WHITE:
             n_closed = 0
             for r in range(4):
                 if closed[r]:
                     n_closed += 1
             if active and n_closed < tb.rows_to_end:
-                v = _best_color(st, tb, b, s, mk, lk, pen, closed, crossing, nxt, open_w, hw, net, x, h1, h2)
+                v = _best_color(st, tb, b, ws, pen, crossing, hw, net)
             else:
-                v = _value(st, tb, b, s, mk, lk, pen, closed, nxt, open_w, hw, net, x, h1, h2)
+                v = _value(st, tb, b, ws, pen, hw, net)
         else:
             penalty = 0 if (crossing or crossed_before) else 1
-            v = _value(st, tb, b, s, mk, lk, pen + penalty, closed, nxt, open_w, hw, net, x, h1, h2)
+            v = _value(st, tb, b, ws, pen + penalty, hw, net)
         if crossing:
-            undo_scratch(tb, mk, lk, closed, a, old)
+            undo_scratch(tb, ws, a, old)
         values[a] = v
 
 

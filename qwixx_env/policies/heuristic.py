@@ -165,17 +165,21 @@ def _row_value(tb, open_w, r, marks, lock, closed, phi, hope):
 
 
 @batch_kernel
-def _sheet_value(tb, open_w, mk, lk, pen, closed, phi, hope, risk):
+def _sheet_value(tb, ws, mk, lk, pen, phi, hope, risk):
+    """Expected points of a sheet (mk, lk, pen) with the locked rows and open-number weights
+    of the scratch `ws`."""
     total = 0.0
     for r in range(4):
-        total += _row_value(tb, open_w, r, mk[r], lk[r], closed[r], phi, hope)
+        total += _row_value(tb, ws.open_weights, r, mk[r], lk[r], ws.closed[r], phi, hope)
     return total - tb.penalty_points * pen - risk * pen * pen
 
 
 @batch_kernel
-def evaluate_sheet(st, tb, b, s, mk, lk, pen, closed, open_w, w):
-    """Value for seat s of the position where s's sheet is (mk, lk, pen), the others' sheets
-    are as committed, and `closed` marks the locked rows."""
+def evaluate_sheet(st, tb, b, s, ws, pen, w):
+    """Value for seat s of the position where s's sheet is the scratch sheet of `ws` (its
+    marks and locks, `scratch_sheet`) with `pen` penalties, the others' sheets are as
+    committed, and ``ws.closed`` marks the locked rows."""
+    mk, lk, closed = ws.marks, ws.locks, ws.closed
     P = st.marks.shape[1]
     n_closed = 0
     for r in range(4):
@@ -207,15 +211,13 @@ def evaluate_sheet(st, tb, b, s, mk, lk, pen, closed, open_w, w):
     phi = w[FILL] * clock / (1.0 + w[FILL_MULTIPLAYER] * (P > 1))
     hope = w[LOCK_HOPE] * clock
     risk = w[PENALTY_RISK]
-    mine = _sheet_value(tb, open_w, mk, lk, pen, closed, phi, hope, risk)
+    mine = _sheet_value(tb, ws, mk, lk, pen, phi, hope, risk)
     if P == 1:
         return mine
     best = _WORST
     for j in range(P):
         if j != s:
-            other = _sheet_value(
-                tb, open_w, st.marks[b, j], st.locks[b, j], st.penalties[b, j], closed, phi, hope, risk
-            )
+            other = _sheet_value(tb, ws, st.marks[b, j], st.locks[b, j], st.penalties[b, j], phi, hope, risk)
             best = max(best, other)
     return mine - w[OPPONENT_WEIGHT] * best
 
@@ -224,13 +226,11 @@ def evaluate_sheet(st, tb, b, s, mk, lk, pen, closed, open_w, w):
 def scratch_sheet(st, tb, b, s, weights, ws):
     """Seat s's sheet in game b copied into the scratch `ws` (marks, locks, locked rows) with
     the open numbers' weights: what a look-ahead crosses on and evaluates."""
-    mk, lk, closed, open_w = ws.marks, ws.locks, ws.closed, ws.open_weights
     for r in range(4):
-        mk[r] = st.marks[b, s, r]
-        lk[r] = st.locks[b, s, r]
-        closed[r] = row_locked(st, b, r)
-    _open_weights(tb, weights[FREQUENCY], open_w)
-    return mk, lk, closed, open_w
+        ws.marks[r] = st.marks[b, s, r]
+        ws.locks[r] = st.locks[b, s, r]
+        ws.closed[r] = row_locked(st, b, r)
+    _open_weights(tb, weights[FREQUENCY], ws.open_weights)
 
 
 @batch_kernel
@@ -238,37 +238,38 @@ def position_value(st, tb, b, s, weights, ws):
     """The evaluation, for seat s, of game b's committed sheets (between decisions: what the
     `rollout` bot reads at the end of a truncated playout). A finished game is scored
     exactly (with the win bonus when there are opponents). `ws`: a `policies.scratch.Scratch`."""
-    mk, lk, closed, open_w = scratch_sheet(st, tb, b, s, weights, ws)
-    return evaluate_sheet(st, tb, b, s, mk, lk, np.int64(st.penalties[b, s]), closed, open_w, weights)
+    scratch_sheet(st, tb, b, s, weights, ws)
+    return evaluate_sheet(st, tb, b, s, ws, np.int64(st.penalties[b, s]), weights)
 
 
 @batch_kernel
-def cross_scratch(tb, mk, lk, closed, action):
-    """Cross `action` on the scratch sheet; returns the row's old marks (to undo)."""
+def cross_scratch(tb, ws, action):
+    """Cross `action` on the scratch sheet of `ws`; returns the row's old marks (to undo)."""
     r = action // tb.cells
     c = action % tb.cells
-    old = mk[r]
-    mk[r] = old | (1 << c)
+    old = ws.marks[r]
+    ws.marks[r] = old | (1 << c)
     if c >= tb.first_lock_cell:
-        lk[r] = True
-        closed[r] = True
+        ws.locks[r] = True
+        ws.closed[r] = True
     return old
 
 
 @batch_kernel
-def undo_scratch(tb, mk, lk, closed, action, old):
+def undo_scratch(tb, ws, action, old):
     """Undo `cross_scratch` (a legal cross lies in a row that was open, its lock uncrossed)."""
     r = action // tb.cells
-    mk[r] = old
-    lk[r] = False
-    closed[r] = False
+    ws.marks[r] = old
+    ws.locks[r] = False
+    ws.closed[r] = False
 
 
 @batch_kernel
-def _best_color(st, tb, b, s, mk, lk, pen, closed, crossed, open_w, w):
+def _best_color(st, tb, b, s, ws, pen, crossed, w):
     """Best value over the colour options (pass included) on the scratch sheet."""
     K = tb.cells
-    best = evaluate_sheet(st, tb, b, s, mk, lk, pen if crossed else pen + 1, closed, open_w, w)
+    mk, closed = ws.marks, ws.closed
+    best = evaluate_sheet(st, tb, b, s, ws, pen if crossed else pen + 1, w)
     for r in range(4):
         if closed[r] or st.dice[b, 2 + r] == 0:
             continue
@@ -279,32 +280,34 @@ def _best_color(st, tb, b, s, mk, lk, pen, closed, crossed, open_w, w):
             if not may_cross(tb, mk[r], c):
                 continue
             a = r * K + c
-            old = cross_scratch(tb, mk, lk, closed, a)
-            v = evaluate_sheet(st, tb, b, s, mk, lk, pen, closed, open_w, w)
-            undo_scratch(tb, mk, lk, closed, a, old)
+            old = cross_scratch(tb, ws, a)
+            v = evaluate_sheet(st, tb, b, s, ws, pen, w)
+            undo_scratch(tb, ws, a, old)
             if v > best:
                 best = v
     return best
 
 
 @batch_kernel
-def _after_white(st, tb, b, s, mk, lk, pen, closed, crossed, active, open_w, w):
+def _after_white(st, tb, b, s, ws, pen, crossed, w):
     """Value once seat s's white choices are on the scratch sheet: the game may end there,
-    else the active player's colour action follows."""
+    else, for the active player, its colour action follows."""
     n_closed = 0
     for r in range(4):
-        if closed[r]:
+        if ws.closed[r]:
             n_closed += 1
-    if active and n_closed < tb.rows_to_end:
-        return _best_color(st, tb, b, s, mk, lk, pen, closed, crossed, open_w, w)
-    return evaluate_sheet(st, tb, b, s, mk, lk, pen, closed, open_w, w)
+    if st.active[b] == s and n_closed < tb.rows_to_end:
+        return _best_color(st, tb, b, s, ws, pen, crossed, w)
+    return evaluate_sheet(st, tb, b, s, ws, pen, w)
 
 
 @batch_kernel
-def _with_lucky(st, tb, b, s, mk, lk, pen, closed, at_roll, crossed, active, open_w, w):
+def _with_lucky(st, tb, b, s, ws, pen, crossed, w):
     """Longo, lucky="bonus": the lucky cross that follows the white choice on the scratch
-    sheet (a tie goes to the best row), then `_after_white`."""
+    sheet (a tie goes to the best row; ``ws.at_roll``: the rows locked at the roll), then
+    `_after_white`."""
     K = tb.cells
+    mk, closed, at_roll = ws.marks, ws.closed, ws.at_roll
     fewest = 1 << 30
     for r in range(4):
         if at_roll[r] or closed[r]:
@@ -313,7 +316,7 @@ def _with_lucky(st, tb, b, s, mk, lk, pen, closed, at_roll, crossed, active, ope
         if nxt < K and may_cross(tb, mk[r], nxt):
             fewest = min(fewest, count(mk[r]))
     if fewest == 1 << 30:
-        return _after_white(st, tb, b, s, mk, lk, pen, closed, crossed, active, open_w, w)
+        return _after_white(st, tb, b, s, ws, pen, crossed, w)
     best = _WORST
     for r in range(4):
         if at_roll[r] or closed[r]:
@@ -321,9 +324,9 @@ def _with_lucky(st, tb, b, s, mk, lk, pen, closed, at_roll, crossed, active, ope
         nxt = rightmost(mk[r]) + 1
         if nxt < K and may_cross(tb, mk[r], nxt) and count(mk[r]) == fewest:
             a = r * K + nxt
-            old = cross_scratch(tb, mk, lk, closed, a)
-            v = _after_white(st, tb, b, s, mk, lk, pen, closed, True, active, open_w, w)
-            undo_scratch(tb, mk, lk, closed, a, old)
+            old = cross_scratch(tb, ws, a)
+            v = _after_white(st, tb, b, s, ws, pen, True, w)
+            undo_scratch(tb, ws, a, old)
             best = max(best, v)
     return best
 
@@ -334,11 +337,11 @@ def _prepare_decision(st, tb, b, weights, ws):
     judged against: its committed sheet (in the lucky phase with its white choice crossed),
     the rows locked at the roll in `ws.at_roll`."""
     s = st.turn[b]
-    mk, lk, closed, _ = scratch_sheet(st, tb, b, s, weights, ws)
+    scratch_sheet(st, tb, b, s, weights, ws)
     for r in range(4):
-        ws.at_roll[r] = closed[r]
+        ws.at_roll[r] = ws.closed[r]
     if st.phase[b] == LUCKY and 0 <= st.pending[b, s] < 4 * tb.cells:
-        cross_scratch(tb, mk, lk, closed, st.pending[b, s])
+        cross_scratch(tb, ws, st.pending[b, s])
 
 
 @inlined
@@ -349,24 +352,23 @@ def _option_value(st, tb, b, a, weights, ws):
     s = st.turn[b]
     phase = st.phase[b]
     active = st.active[b] == s
-    mk, lk, closed, open_w, at_roll = ws.marks, ws.locks, ws.closed, ws.open_weights, ws.at_roll
     pen = np.int64(st.penalties[b, s])
     crossing = a < 4 * K
-    old = cross_scratch(tb, mk, lk, closed, a) if crossing else 0
+    old = cross_scratch(tb, ws, a) if crossing else 0
     if phase == WHITE:
         if tb.lucky_rule == BONUS and is_lucky(st, tb, b, s):
-            v = _with_lucky(st, tb, b, s, mk, lk, pen, closed, at_roll, crossing, active, open_w, weights)
+            v = _with_lucky(st, tb, b, s, ws, pen, crossing, weights)
         else:
-            v = _after_white(st, tb, b, s, mk, lk, pen, closed, crossing, active, open_w, weights)
+            v = _after_white(st, tb, b, s, ws, pen, crossing, weights)
         if not crossing and not active and st.marks.shape[1] > 1:
             v += weights[PASSIVE_MARGIN]
     elif phase == LUCKY:
-        v = _after_white(st, tb, b, s, mk, lk, pen, closed, True, active, open_w, weights)
+        v = _after_white(st, tb, b, s, ws, pen, True, weights)
     else:
         penalty = 0 if (crossing or active_crossed(st, tb, b)) else 1  # the colour action: the white cross counts
-        v = evaluate_sheet(st, tb, b, s, mk, lk, pen + penalty, closed, open_w, weights)
+        v = evaluate_sheet(st, tb, b, s, ws, pen + penalty, weights)
     if crossing:
-        undo_scratch(tb, mk, lk, closed, a, old)
+        undo_scratch(tb, ws, a, old)
     return v
 
 

@@ -67,9 +67,11 @@ def table_features(st, b, s, next_active, evaluation, own, best_other, out):
 
 
 @batch_kernel
-def scratch_features(st, tb, b, s, mk, lk, pen, closed, next_active, open_w, hw, out):
-    """`value_features` of the position where seat s's sheet is the scratch (mk, lk, pen),
-    the others' as committed, `closed` the locked rows and `next_active` who rolls next."""
+def scratch_features(st, tb, b, s, ws, pen, next_active, hw, out):
+    """`value_features` of the position where seat s's sheet is the scratch sheet of `ws`
+    (`heuristic.scratch_sheet`) with `pen` penalties, the others' as committed, ``ws.closed``
+    the locked rows and `next_active` who rolls next."""
+    mk, lk = ws.marks, ws.locks
     P = st.marks.shape[1]
     own = rules.sheet_score(tb, mk, lk, pen)
     best_other = -(1 << 30)
@@ -81,8 +83,8 @@ def scratch_features(st, tb, b, s, mk, lk, pen, closed, next_active, open_w, hw,
             best_other = other
         sheet_features(tb, st.marks[b, o], st.locks[b, o], st.penalties[b, o], other, out, 14 * k)
     for r in range(4):
-        out[14 * P + r] = 1.0 if closed[r] else 0.0
-    evaluation = evaluate_sheet(st, tb, b, s, mk, lk, pen, closed, open_w, hw)
+        out[14 * P + r] = 1.0 if ws.closed[r] else 0.0
+    evaluation = evaluate_sheet(st, tb, b, s, ws, pen, hw)
     table_features(st, b, s, next_active, evaluation, own, best_other, out)
 
 
@@ -94,13 +96,15 @@ def value_features(st, tb, b, s, weights, out, ws):
     read. `weights` are the heuristic's (for its evaluation, one of the features). The
     committed position is `scratch_features` of an untouched scratch copy of s's sheet (in
     `ws`, a `policies.scratch.Scratch`)."""
-    mk, lk, closed, open_w = scratch_sheet(st, tb, b, s, weights, ws)
-    scratch_features(st, tb, b, s, mk, lk, np.int64(st.penalties[b, s]), closed, st.active[b], open_w, weights, out)
+    scratch_sheet(st, tb, b, s, weights, ws)
+    scratch_features(st, tb, b, s, ws, np.int64(st.penalties[b, s]), st.active[b], weights, out)
 
 
 @batch_kernel
-def win_chance(x, w1, b1, w2, b2, w3, b3, h1, h2):
-    """The network's win chance for features x (h1, h2: scratch for the hidden layers)."""
+def win_chance(x, net, h1, h2):
+    """The network's win chance for features x; `net` is its layers (w1, b1, w2, b2, w3, b3),
+    as `qwixx_env.nets.win_chance_network` gives them; h1, h2: scratch for the hidden layers."""
+    w1, b1, w2, b2, w3, b3 = net
     for j in range(w1.shape[1]):
         a = b1[j]
         for i in range(x.shape[0]):
