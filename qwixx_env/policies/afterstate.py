@@ -27,29 +27,30 @@ from qwixx_env.policies.value import scratch_features, win_chance
 
 
 @batch_kernel
-def _value(st, tb, b, ws, pen, hw, net):
-    """Win chance of the seat to decide in game b at the scratch position of `ws` with `pen`
+def _value(st, tb, b, sheet, pen, hw, net, work):
+    """Win chance of the seat to decide in game b at the scratch position `sheet` with `pen`
     penalties, at the end of the roll (exact when the game has ended: the share of the win,
-    ties split)."""
+    ties split). `work`: the network's work arrays (features, hidden1, hidden2) of a Scratch,
+    passed without the rest of it (see `heuristic.ScratchSheet`)."""
     s = st.turn[b]
     n_closed = 0
     for r in range(4):
-        if ws.closed[r]:
+        if sheet.closed[r]:
             n_closed += 1
     if rules.ends_game(st, tb, b, s, pen, n_closed):
         best_other, at_best = rules.best_other_score(st, tb, b, s)
-        return rules.win_share(rules.sheet_score(tb, ws.marks, ws.locks, pen), best_other, at_best)
-    next_active = (st.active[b] + 1) % st.marks.shape[1]
-    scratch_features(st, tb, b, s, ws, pen, next_active, hw, ws.features)
-    return win_chance(ws.features, net, ws.hidden1, ws.hidden2)
+        return rules.win_share(rules.sheet_score(tb, sheet.marks, sheet.locks, pen), best_other, at_best)
+    x, h1, h2 = work
+    scratch_features(st, tb, b, s, sheet, pen, (st.active[b] + 1) % st.marks.shape[1], hw, x)
+    return win_chance(x, net, h1, h2)
 
 
 @batch_kernel
-def _best_color(st, tb, b, ws, pen, crossed, hw, net):
+def _best_color(st, tb, b, sheet, pen, crossed, hw, net, work):
     """Best `_value` over the active player's colour options (pass included)."""
     K = tb.cells
-    mk, closed = ws.marks, ws.closed
-    best = _value(st, tb, b, ws, pen if crossed else pen + 1, hw, net)
+    mk, closed = sheet.marks, sheet.closed
+    best = _value(st, tb, b, sheet, pen if crossed else pen + 1, hw, net, work)
     for r in range(4):
         if closed[r] or st.dice[b, 2 + r] == 0:
             continue
@@ -60,9 +61,9 @@ def _best_color(st, tb, b, ws, pen, crossed, hw, net):
             if not may_cross(tb, mk[r], c):
                 continue
             a = r * K + c
-            old = cross_scratch(tb, ws, a)
-            v = _value(st, tb, b, ws, pen, hw, net)
-            undo_scratch(tb, ws, a, old)
+            old = cross_scratch(tb, sheet, a)
+            v = _value(st, tb, b, sheet, pen, hw, net, work)
+            undo_scratch(tb, sheet, a, old)
             if v > best:
                 best = v
     return best
@@ -76,8 +77,9 @@ def action_values(st, tb, b, mask, hw, net, values, ws):
     s = st.turn[b]
     phase = st.phase[b]
     active = st.active[b] == s
-    scratch_sheet(st, tb, b, s, hw, ws)
-    closed = ws.closed
+    sheet = scratch_sheet(st, tb, b, s, hw, ws)
+    work = (ws.features, ws.hidden1, ws.hidden2)
+    closed = sheet.closed
     pen = np.int64(st.penalties[b, s])
     crossed_before = phase == COLOR and rules.active_crossed(st, tb, b)
     for a in range(4 * K + 1):
@@ -85,21 +87,21 @@ def action_values(st, tb, b, mask, hw, net, values, ws):
         if not mask[a]:
             continue
         crossing = a < 4 * K
-        old = cross_scratch(tb, ws, a) if crossing else 0
+        old = cross_scratch(tb, sheet, a) if crossing else 0
         if phase == WHITE:
             n_closed = 0
             for r in range(4):
                 if closed[r]:
                     n_closed += 1
             if active and n_closed < tb.rows_to_end:
-                v = _best_color(st, tb, b, ws, pen, crossing, hw, net)
+                v = _best_color(st, tb, b, sheet, pen, crossing, hw, net, work)
             else:
-                v = _value(st, tb, b, ws, pen, hw, net)
+                v = _value(st, tb, b, sheet, pen, hw, net, work)
         else:
             penalty = 0 if (crossing or crossed_before) else 1
-            v = _value(st, tb, b, ws, pen + penalty, hw, net)
+            v = _value(st, tb, b, sheet, pen + penalty, hw, net, work)
         if crossing:
-            undo_scratch(tb, ws, a, old)
+            undo_scratch(tb, sheet, a, old)
         values[a] = v
 
 

@@ -67,11 +67,11 @@ def table_features(st, b, s, next_active, evaluation, own, best_other, out):
 
 
 @batch_kernel
-def scratch_features(st, tb, b, s, ws, pen, next_active, hw, out):
-    """`value_features` of the position where seat s's sheet is the scratch sheet of `ws`
-    (`heuristic.scratch_sheet`) with `pen` penalties, the others' as committed, ``ws.closed``
+def scratch_features(st, tb, b, s, sheet, pen, next_active, hw, out):
+    """`value_features` of the position where seat s's sheet is the scratch `sheet` (a
+    `heuristic.ScratchSheet`) with `pen` penalties, the others' as committed, ``sheet.closed``
     the locked rows and `next_active` who rolls next."""
-    mk, lk = ws.marks, ws.locks
+    mk, lk = sheet.marks, sheet.locks
     P = st.marks.shape[1]
     own = rules.sheet_score(tb, mk, lk, pen)
     best_other = -(1 << 30)
@@ -83,8 +83,8 @@ def scratch_features(st, tb, b, s, ws, pen, next_active, hw, out):
             best_other = other
         sheet_features(tb, st.marks[b, o], st.locks[b, o], st.penalties[b, o], other, out, 14 * k)
     for r in range(4):
-        out[14 * P + r] = 1.0 if ws.closed[r] else 0.0
-    evaluation = evaluate_sheet(st, tb, b, s, ws, pen, hw)
+        out[14 * P + r] = 1.0 if sheet.closed[r] else 0.0
+    evaluation = evaluate_sheet(st, tb, b, s, sheet, pen, hw)
     table_features(st, b, s, next_active, evaluation, own, best_other, out)
 
 
@@ -96,8 +96,8 @@ def value_features(st, tb, b, s, weights, out, ws):
     read. `weights` are the heuristic's (for its evaluation, one of the features). The
     committed position is `scratch_features` of an untouched scratch copy of s's sheet (in
     `ws`, a `policies.scratch.Scratch`)."""
-    scratch_sheet(st, tb, b, s, weights, ws)
-    scratch_features(st, tb, b, s, ws, np.int64(st.penalties[b, s]), st.active[b], weights, out)
+    sheet = scratch_sheet(st, tb, b, s, weights, ws)
+    scratch_features(st, tb, b, s, sheet, np.int64(st.penalties[b, s]), st.active[b], weights, out)
 
 
 @batch_kernel
