@@ -20,7 +20,7 @@ from qwixx_env.core import CLASSIC, encode_action, layout_for, rules
 from qwixx_env.core.state import OVER, WHITE
 from qwixx_env.nets import win_chance_network
 from qwixx_env.policies.afterstate import action_values
-from qwixx_env.policies.heuristic import FREQUENCY, _open_weights, weights_array
+from qwixx_env.policies.heuristic import FREQUENCY, ScratchSheet, _open_weights, weights_array
 from qwixx_env.policies.scratch import new_scratch
 from qwixx_env.policies.value import NUM_FEATURES, num_features, scratch_features, value_features
 
@@ -54,8 +54,8 @@ def test_scratch_features_of_an_unchanged_sheet_are_the_engines_value_features(n
             mk = st.marks[b, s].astype(np.int64)
             lk = st.locks[b, s].copy()
             closed = st.locks[b].any(axis=0)
-            scratch_features(st, CLASSIC.tables, b, s, mk, lk, np.int64(st.penalties[b, s]), closed,
-                             st.active[b], open_w, hw, got)
+            sheet = ScratchSheet(mk, lk, closed, np.zeros(4, np.bool_), open_w)
+            scratch_features(st, CLASSIC.tables, b, s, sheet, np.int64(st.penalties[b, s]), st.active[b], hw, got)
             np.testing.assert_allclose(got, want, atol=1e-12)
             checked += 1
     assert checked > 100

@@ -322,7 +322,7 @@ def _network_chances(engine, b):
         for k in (1, 2):  # the same network in numpy
             h = np.maximum(h @ net[2 * k - 2] + net[2 * k - 1], 0.0)
         numpy_chance = 1 / (1 + np.exp(-(h @ net[4] + net[5])[0]))
-        chance = win_chance(x, *net, np.zeros(net[0].shape[1]), np.zeros(net[2].shape[1]))
+        chance = win_chance(x, net, np.zeros(net[0].shape[1]), np.zeros(net[2].shape[1]))
         assert chance == pytest.approx(numpy_chance, abs=1e-12)
         feats.append(x)
         chances.append(chance)

@@ -48,6 +48,51 @@ def test_the_notice_names_numba_cache_dir_when_the_user_set_it(monkeypatch):
     assert "/somewhere/numba" in kernel_compile.cache_location()
 
 
+# What `import qwixx_env` does, told by the child: the modules it loaded, whether it hashed
+# the kernel sources (`kernel_cache_dir` computed), the folders it made (outside __pycache__).
+IMPORT_ONLY = """
+import sys
+made = []
+sys.addaudithook(
+    lambda event, args: made.append(str(args[0]))
+    if event == "os.mkdir" and "__pycache__" not in str(args[0]) else None
+)
+import gymnasium
+import qwixx_env
+from qwixx_env.core import compile
+print("qwixx_env/Qwixx-v0" in gymnasium.registry)
+print(compile.kernel_cache_dir.cache_info().currsize)
+print(made)
+print(sorted(m for m in sys.modules if m.startswith("qwixx_env.")))
+"""
+
+
+def test_import_writes_nothing_and_hashes_nothing(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["QWIXX_ENV_CACHE"] = str(tmp_path / "cache")
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORT_ONLY], env=env, capture_output=True, text=True, check=True
+    )
+    registered, hashed, made, modules = done.stdout.splitlines()
+    assert registered == "True"  # the Gymnasium id is there all the same
+    assert hashed == "0" and made == "[]"
+    assert not (tmp_path / "cache").exists()
+    # the environments, PettingZoo adapters and bots load when first used
+    assert not {"qwixx_env.envs.qwixx_v0", "qwixx_env.envs.vector", "qwixx_env.bots"} & set(ast.literal_eval(modules))
+
+
+def test_the_public_names_load_on_first_use():
+    import qwixx_env
+    from qwixx_env import BatchedQwixx, qwixx_v0
+    from qwixx_env.envs import batched
+
+    assert BatchedQwixx is batched.BatchedQwixx and qwixx_v0.__name__ == "qwixx_env.envs.qwixx_v0"
+    assert qwixx_env.bots.load is not None  # as before, after a bare `import qwixx_env`
+    assert set(qwixx_env.__all__) <= set(dir(qwixx_env))
+    with pytest.raises(AttributeError, match="no attribute 'qwixx_vO'"):
+        qwixx_env.qwixx_vO  # noqa: B018
+
+
 def run_snippet(cache_dir) -> str:
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     env["QWIXX_ENV_CACHE"] = str(cache_dir)
@@ -67,7 +112,7 @@ def test_an_empty_cache_says_so_once_and_a_warm_one_says_nothing(tmp_path):
 
 
 def is_compiled(fn: ast.FunctionDef) -> bool:
-    words = ("kernel", "jit", "_inline", "_leaf")
+    words = ("kernel", "jit", "inlined", "leaf")
     return any(word in ast.unparse(d) for d in fn.decorator_list for word in words)
 
 
@@ -108,7 +153,9 @@ def calls_outside_kernels(path: Path, helpers: set[str]) -> list[str]:
 def test_no_python_code_calls_a_helper_without_a_python_entry_point():
     # Importing the kernel modules registers their helpers.
     import qwixx_env.bots  # noqa: F401
-    import qwixx_env.envs  # noqa: F401
+    import qwixx_env.envs.batched  # noqa: F401
+    import qwixx_env.envs.vector  # noqa: F401
+    import qwixx_env.integrations.openspiel_bots  # noqa: F401
 
     assert "apply_one" in kernel_compile.KERNEL_ONLY
     root = Path(__file__).resolve().parent.parent

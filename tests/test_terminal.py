@@ -103,8 +103,8 @@ def test_end_of_input_mid_game_saves_the_record_and_exits_0(tmp_path, monkeypatc
 def test_ctrl_c_saves_the_record_and_exits_130(tmp_path):
     path = tmp_path / "interrupted.json"
     env = dict(os.environ)
-    if compile._CACHE_DIR:  # this session's compiled kernels, whatever QWIXX_ENV_CACHE a fixture set since
-        env["NUMBA_CACHE_DIR"] = compile._CACHE_DIR
+    if compile.kernel_cache_dir():  # this session's compiled kernels, whatever QWIXX_ENV_CACHE a fixture set since
+        env["NUMBA_CACHE_DIR"] = compile.kernel_cache_dir()
     child = subprocess.Popen(
         [sys.executable, "-m", "qwixx_env.cli", "play", "--seed", "3", "--record", str(path)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,

@@ -104,7 +104,7 @@ def _td_backward(x, share, seq, order, lam, net):
             g = share[i]
         else:
             nxt = order[j + 1]
-            value = win_chance(x[nxt], net[0], net[1], net[2], net[3], net[4], net[5], h1, h2)
+            value = win_chance(x[nxt], net, h1, h2)
             g = (1.0 - lam) * value + lam * g
         y[j] = g
     return y

@@ -70,9 +70,16 @@ from qwixx_env.nets import (
     win_chance_network,
 )
 from qwixx_env.policies.heuristic import weights_array
-from qwixx_env.policies.rollout import LEAF_HEURISTIC, LEAF_NETWORK, fill_seeds, rollout_outcomes, root_action
+from qwixx_env.policies.rollout import (
+    LEAF_HEURISTIC,
+    LEAF_NETWORK,
+    Playouts,
+    fill_seeds,
+    rollout_outcomes,
+    root_action,
+)
 from qwixx_env.policies.scratch import new_scratch
-from qwixx_env.policies.scripted import POLICY_NAMES, greedy_defaults
+from qwixx_env.policies.scripted import POLICY_NAMES, ScriptedPolicies, greedy_defaults
 
 DEFAULT_CONTINUATIONS = 32
 DEFAULT_POLICY = "heuristic"
@@ -201,16 +208,17 @@ class RolloutBot:
         seeds = np.zeros(count, np.uint64)
         fill_seeds(self.rng, seeds)
         outcomes = np.zeros((legal.size, count))
-        args = (base, self._work, self.variant.tables, legal, self.kind, self.max_skip, self.penalty_worry,
-                self._weights, seeds, self._playout_rngs, self.margin_weight, self.horizon,
-                LEAVES[self.leaf], self._leaf_weights, self._net)
+        playouts = Playouts(seeds, self.kind, ScriptedPolicies(self.max_skip, self.penalty_worry, self._weights,
+                                                               self._playout_rngs),
+                            self.horizon, LEAVES[self.leaf], self._leaf_weights, self._net, self.margin_weight)
         # the other threads' shares on fresh threads (none outlive the call: safe to fork), the
         # first share on this one
         errors: list[BaseException] = []
 
         def share(t: int) -> None:
             try:
-                rollout_outcomes(*args, t, self.threads, self._scratch[t], outcomes)
+                rollout_outcomes(base, self._work, self.variant.tables, legal, playouts, t, self.threads,
+                                 self._scratch[t], outcomes)
             except BaseException as e:  # re-raised below, in the caller's thread
                 errors.append(e)
 
@@ -240,8 +248,8 @@ class RolloutBot:
                 raise ValueError(f"anchor={self.anchor_spec!r}: chose action {own!r}, which is not legal here "
                                  f"(legal: {legal.tolist()})")
             return legal, base, int(np.flatnonzero(legal == own)[0])
-        own = root_action(base, self._work, self.variant.tables, self.kind, self.max_skip, self.penalty_worry,
-                          self._weights, self._policy_rng, self._scratch[0])
+        policies = ScriptedPolicies(self.max_skip, self.penalty_worry, self._weights, self._policy_rng)
+        own = root_action(base, self._work, self.variant.tables, self.kind, policies, self._scratch[0])
         return legal, base, int(np.flatnonzero(legal == own)[0])
 
     def action_values(self, observation: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:

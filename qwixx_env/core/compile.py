@@ -18,6 +18,7 @@ first game looks like a frozen prompt. A warm cache compiles nothing and says no
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -28,6 +29,7 @@ from typing import Any
 import numba
 from numba import njit
 from numba.core import event
+from numba.core.compiler_lock import global_compiler_lock
 from numba.core.registry import CPUDispatcher
 
 logger = logging.getLogger("qwixx_env")
@@ -57,27 +59,37 @@ def _source_digest() -> str:
     return h.hexdigest()[:16]
 
 
-def _kernel_cache_dir() -> str | None:
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        return None  # the user's choice stands
-    target = cache_root() / "numba" / _source_digest()
+# Where the kernels are cached is decided when the package is imported, from the environment
+# alone (no file is read or written): a later change of QWIXX_ENV_CACHE in this process (the
+# solver tests point it at a temporary folder for their tables) must not move compiled
+# kernels, or every kernel would compile again. The folder itself, whose name hashes the
+# sources, is made on the first compile (`kernel_cache_dir`).
+_CACHE_ROOT: Path | None = None if os.environ.get("NUMBA_CACHE_DIR") else cache_root()
+
+
+@functools.cache
+def kernel_cache_dir() -> str | None:
+    """The folder the package's kernels are cached in, made on the first call: None where
+    ``NUMBA_CACHE_DIR`` was set when the package was imported (numba's own choice stands) or
+    the package cache directory is not writable (numba falls back to its own locations)."""
+    if _CACHE_ROOT is None:
+        return None
+    target = _CACHE_ROOT / "numba" / _source_digest()
     try:
         target.mkdir(parents=True, exist_ok=True)
     except OSError:
-        return None  # not writable: numba falls back to its own locations
+        return None
     return str(target)
-
-
-_CACHE_DIR = _kernel_cache_dir()
 
 
 def cache_location() -> str:
     """Where the compiled kernels are cached, in words for a message."""
     if os.environ.get("NUMBA_CACHE_DIR"):
         return f"NUMBA_CACHE_DIR ({os.environ['NUMBA_CACHE_DIR']})"
-    if _CACHE_DIR is None:
+    location = kernel_cache_dir()
+    if location is None:
         return "numba's default locations (the package cache directory is not writable)"
-    return _CACHE_DIR
+    return location
 
 
 COMPILING_MESSAGE = (
@@ -113,6 +125,39 @@ first_compile_notice = _FirstCompileNotice()
 event.register("numba:compile", first_compile_notice)
 
 
+class CachedKernel(CPUDispatcher):
+    """A package kernel: numba's dispatcher, with its disk cache turned on at its first compile
+    (or cache load) instead of when it is decorated.
+
+    ``njit(cache=True)`` finds the function's cache folder, and makes it, when the function is
+    decorated, that is when its module is imported; turned on here, importing the package
+    reads no file and writes none, and the cache folder (`kernel_cache_dir`) is made by the
+    first kernel that compiles. Every compile and cache load goes through `compile`, also when
+    a kernel is typed inside another one.
+    """
+
+    _caching = False
+
+    def compile(self, sig: Any) -> Any:
+        """Turn the disk cache on (once), then compile or load `sig` as numba does."""
+        if not self._caching:
+            with global_compiler_lock:  # two threads' first calls turn it on once
+                if not self._caching:
+                    self._enable_package_cache()
+        return super().compile(sig)
+
+    def _enable_package_cache(self) -> None:
+        location = kernel_cache_dir()
+        previous = numba.config.CACHE_DIR
+        if location is not None:
+            numba.config.CACHE_DIR = location  # numba reads it once, in enable_caching
+        try:
+            self.enable_caching()
+        finally:
+            numba.config.CACHE_DIR = previous
+        self._caching = True
+
+
 def kernel(*, refcounts: bool = True, **options: Any) -> Callable:
     """Decorator: ``numba.njit(cache=True, nogil=True, **options)`` cached as described above.
 
@@ -121,32 +166,28 @@ def kernel(*, refcounts: bool = True, **options: Any) -> Callable:
     itself or in anything it calls (numba then refuses to compile it). Each count is an atomic
     instruction, and a kernel that reads a `State` (a tuple of 12 arrays) through inlined
     rules makes dozens of them per game, enough to dominate a batched step (measured in
-    docs/benchmarks.md, "Reference counts"). Use it on the hot kernels that only read and
-    write arrays their caller passes in.
+    docs/benchmarks.md, "Reference counts"). Use it, as `batch_kernel`, on the hot kernels that
+    only read and write arrays their caller passes in.
     """
+    flags = {"nogil": True, **({} if refcounts else {"_nrt": False}), **options}
 
     def wrap(fn: Callable) -> Callable:
-        previous = numba.config.CACHE_DIR
-        if _CACHE_DIR is not None:
-            numba.config.CACHE_DIR = _CACHE_DIR  # read once, when caching is enabled below
-        flags = {"nogil": True, **({} if refcounts else {"_nrt": False}), **options}
-        try:
-            return njit(cache=True, **flags)(fn)
-        finally:
-            numba.config.CACHE_DIR = previous
+        dispatcher = njit(**flags)(fn)  # the cache is turned on at the first compile
+        dispatcher.__class__ = CachedKernel
+        return dispatcher
 
     return wrap
 
 
 def inline_kernel(*, python: bool = False, **options: Any) -> Callable:
     """Decorator for a helper that kernels call: compiled once per argument types without
-    numba's runtime (as ``kernel(refcounts=False)``), then inlined by LLVM into every kernel
-    that calls it (numba's ``forceinline``), so a call costs nothing at run time.
+    numba's runtime (as `batch_kernel`), then inlined by LLVM into every kernel that calls it
+    (numba's ``forceinline``), so a call costs nothing at run time.
 
-    Numba's own ``inline="always"`` copies a helper's IR into each caller before typing, and
-    the rules' helpers nest (a step inlines the white action, which inlines the lock and end
-    checks, ...): that copying, repeated for every caller, was most of a new user's first-run
-    compile time. LLVM inlining types and lowers each helper once.
+    Numba's own ``inline="always"`` (`leaf`) copies a helper's IR into each caller before
+    typing, and the rules' helpers nest (a step inlines the white action, which inlines the
+    lock and end checks, ...): that copying, repeated for every caller, was most of a new
+    user's first-run compile time. LLVM inlining types and lowers each helper once.
 
     A helper has no Python entry point (its wrapper, which unboxes a `State` of 12 arrays, is
     a large part of a small function's compile time) unless ``python=True``, for the few that
@@ -166,7 +207,7 @@ def inline_kernel(*, python: bool = False, **options: Any) -> Callable:
     return wrap
 
 
-class KernelOnly(CPUDispatcher):
+class KernelOnly(CachedKernel):
     """A compiled helper that only kernels may call (see `inline_kernel`): calling it from
     Python raises `TypeError`, where numba itself would call a missing entry point and crash."""
 
@@ -179,3 +220,13 @@ class KernelOnly(CPUDispatcher):
 
 # Names of the helpers without a Python entry point (see `KernelOnly`).
 KERNEL_ONLY: set[str] = set()
+
+# The compile modes, one name each; a module decorates its functions with these names:
+#   @kernel()        a kernel with numba's runtime: it may allocate arrays (the solver, tools)
+#   @batch_kernel    a hot kernel over arrays its caller passes in, without reference counts
+#   @inlined         a helper that kernels call, inlined by LLVM, no Python entry point
+#   @leaf            a small leaf whose few lines numba copies into each caller before typing
+#                    (numba's inline="always"): cheaper, for a leaf, than compiling it alone
+batch_kernel = kernel(refcounts=False)
+inlined = inline_kernel()
+leaf = kernel(inline="always")

@@ -31,7 +31,7 @@ import numpy as np
 
 from qwixx_env.core import rules
 from qwixx_env.core.checks import check_flag, check_int, is_int
-from qwixx_env.core.compile import kernel
+from qwixx_env.core.compile import batch_kernel
 from qwixx_env.core.observation import ObservationLayout, encode_one, layout_for
 from qwixx_env.core.options import TableOptions
 from qwixx_env.core.rewards import REWARD_MODES, rewards_one
@@ -70,7 +70,7 @@ class Setup(NamedTuple):
     observe_turn: bool  # after a step, write the observation of the seat to decide
 
 
-@kernel(refcounts=False)
+@batch_kernel
 def first_illegal(st, masks, actions):
     """Index of the first live game whose action its mask does not offer, or -1."""
     for b in range(st.phase.shape[0]):
@@ -81,7 +81,7 @@ def first_illegal(st, masks, actions):
     return -1
 
 
-@kernel(refcounts=False)
+@batch_kernel
 def table_kernel(op, count, st, tb, off, buf, setup, lucky):
     """The engine's compiled entry point (see `RESET, STEP, OBSERVE`): `RESET` starts games
     ``buf.games[:count]``; `STEP` applies ``buf.actions`` to every live game (returning the

@@ -35,7 +35,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from qwixx_env.core.checks import check_int
-from qwixx_env.core.compile import inline_kernel, kernel
+from qwixx_env.core.compile import batch_kernel, inlined, leaf
 from qwixx_env.core.rules import active_crossed, row_locked, score
 from qwixx_env.core.state import COLOR, LUCKY, NO_DECISION, PHASES, State, new_state
 from qwixx_env.core.variant import COLORS, Variant, get_variant
@@ -121,13 +121,13 @@ class ObservationLayout:
         return out
 
 
-@kernel(inline="always")
+@leaf
 def _clear(out, start, size):
     for i in range(start, start + size):
         out[i] = 0.0
 
 
-@inline_kernel()  # see rules._inline
+@inlined
 def encode_one(st, tb, off, b, seat, out):
     """Write game b as seen from `seat` into the flat vector `out` (see the module docstring).
 
@@ -177,7 +177,7 @@ def encode_one(st, tb, off, b, seat, out):
             out[off.pending_cross + p] = 1.0
 
 
-@kernel(refcounts=False)
+@batch_kernel
 def encode_batch(st, tb, off, seats, out):
     for b in range(st.phase.shape[0]):
         encode_one(st, tb, off, b, seats[b], out[b])
@@ -315,7 +315,7 @@ class ObservationView:
         }
 
 
-@kernel(refcounts=False)
+@batch_kernel
 def decode_one(obs, tb, off, st):
     """The inverse of `encode_one` into game 0 of `st`, the observer becoming seat 0."""
     P = st.marks.shape[1]

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from qwixx_env.core.checks import is_number
-from qwixx_env.core.compile import inline_kernel, kernel
+from qwixx_env.core.compile import batch_kernel, inlined
 from qwixx_env.core.rules import score
 from qwixx_env.core.state import OVER
 from qwixx_env.core.variant import Variant
@@ -26,7 +26,7 @@ REWARD_MODES = ("win", "score", "score_delta", "margin")
 WIN, SCORE, SCORE_DELTA, MARGIN = range(4)
 
 
-@inline_kernel()  # see rules._inline
+@inlined
 def rewards_one(st, tb, b, mode, last_scores, out):
     """Write every seat's reward for the step just taken in game b into `out` (length P).
 
@@ -62,7 +62,7 @@ def rewards_one(st, tb, b, mode, last_scores, out):
             out[s] = -1
 
 
-@kernel(refcounts=False)
+@batch_kernel
 def rewards_batch(st, tb, mode, last_scores, out):
     for b in range(st.phase.shape[0]):
         rewards_one(st, tb, b, mode, last_scores, out[b])

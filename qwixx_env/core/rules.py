@@ -23,20 +23,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from qwixx_env.core.compile import inline_kernel, kernel
+from qwixx_env.core.compile import batch_kernel, inline_kernel, inlined, leaf
 from qwixx_env.core.state import COLOR, LUCKY, NO_DECISION, OUT_OF_PLAY, OVER, WHITE, State
 from qwixx_env.core.variant import RuleTables, Variant
 
-_jit = kernel(refcounts=False)  # the batch kernels below allocate nothing
 # Functions called from other kernels are inlined into them: a call that is not inlined
 # passes the State and RuleTables tuples as ~150 scalar arguments, which cost more than most
 # of these functions do. Helpers that call others are compiled once and inlined by LLVM
-# (`inline_kernel`); small leaves are inlined by numba itself, which copies their few lines
+# (`inlined`); small leaves are inlined by numba itself (`leaf`), which copies their few lines
 # into each caller: cheaper, for a leaf, than compiling it on its own. (Numba-inlining the
 # helpers that nest, as this module once did, copied whole call trees into every caller and
-# made a new user's first game compile for a minute.)
-_inline = inline_kernel()
-_leaf = kernel(inline="always")
+# made a new user's first game compile for a minute.) The batch kernels (`batch_kernel`)
+# allocate nothing.
 
 BONUS, INSTEAD = 1, 2  # RuleTables.lucky_rule
 
@@ -59,7 +57,7 @@ def lucky_switch(tables: RuleTables) -> bool | None:
 # --- random numbers ---------------------------------------------------------------------
 
 
-@_leaf
+@leaf
 def random_below(rng, b, n):
     """An integer in [0, n) from game b's splitmix64 generator (advances it)."""
     z = rng[b] + np.uint64(0x9E3779B97F4A7C15)
@@ -84,13 +82,13 @@ for _bit in range(15):
     COUNT += _has.astype(np.int8)
 
 
-@_leaf
+@leaf
 def rightmost(row_marks):
     """Index of the rightmost cross of a row bitmask, -1 for an empty row."""
     return np.int64(RIGHTMOST[row_marks])
 
 
-@_leaf
+@leaf
 def count(row_marks):
     """Number of crossed cells of a row bitmask (the lock not included)."""
     return np.int64(COUNT[row_marks])
@@ -104,7 +102,7 @@ def may_cross(tb, row_marks, cell):
     return cell < tb.first_lock_cell or count(row_marks) >= tb.lock_threshold
 
 
-@_leaf
+@leaf
 def row_locked(st, b, r):
     """Rule 8: a row is locked for everyone once any player has crossed its lock."""
     for s in range(st.locks.shape[1]):
@@ -113,7 +111,7 @@ def row_locked(st, b, r):
     return False
 
 
-@_inline
+@inlined
 def locked_row_count(st, b):
     n = 0
     for r in range(4):
@@ -122,7 +120,7 @@ def locked_row_count(st, b):
     return n
 
 
-@_inline
+@inlined
 def sheet_score(tb, marks, locks, penalties):
     """Rule 10 for one sheet (its 4 rows' marks and locks, its penalties; committed or a
     scratch copy): each row's crosses (lock included) through the score table, minus penalties."""
@@ -132,13 +130,13 @@ def sheet_score(tb, marks, locks, penalties):
     return total - tb.penalty_points * np.int64(penalties)
 
 
-@_inline
+@inlined
 def score(st, tb, b, s):
     """Rule 10: seat s's score in game b."""
     return sheet_score(tb, st.marks[b, s], st.locks[b, s], st.penalties[b, s])
 
 
-@_inline
+@inlined
 def best_other_score(st, tb, b, s):
     """(the top score among the seats other than s in game b, how many of them have it)."""
     best, at_best = -(1 << 30), 0
@@ -152,7 +150,7 @@ def best_other_score(st, tb, b, s):
     return best, at_best
 
 
-@_leaf
+@leaf
 def _cross(st, tb, b, s, action):
     """Cross one cell; a lock cell crosses the lock too (rule 5)."""
     r = action // tb.cells
@@ -165,12 +163,12 @@ def _cross(st, tb, b, s, action):
 # --- the lucky cross (Longo) -------------------------------------------------------------
 
 
-@_leaf
+@leaf
 def white_sum(st, b):
     return np.int64(st.dice[b, 0]) + np.int64(st.dice[b, 1])
 
 
-@_inline
+@inlined
 def is_lucky(st, tb, b, s):
     """Longo rule 5: the white sum equals one of seat s's lucky numbers."""
     total = white_sum(st, b)
@@ -180,7 +178,7 @@ def is_lucky(st, tb, b, s):
     return False
 
 
-@_inline
+@inlined
 def _lucky_next(st, tb, b, s, r, white_action):
     """(action, crosses) for the lucky cross in row r, or (-1, 0) if the row does not qualify.
 
@@ -201,7 +199,7 @@ def _lucky_next(st, tb, b, s, r, white_action):
     return r * tb.cells + nxt, count(m)
 
 
-@_inline
+@inlined
 def lucky_options(st, tb, b, s, white_action):
     """(fewest crosses, how many rows tie for it, one such action) among qualifying rows."""
     fewest = 1 << 30
@@ -218,7 +216,7 @@ def lucky_options(st, tb, b, s, white_action):
     return fewest, ties, choice
 
 
-@_inline
+@inlined
 def _mark_lucky_options(st, tb, b, s, white_action, out):
     fewest, ties, _ = lucky_options(st, tb, b, s, white_action)
     if ties == 0:
@@ -232,7 +230,7 @@ def _mark_lucky_options(st, tb, b, s, white_action, out):
 # --- legal decisions -----------------------------------------------------------------------
 
 
-@_inline
+@inlined
 def legal_mask_one(st, tb, b, out, lucky=WITH_LUCKY):
     """Write the legal actions of the seat to decide in game b into `out` (0/1).
 
@@ -271,7 +269,7 @@ def legal_mask_one(st, tb, b, out, lucky=WITH_LUCKY):
 # --- the flow of a roll --------------------------------------------------------------------
 
 
-@_leaf
+@leaf
 def active_crossed(st, tb, b):
     """After the white action: did the active player cross anything in it (lucky included)?"""
     a = st.active[b]
@@ -279,7 +277,7 @@ def active_crossed(st, tb, b):
     return (p >= 0 and p < 4 * tb.cells) or st.pending_lucky[b, a] >= 0
 
 
-@_leaf
+@leaf
 def ends_game(st, tb, b, s, penalties, n_locked):
     """Rule 9 for game b with seat s's penalties and the count of locked rows replaced by
     `penalties` and `n_locked` (a scratch position): two rows locked, or a fourth penalty."""
@@ -291,13 +289,13 @@ def ends_game(st, tb, b, s, penalties, n_locked):
     return False
 
 
-@_inline
+@inlined
 def _game_ends(st, tb, b):
     """Rule 9: two rows locked (counting all of them), or a fourth penalty."""
     return ends_game(st, tb, b, 0, st.penalties[b, 0], locked_row_count(st, b))
 
 
-@_leaf
+@leaf
 def win_share(own, best_other, others_at_best):
     """A seat's share of the win at the end: 1 above every other score, 1/k in a tie for the
     top between k seats (itself and `others_at_best` others), else 0."""
@@ -308,7 +306,7 @@ def win_share(own, best_other, others_at_best):
     return 0.0
 
 
-@_inline
+@inlined
 def _start_roll(st, tb, b):
     """Rule 6: the active player rolls every die still in play; the white action begins."""
     for w in range(2):
@@ -325,7 +323,7 @@ def _start_roll(st, tb, b):
     st.turn[b] = st.active[b]
 
 
-@_inline
+@inlined
 def _resolve_white(st, tb, b):
     """Rule 6: every white choice takes effect together; then the colour action, or the end."""
     K = tb.cells
@@ -341,7 +339,7 @@ def _resolve_white(st, tb, b):
     st.phase[b] = OVER if _game_ends(st, tb, b) else COLOR
 
 
-@_inline
+@inlined
 def _next_white_seat(st, tb, b):
     nxt = (st.turn[b] + 1) % st.marks.shape[1]
     if nxt == st.active[b]:
@@ -350,7 +348,7 @@ def _next_white_seat(st, tb, b):
         st.turn[b] = nxt
 
 
-@_inline
+@inlined
 def apply_one(st, tb, b, action, lucky=WITH_LUCKY):
     """Apply the decision of the seat to decide in game b. The action must be legal.
 
@@ -387,7 +385,7 @@ def apply_one(st, tb, b, action, lucky=WITH_LUCKY):
             _start_roll(st, tb, b)
 
 
-@_inline
+@inlined
 def reset_one(st, tb, b, start_player, lucky_numbers):
     """Start game b: empty sheets, lucky numbers, first active player, first roll.
 
@@ -425,26 +423,26 @@ def reset_one(st, tb, b, start_player, lucky_numbers):
 # --- batch kernels -------------------------------------------------------------------------
 
 
-@_jit
+@batch_kernel
 def reset_batch(st, tb, games, start_player, lucky_numbers):
     for b in games:
         reset_one(st, tb, b, start_player, lucky_numbers)
 
 
-@_jit
+@batch_kernel
 def apply_batch(st, tb, actions):
     for b in range(st.phase.shape[0]):
         if st.phase[b] != OVER:
             apply_one(st, tb, b, actions[b])
 
 
-@_jit
+@batch_kernel
 def mask_batch(st, tb, out):
     for b in range(st.phase.shape[0]):
         legal_mask_one(st, tb, b, out[b])
 
 
-@_jit
+@batch_kernel
 def apply_and_mask_batch(st, tb, actions, out):
     """`apply_batch`, then the next decision's mask: one compiled call per step."""
     for b in range(st.phase.shape[0]):
@@ -453,7 +451,7 @@ def apply_and_mask_batch(st, tb, actions, out):
         legal_mask_one(st, tb, b, out[b])
 
 
-@_jit
+@batch_kernel
 def scores_batch(st, tb, out):
     for b in range(st.phase.shape[0]):
         for s in range(st.marks.shape[1]):

@@ -116,8 +116,3 @@ class QwixxGymEnv(gymnasium.Env):
 def _one(obs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {k: v[0].copy() for k, v in obs.items()}
 
-
-def register() -> None:
-    """Register ``qwixx_env/Qwixx-v0`` with Gymnasium (done on `import qwixx_env`)."""
-    if "qwixx_env/Qwixx-v0" not in gymnasium.registry:
-        gymnasium.register(id="qwixx_env/Qwixx-v0", entry_point="qwixx_env.envs.single:QwixxGymEnv")

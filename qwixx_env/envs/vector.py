@@ -19,7 +19,7 @@ observation in ``infos["final_obs"]`` (valid where ``infos["_final_obs"]``).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from gymnasium import spaces
@@ -29,7 +29,7 @@ from gymnasium.vector.utils import batch_space
 from qwixx_env.bots.specs import ACCEPTED, opponent
 from qwixx_env.core import rules
 from qwixx_env.core.checks import check_choice, check_int, is_int, is_number
-from qwixx_env.core.compile import kernel
+from qwixx_env.core.compile import batch_kernel
 from qwixx_env.core.engine import Engine, as_actions
 from qwixx_env.core.observation import encode_one
 from qwixx_env.core.options import TableOptions
@@ -37,7 +37,7 @@ from qwixx_env.core.rewards import check_illegal_reward, rewards_one
 from qwixx_env.core.state import OVER
 from qwixx_env.policies.heuristic import weights_array
 from qwixx_env.policies.scratch import new_scratch
-from qwixx_env.policies.scripted import POLICY_NAMES, greedy_defaults, policy_action
+from qwixx_env.policies.scripted import POLICY_NAMES, ScriptedPolicies, greedy_defaults, policy_action
 
 Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """A frozen policy: (observations (n, D) float32, masks (n, A) int8) -> actions (n,)."""
@@ -46,12 +46,12 @@ FROZEN = -1  # pool kind of a Python-side policy
 ILLEGAL_ACTIONS = ("raise", "terminate")
 
 
-@kernel(refcounts=False)
-def advance(st, tb, learner, seat_opponent, pool_kinds, policy_rng, max_skip, penalty_worry, weights,
-            waiting, ws):
-    """Play scripted opponents until each game is at its learner's turn, over, or waiting for
-    a frozen policy (`waiting[b]` = that opponent's pool index, else -1). Returns how many
-    decisions the scripted opponents made."""
+@batch_kernel
+def advance(st, tb, learner, seat_opponent, pool_kinds, policies, waiting, ws):
+    """Play scripted opponents (as `policies`, a `policies.scripted.ScriptedPolicies`, set
+    them) until each game is at its learner's turn, over, or waiting for a frozen policy
+    (`waiting[b]` = that opponent's pool index, else -1). Returns how many decisions the
+    scripted opponents made."""
     decisions = 0
     for b in range(st.phase.shape[0]):
         waiting[b] = -1
@@ -61,19 +61,19 @@ def advance(st, tb, learner, seat_opponent, pool_kinds, policy_rng, max_skip, pe
             if kind < 0:
                 waiting[b] = code
                 break
-            action = policy_action(kind, st, tb, b, policy_rng, max_skip, penalty_worry, weights, ws)
+            action = policy_action(kind, st, tb, b, policies, ws)
             rules.apply_one(st, tb, b, action)
             decisions += 1
     return decisions
 
 
-@kernel(refcounts=False)
+@batch_kernel
 def apply_some(st, tb, games, actions):
     for i in range(games.shape[0]):
         rules.apply_one(st, tb, games[i], actions[i])
 
 
-@kernel(refcounts=False)
+@batch_kernel
 def observe_some(st, tb, off, games, seats, masks, obs):
     for i in range(games.shape[0]):
         b = games[i]
@@ -81,15 +81,25 @@ def observe_some(st, tb, off, games, seats, masks, obs):
         encode_one(st, tb, off, b, seats[i], obs[i])
 
 
-@kernel(refcounts=False)
-def settle(st, tb, off, mode, learner, last_scores, seat_rewards, rewards, done, final_obs):
-    """The learner's reward for this step; for finished games, the final observation."""
+class StepResults(NamedTuple):
+    """The arrays `settle` writes a step's results into (N games, P seats)."""
+
+    seat_rewards: np.ndarray  # (N, P) int64: every seat's reward
+    rewards: np.ndarray  # (N,) float32: the learner's
+    done: np.ndarray  # (N,) bool: the game ended
+    final_obs: np.ndarray  # (N, D) float32: the learner's last observation of a game that ended
+
+
+@batch_kernel
+def settle(st, tb, off, mode, learner, last_scores, out):
+    """The learner's reward for this step; for finished games, the final observation (into
+    `out`, a `StepResults`)."""
     for b in range(st.phase.shape[0]):
-        rewards_one(st, tb, b, mode, last_scores, seat_rewards[b])
-        rewards[b] = seat_rewards[b, learner[b]]
-        done[b] = st.phase[b] == OVER
-        if done[b]:
-            encode_one(st, tb, off, b, learner[b], final_obs[b])
+        rewards_one(st, tb, b, mode, last_scores, out.seat_rewards[b])
+        out.rewards[b] = out.seat_rewards[b, learner[b]]
+        out.done[b] = st.phase[b] == OVER
+        if out.done[b]:
+            encode_one(st, tb, off, b, learner[b], out.final_obs[b])
 
 
 class QwixxVectorEnv(VectorEnv):
@@ -217,7 +227,7 @@ class QwixxVectorEnv(VectorEnv):
             rules.apply_batch(e.state, self.variant.tables, actions)
         self._play_opponents()
         settle(e.state, self.variant.tables, self.layout.offsets, e.setup.reward_mode, self.learner, e.last_scores,
-               self._seat_rewards, self._rewards, self._done, self._final_obs)
+               StepResults(self._seat_rewards, self._rewards, self._done, self._final_obs))
         infos: dict[str, Any] = {}
         if illegal.size:
             # the learner's rewards for the game sum to illegal_reward; its last observation is final
@@ -298,10 +308,10 @@ class QwixxVectorEnv(VectorEnv):
         """Scripted opponents in the kernel; frozen policies in batches, until every live game
         is at its learner's turn."""
         e, tb = self.engine, self.variant.tables
+        policies = ScriptedPolicies(self.greedy_max_skip, self._penalty_worry, self._heuristic_weights, self.policy_rng)
         while True:
             self.opponent_decisions += advance(
-                e.state, tb, self.learner, self.seat_opponent, self._pool_kinds, self.policy_rng,
-                self.greedy_max_skip, self._penalty_worry, self._heuristic_weights, self._waiting, self._scratch,
+                e.state, tb, self.learner, self.seat_opponent, self._pool_kinds, policies, self._waiting, self._scratch,
             )
             waiting = np.flatnonzero(self._waiting >= 0)
             if waiting.size == 0:

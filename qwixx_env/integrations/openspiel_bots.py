@@ -38,14 +38,14 @@ from open_spiel.python.algorithms import ismcts, mcts
 
 from qwixx_env.bots import registry
 from qwixx_env.core.checks import check_choice, check_int, check_number
-from qwixx_env.core.compile import kernel
+from qwixx_env.core.compile import batch_kernel
 from qwixx_env.core.rewards import rewards_one
 from qwixx_env.core.rules import apply_one
 from qwixx_env.core.state import OVER, new_state
 from qwixx_env.integrations.openspiel import GAME_NAME, QwixxGame, QwixxState
 from qwixx_env.policies.heuristic import weights_array
 from qwixx_env.policies.scratch import new_scratch
-from qwixx_env.policies.scripted import POLICY_NAMES, greedy_defaults, policy_action
+from qwixx_env.policies.scripted import POLICY_NAMES, ScriptedPolicies, greedy_defaults, policy_action
 
 SEARCH_BOT = "openspiel-ismcts"
 DEFAULT_SIMULATIONS = 64
@@ -56,12 +56,13 @@ DEFAULT_PRIOR = "heuristic"  # PUCT's prior: this bot's choice gets DEFAULT_PRIO
 DEFAULT_PRIOR_WEIGHT = 0.5
 
 
-@kernel(refcounts=False)
-def play_out(st, tb, kind, policy_rng, max_skip, penalty_worry, weights, ws, mode, last_scores, out):
-    """Play game 0 of `st` to its end, every seat playing scripted policy `kind`; write every
-    seat's reward in `mode` into `out` (length P)."""
+@batch_kernel
+def play_out(st, tb, kind, policies, ws, mode, last_scores, out):
+    """Play game 0 of `st` to its end, every seat playing scripted policy `kind` as `policies`
+    (a `policies.scripted.ScriptedPolicies`) set it; write every seat's reward in `mode` into
+    `out` (length P)."""
     while st.phase[0] != OVER:
-        apply_one(st, tb, 0, policy_action(kind, st, tb, 0, policy_rng, max_skip, penalty_worry, weights, ws))
+        apply_one(st, tb, 0, policy_action(kind, st, tb, 0, policies, ws))
     rewards_one(st, tb, 0, mode, last_scores, out)
 
 
@@ -83,8 +84,7 @@ class PlayoutEvaluator(mcts.Evaluator):
         self._rng = np.random.default_rng(seed)
         self._work = new_state(P)
         self._policy_rng = np.zeros(1, np.uint64)
-        self._skip, self._worry = greedy_defaults(P)
-        self._weights = weights_array()
+        self._policies = ScriptedPolicies(*greedy_defaults(P), weights_array(), self._policy_rng)
         self._ws = new_scratch(game.variant, P)
         self._last = np.zeros((1, P), np.int64)
         self._out = np.zeros(P, np.int64)
@@ -101,8 +101,8 @@ class PlayoutEvaluator(mcts.Evaluator):
         for dice_seed, policy_seed in seeds:
             self._work.copy_from(state.core_state)
             self._work.rng[0], self._policy_rng[0] = dice_seed, policy_seed
-            play_out(self._work, self.game.variant.tables, self.kind, self._policy_rng, self._skip, self._worry,
-                     self._weights, self._ws, self.game.engine.setup.reward_mode, self._last, self._out)
+            play_out(self._work, self.game.variant.tables, self.kind, self._policies, self._ws,
+                     self.game.engine.setup.reward_mode, self._last, self._out)
             total += self._out
         return total / self.playouts
 

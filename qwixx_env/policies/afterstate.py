@@ -18,35 +18,39 @@ from __future__ import annotations
 import numpy as np
 
 from qwixx_env.core import rules
-from qwixx_env.core.compile import kernel
+from qwixx_env.core.compile import batch_kernel
 from qwixx_env.core.observation import decode_one
 from qwixx_env.core.rules import may_cross
 from qwixx_env.core.state import COLOR, WHITE
 from qwixx_env.policies.heuristic import cross_scratch, scratch_sheet, undo_scratch
 from qwixx_env.policies.value import scratch_features, win_chance
 
-_jit = kernel(refcounts=False)
 
-
-@_jit
-def _value(st, tb, b, s, mk, lk, pen, closed, next_active, open_w, hw, net, x, h1, h2):
-    """Win chance of seat s at the scratch position (exact when the game has ended: the
-    share of the win, ties split)."""
+@batch_kernel
+def _value(st, tb, b, sheet, pen, hw, net, work):
+    """Win chance of the seat to decide in game b at the scratch position `sheet` with `pen`
+    penalties, at the end of the roll (exact when the game has ended: the share of the win,
+    ties split). `work`: the network's work arrays (features, hidden1, hidden2) of a Scratch,
+    passed without the rest of it (see `heuristic.ScratchSheet`)."""
+    s = st.turn[b]
     n_closed = 0
     for r in range(4):
-        if closed[r]:
+        if sheet.closed[r]:
             n_closed += 1
     if rules.ends_game(st, tb, b, s, pen, n_closed):
         best_other, at_best = rules.best_other_score(st, tb, b, s)
-        return rules.win_share(rules.sheet_score(tb, mk, lk, pen), best_other, at_best)
-    scratch_features(st, tb, b, s, mk, lk, pen, closed, next_active, open_w, hw, x)
-    return win_chance(x, net[0], net[1], net[2], net[3], net[4], net[5], h1, h2)
+        return rules.win_share(rules.sheet_score(tb, sheet.marks, sheet.locks, pen), best_other, at_best)
+    x, h1, h2 = work
+    scratch_features(st, tb, b, s, sheet, pen, (st.active[b] + 1) % st.marks.shape[1], hw, x)
+    return win_chance(x, net, h1, h2)
 
 
-@_jit
-def _best_color(st, tb, b, s, mk, lk, pen, closed, crossed, nxt, open_w, hw, net, x, h1, h2):
+@batch_kernel
+def _best_color(st, tb, b, sheet, pen, crossed, hw, net, work):
+    """Best `_value` over the active player's colour options (pass included)."""
     K = tb.cells
-    best = _value(st, tb, b, s, mk, lk, pen if crossed else pen + 1, closed, nxt, open_w, hw, net, x, h1, h2)
+    mk, closed = sheet.marks, sheet.closed
+    best = _value(st, tb, b, sheet, pen if crossed else pen + 1, hw, net, work)
     for r in range(4):
         if closed[r] or st.dice[b, 2 + r] == 0:
             continue
@@ -57,15 +61,15 @@ def _best_color(st, tb, b, s, mk, lk, pen, closed, crossed, nxt, open_w, hw, net
             if not may_cross(tb, mk[r], c):
                 continue
             a = r * K + c
-            old = cross_scratch(tb, mk, lk, closed, a)
-            v = _value(st, tb, b, s, mk, lk, pen, closed, nxt, open_w, hw, net, x, h1, h2)
-            undo_scratch(tb, mk, lk, closed, a, old)
+            old = cross_scratch(tb, sheet, a)
+            v = _value(st, tb, b, sheet, pen, hw, net, work)
+            undo_scratch(tb, sheet, a, old)
             if v > best:
                 best = v
     return best
 
 
-@_jit
+@batch_kernel
 def action_values(st, tb, b, mask, hw, net, values, ws):
     """values[a]: the afterstate win chance of each legal action a (others -1). `ws`: a
     `policies.scratch.Scratch` of the table, sized for `net`."""
@@ -73,9 +77,9 @@ def action_values(st, tb, b, mask, hw, net, values, ws):
     s = st.turn[b]
     phase = st.phase[b]
     active = st.active[b] == s
-    nxt = (st.active[b] + 1) % st.marks.shape[1]
-    mk, lk, closed, open_w = scratch_sheet(st, tb, b, s, hw, ws)
-    x, h1, h2 = ws.features, ws.hidden1, ws.hidden2
+    sheet = scratch_sheet(st, tb, b, s, hw, ws)
+    work = (ws.features, ws.hidden1, ws.hidden2)
+    closed = sheet.closed
     pen = np.int64(st.penalties[b, s])
     crossed_before = phase == COLOR and rules.active_crossed(st, tb, b)
     for a in range(4 * K + 1):
@@ -83,25 +87,25 @@ def action_values(st, tb, b, mask, hw, net, values, ws):
         if not mask[a]:
             continue
         crossing = a < 4 * K
-        old = cross_scratch(tb, mk, lk, closed, a) if crossing else 0
+        old = cross_scratch(tb, sheet, a) if crossing else 0
         if phase == WHITE:
             n_closed = 0
             for r in range(4):
                 if closed[r]:
                     n_closed += 1
             if active and n_closed < tb.rows_to_end:
-                v = _best_color(st, tb, b, s, mk, lk, pen, closed, crossing, nxt, open_w, hw, net, x, h1, h2)
+                v = _best_color(st, tb, b, sheet, pen, crossing, hw, net, work)
             else:
-                v = _value(st, tb, b, s, mk, lk, pen, closed, nxt, open_w, hw, net, x, h1, h2)
+                v = _value(st, tb, b, sheet, pen, hw, net, work)
         else:
             penalty = 0 if (crossing or crossed_before) else 1
-            v = _value(st, tb, b, s, mk, lk, pen + penalty, closed, nxt, open_w, hw, net, x, h1, h2)
+            v = _value(st, tb, b, sheet, pen + penalty, hw, net, work)
         if crossing:
-            undo_scratch(tb, mk, lk, closed, a, old)
+            undo_scratch(tb, sheet, a, old)
         values[a] = v
 
 
-@_jit
+@batch_kernel
 def afterstate_action(st, tb, b, mask, hw, net, values, ws):
     action_values(st, tb, b, mask, hw, net, values, ws)
     best, best_v = 4 * tb.cells, -2.0
@@ -111,7 +115,7 @@ def afterstate_action(st, tb, b, mask, hw, net, values, ws):
     return best
 
 
-@_jit
+@batch_kernel
 def afterstate_inputs(obs, tb, off, st, hw, net, out, ws):
     """out[i, a]: the afterstate value of action a for the seat observing obs[i] (-1 where a
     is illegal or nobody is to decide). `st` is a one-game scratch state of the table's size,

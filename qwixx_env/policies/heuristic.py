@@ -31,11 +31,12 @@ in the caller's `policies.scratch.Scratch` (`ws`).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import NamedTuple
 
 import numpy as np
 
 from qwixx_env.core.checks import check_number
-from qwixx_env.core.compile import inline_kernel, kernel
+from qwixx_env.core.compile import batch_kernel, inlined
 from qwixx_env.core.rules import (
     BONUS,
     active_crossed,
@@ -49,9 +50,6 @@ from qwixx_env.core.rules import (
     sheet_score,
 )
 from qwixx_env.core.state import LUCKY, WHITE
-
-_jit = kernel(refcounts=False)
-_inline = inline_kernel()  # LLVM-inlined into both kernels below: the calls cost nothing
 
 WEIGHT_NAMES = (
     "fill",
@@ -70,6 +68,27 @@ WEIGHT_NAMES = (
  OPPONENT_WEIGHT, WIN_BONUS, PASSIVE_MARGIN, FILL_MULTIPLAYER) = range(len(WEIGHT_NAMES))
 
 _WORST = -1e18
+
+
+class ScratchSheet(NamedTuple):
+    """The sheet a look-ahead crosses on and evaluates: views of the arrays of the same names in
+    the caller's `policies.scratch.Scratch` (`scratch_sheet`, `sheet_of`)."""
+
+    # Only these travel through the look-ahead's calls, not the whole Scratch: a call numba
+    # does not inline passes every array of a tuple argument field by field, and passing the
+    # Scratch (ten arrays) made the heuristic opponents of the vector env 10-20% slower.
+
+    marks: np.ndarray
+    locks: np.ndarray
+    closed: np.ndarray
+    at_roll: np.ndarray
+    open_weights: np.ndarray
+
+
+@inlined
+def sheet_of(ws):
+    """The `ScratchSheet` of a `policies.scratch.Scratch`."""
+    return ScratchSheet(ws.marks, ws.locks, ws.closed, ws.at_roll, ws.open_weights)
 
 
 # Tuned by `benchmarks/tune_heuristic.py tune`: a seeded coordinate search on solo classic mean
@@ -124,7 +143,7 @@ def weights_array(weights: Mapping[str, float] | None = None) -> np.ndarray:
 
 
 
-@_jit
+@batch_kernel
 def _table_at(table, x):
     """The score table read at a fractional number of crosses (linear between entries)."""
     top = table.shape[0] - 1
@@ -136,7 +155,7 @@ def _table_at(table, x):
     return table[i] + (x - i) * (table[i + 1] - table[i])
 
 
-@_jit
+@batch_kernel
 def _open_weights(tb, frequency, out):
     """out[r, c]: frequency-weighted count of the open numbers at cells c.. of row r, lock
     cells excluded. A number's weight mixes 1 with its chance on two dice relative to the
@@ -154,7 +173,7 @@ def _open_weights(tb, frequency, out):
             out[r, c] = out[r, c + 1] + w
 
 
-@_jit
+@batch_kernel
 def _row_value(tb, open_w, r, marks, lock, closed, phi, hope):
     """Expected points of one row (see the module docstring)."""
     n = count(marks) + (1 if lock else 0)
@@ -167,18 +186,22 @@ def _row_value(tb, open_w, r, marks, lock, closed, phi, hope):
     return _table_at(tb.score_table, expected)
 
 
-@_jit
-def _sheet_value(tb, open_w, mk, lk, pen, closed, phi, hope, risk):
+@batch_kernel
+def _sheet_value(tb, sheet, mk, lk, pen, phi, hope, risk):
+    """Expected points of a sheet (mk, lk, pen) with the locked rows and open-number weights
+    of the scratch `sheet`."""
     total = 0.0
     for r in range(4):
-        total += _row_value(tb, open_w, r, mk[r], lk[r], closed[r], phi, hope)
+        total += _row_value(tb, sheet.open_weights, r, mk[r], lk[r], sheet.closed[r], phi, hope)
     return total - tb.penalty_points * pen - risk * pen * pen
 
 
-@_jit
-def evaluate_sheet(st, tb, b, s, mk, lk, pen, closed, open_w, w):
-    """Value for seat s of the position where s's sheet is (mk, lk, pen), the others' sheets
-    are as committed, and `closed` marks the locked rows."""
+@batch_kernel
+def evaluate_sheet(st, tb, b, s, sheet, pen, w):
+    """Value for seat s of the position where s's sheet is the `ScratchSheet` `sheet` (its
+    marks and locks) with `pen` penalties, the others' sheets are as committed, and
+    ``sheet.closed`` marks the locked rows."""
+    mk, lk, closed = sheet.marks, sheet.locks, sheet.closed
     P = st.marks.shape[1]
     n_closed = 0
     for r in range(4):
@@ -210,68 +233,67 @@ def evaluate_sheet(st, tb, b, s, mk, lk, pen, closed, open_w, w):
     phi = w[FILL] * clock / (1.0 + w[FILL_MULTIPLAYER] * (P > 1))
     hope = w[LOCK_HOPE] * clock
     risk = w[PENALTY_RISK]
-    mine = _sheet_value(tb, open_w, mk, lk, pen, closed, phi, hope, risk)
+    mine = _sheet_value(tb, sheet, mk, lk, pen, phi, hope, risk)
     if P == 1:
         return mine
     best = _WORST
     for j in range(P):
         if j != s:
-            other = _sheet_value(
-                tb, open_w, st.marks[b, j], st.locks[b, j], st.penalties[b, j], closed, phi, hope, risk
-            )
+            other = _sheet_value(tb, sheet, st.marks[b, j], st.locks[b, j], st.penalties[b, j], phi, hope, risk)
             best = max(best, other)
     return mine - w[OPPONENT_WEIGHT] * best
 
 
-@_jit
+@batch_kernel
 def scratch_sheet(st, tb, b, s, weights, ws):
     """Seat s's sheet in game b copied into the scratch `ws` (marks, locks, locked rows) with
-    the open numbers' weights: what a look-ahead crosses on and evaluates."""
-    mk, lk, closed, open_w = ws.marks, ws.locks, ws.closed, ws.open_weights
+    the open numbers' weights: what a look-ahead crosses on and evaluates, returned as a
+    `ScratchSheet` (``at_roll`` as the caller left it)."""
     for r in range(4):
-        mk[r] = st.marks[b, s, r]
-        lk[r] = st.locks[b, s, r]
-        closed[r] = row_locked(st, b, r)
-    _open_weights(tb, weights[FREQUENCY], open_w)
-    return mk, lk, closed, open_w
+        ws.marks[r] = st.marks[b, s, r]
+        ws.locks[r] = st.locks[b, s, r]
+        ws.closed[r] = row_locked(st, b, r)
+    _open_weights(tb, weights[FREQUENCY], ws.open_weights)
+    return sheet_of(ws)
 
 
-@_jit
+@batch_kernel
 def position_value(st, tb, b, s, weights, ws):
     """The evaluation, for seat s, of game b's committed sheets (between decisions: what the
     `rollout` bot reads at the end of a truncated playout). A finished game is scored
     exactly (with the win bonus when there are opponents). `ws`: a `policies.scratch.Scratch`."""
-    mk, lk, closed, open_w = scratch_sheet(st, tb, b, s, weights, ws)
-    return evaluate_sheet(st, tb, b, s, mk, lk, np.int64(st.penalties[b, s]), closed, open_w, weights)
+    sheet = scratch_sheet(st, tb, b, s, weights, ws)
+    return evaluate_sheet(st, tb, b, s, sheet, np.int64(st.penalties[b, s]), weights)
 
 
-@_jit
-def cross_scratch(tb, mk, lk, closed, action):
-    """Cross `action` on the scratch sheet; returns the row's old marks (to undo)."""
+@batch_kernel
+def cross_scratch(tb, sheet, action):
+    """Cross `action` on the scratch `sheet`; returns the row's old marks (to undo)."""
     r = action // tb.cells
     c = action % tb.cells
-    old = mk[r]
-    mk[r] = old | (1 << c)
+    old = sheet.marks[r]
+    sheet.marks[r] = old | (1 << c)
     if c >= tb.first_lock_cell:
-        lk[r] = True
-        closed[r] = True
+        sheet.locks[r] = True
+        sheet.closed[r] = True
     return old
 
 
-@_jit
-def undo_scratch(tb, mk, lk, closed, action, old):
+@batch_kernel
+def undo_scratch(tb, sheet, action, old):
     """Undo `cross_scratch` (a legal cross lies in a row that was open, its lock uncrossed)."""
     r = action // tb.cells
-    mk[r] = old
-    lk[r] = False
-    closed[r] = False
+    sheet.marks[r] = old
+    sheet.locks[r] = False
+    sheet.closed[r] = False
 
 
-@_jit
-def _best_color(st, tb, b, s, mk, lk, pen, closed, crossed, open_w, w):
+@batch_kernel
+def _best_color(st, tb, b, s, sheet, pen, crossed, w):
     """Best value over the colour options (pass included) on the scratch sheet."""
     K = tb.cells
-    best = evaluate_sheet(st, tb, b, s, mk, lk, pen if crossed else pen + 1, closed, open_w, w)
+    mk, closed = sheet.marks, sheet.closed
+    best = evaluate_sheet(st, tb, b, s, sheet, pen if crossed else pen + 1, w)
     for r in range(4):
         if closed[r] or st.dice[b, 2 + r] == 0:
             continue
@@ -282,32 +304,33 @@ def _best_color(st, tb, b, s, mk, lk, pen, closed, crossed, open_w, w):
             if not may_cross(tb, mk[r], c):
                 continue
             a = r * K + c
-            old = cross_scratch(tb, mk, lk, closed, a)
-            v = evaluate_sheet(st, tb, b, s, mk, lk, pen, closed, open_w, w)
-            undo_scratch(tb, mk, lk, closed, a, old)
+            old = cross_scratch(tb, sheet, a)
+            v = evaluate_sheet(st, tb, b, s, sheet, pen, w)
+            undo_scratch(tb, sheet, a, old)
             if v > best:
                 best = v
     return best
 
 
-@_jit
-def _after_white(st, tb, b, s, mk, lk, pen, closed, crossed, active, open_w, w):
+@batch_kernel
+def _after_white(st, tb, b, s, sheet, pen, crossed, w):
     """Value once seat s's white choices are on the scratch sheet: the game may end there,
-    else the active player's colour action follows."""
+    else, for the active player, its colour action follows."""
     n_closed = 0
     for r in range(4):
-        if closed[r]:
+        if sheet.closed[r]:
             n_closed += 1
-    if active and n_closed < tb.rows_to_end:
-        return _best_color(st, tb, b, s, mk, lk, pen, closed, crossed, open_w, w)
-    return evaluate_sheet(st, tb, b, s, mk, lk, pen, closed, open_w, w)
+    if st.active[b] == s and n_closed < tb.rows_to_end:
+        return _best_color(st, tb, b, s, sheet, pen, crossed, w)
+    return evaluate_sheet(st, tb, b, s, sheet, pen, w)
 
 
-@_jit
-def _with_lucky(st, tb, b, s, mk, lk, pen, closed, at_roll, crossed, active, open_w, w):
+@batch_kernel
+def _with_lucky(st, tb, b, s, sheet, pen, crossed, w):
     """Longo, lucky="bonus": the lucky cross that follows the white choice on the scratch
     sheet (a tie goes to the best row), then `_after_white`."""
     K = tb.cells
+    mk, closed, at_roll = sheet.marks, sheet.closed, sheet.at_roll
     fewest = 1 << 30
     for r in range(4):
         if at_roll[r] or closed[r]:
@@ -316,7 +339,7 @@ def _with_lucky(st, tb, b, s, mk, lk, pen, closed, at_roll, crossed, active, ope
         if nxt < K and may_cross(tb, mk[r], nxt):
             fewest = min(fewest, count(mk[r]))
     if fewest == 1 << 30:
-        return _after_white(st, tb, b, s, mk, lk, pen, closed, crossed, active, open_w, w)
+        return _after_white(st, tb, b, s, sheet, pen, crossed, w)
     best = _WORST
     for r in range(4):
         if at_roll[r] or closed[r]:
@@ -324,27 +347,27 @@ def _with_lucky(st, tb, b, s, mk, lk, pen, closed, at_roll, crossed, active, ope
         nxt = rightmost(mk[r]) + 1
         if nxt < K and may_cross(tb, mk[r], nxt) and count(mk[r]) == fewest:
             a = r * K + nxt
-            old = cross_scratch(tb, mk, lk, closed, a)
-            v = _after_white(st, tb, b, s, mk, lk, pen, closed, True, active, open_w, w)
-            undo_scratch(tb, mk, lk, closed, a, old)
+            old = cross_scratch(tb, sheet, a)
+            v = _after_white(st, tb, b, s, sheet, pen, True, w)
+            undo_scratch(tb, sheet, a, old)
             best = max(best, v)
     return best
 
 
-@_inline
+@inlined
 def _prepare_decision(st, tb, b, weights, ws):
     """The scratch sheet of the seat to decide in game b, as every option of its decision is
     judged against: its committed sheet (in the lucky phase with its white choice crossed),
     the rows locked at the roll in `ws.at_roll`."""
     s = st.turn[b]
-    mk, lk, closed, _ = scratch_sheet(st, tb, b, s, weights, ws)
+    sheet = scratch_sheet(st, tb, b, s, weights, ws)
     for r in range(4):
-        ws.at_roll[r] = closed[r]
+        sheet.at_roll[r] = sheet.closed[r]
     if st.phase[b] == LUCKY and 0 <= st.pending[b, s] < 4 * tb.cells:
-        cross_scratch(tb, mk, lk, closed, st.pending[b, s])
+        cross_scratch(tb, sheet, st.pending[b, s])
 
 
-@_inline
+@inlined
 def _option_value(st, tb, b, a, weights, ws):
     """The heuristic's value of legal action `a` for the seat to decide in game b, on the
     scratch sheet `_prepare_decision` made (left as it was found)."""
@@ -352,28 +375,28 @@ def _option_value(st, tb, b, a, weights, ws):
     s = st.turn[b]
     phase = st.phase[b]
     active = st.active[b] == s
-    mk, lk, closed, open_w, at_roll = ws.marks, ws.locks, ws.closed, ws.open_weights, ws.at_roll
+    sheet = sheet_of(ws)
     pen = np.int64(st.penalties[b, s])
     crossing = a < 4 * K
-    old = cross_scratch(tb, mk, lk, closed, a) if crossing else 0
+    old = cross_scratch(tb, sheet, a) if crossing else 0
     if phase == WHITE:
         if tb.lucky_rule == BONUS and is_lucky(st, tb, b, s):
-            v = _with_lucky(st, tb, b, s, mk, lk, pen, closed, at_roll, crossing, active, open_w, weights)
+            v = _with_lucky(st, tb, b, s, sheet, pen, crossing, weights)
         else:
-            v = _after_white(st, tb, b, s, mk, lk, pen, closed, crossing, active, open_w, weights)
+            v = _after_white(st, tb, b, s, sheet, pen, crossing, weights)
         if not crossing and not active and st.marks.shape[1] > 1:
             v += weights[PASSIVE_MARGIN]
     elif phase == LUCKY:
-        v = _after_white(st, tb, b, s, mk, lk, pen, closed, True, active, open_w, weights)
+        v = _after_white(st, tb, b, s, sheet, pen, True, weights)
     else:
         penalty = 0 if (crossing or active_crossed(st, tb, b)) else 1  # the colour action: the white cross counts
-        v = evaluate_sheet(st, tb, b, s, mk, lk, pen + penalty, closed, open_w, weights)
+        v = evaluate_sheet(st, tb, b, s, sheet, pen + penalty, weights)
     if crossing:
-        undo_scratch(tb, mk, lk, closed, a, old)
+        undo_scratch(tb, sheet, a, old)
     return v
 
 
-@_jit
+@batch_kernel
 def heuristic_action(st, tb, b, mask, weights, ws):
     """The `heuristic` action of the seat to decide in game b, among the legal actions `mask`:
     the first with the highest `heuristic_values`.
@@ -391,7 +414,7 @@ def heuristic_action(st, tb, b, mask, weights, ws):
     return best
 
 
-@_jit
+@batch_kernel
 def heuristic_values(st, tb, b, mask, weights, ws, values):
     """values[a]: the heuristic's value of each legal action a (see the module docstring) for
     the seat to decide in game b; -inf where `mask` refuses a. The value is the evaluation of

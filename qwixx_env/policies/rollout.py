@@ -13,13 +13,15 @@ would play it). `qwixx_env.bots.rollout` turns the outcomes into a decision.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
-from qwixx_env.core.compile import kernel
+from qwixx_env.core.compile import batch_kernel
 from qwixx_env.core.rules import apply_one, best_other_score, random_below, score, win_share
 from qwixx_env.core.state import NO_DECISION, OVER, WHITE
 from qwixx_env.policies.heuristic import position_value
-from qwixx_env.policies.scripted import policy_action
+from qwixx_env.policies.scripted import ScriptedPolicies, policy_action
 from qwixx_env.policies.value import value_features, win_chance
 
 # How a truncated playout's last position is scored (`rollout_outcomes`' `leaf`).
@@ -27,8 +29,20 @@ LEAF_HEURISTIC = 0  # the heuristic's evaluation, `position_value`
 LEAF_NETWORK = 1  # a learned win chance over `policies.value.value_features`, `policies.value.win_chance`
 
 
+class Playouts(NamedTuple):
+    """The playouts each candidate action is tried with (`rollout_outcomes`)."""
 
-@kernel(refcounts=False)
+    seeds: np.ndarray  # (K,) uint64: the dice seed of each playout, the same for every action
+    kind: int  # the default policy every seat plays (`policies.scripted.POLICY_NAMES` index)
+    policies: ScriptedPolicies  # how it plays; its `rng` has one generator per thread
+    horizon: int  # rolls to play before scoring the position (0: to the end of the game)
+    leaf: int  # how a truncated playout is scored: LEAF_HEURISTIC or LEAF_NETWORK
+    leaf_weights: np.ndarray  # the heuristic weights of the leaf (and of the network's features)
+    net: tuple  # the leaf network's layers (w1, b1, w2, b2, w3, b3)
+    margin_weight: float  # weight of the score margin added to a finished game's win share
+
+
+@batch_kernel
 def _copy_game(src, dst, t):
     """Copy the one game of `src` into game slot t of `dst` (element by element: a slice
     assignment may copy its source through a temporary array, which needs the allocator)."""
@@ -49,7 +63,7 @@ def _copy_game(src, dst, t):
     dst.roll[t] = src.roll[0]
 
 
-@kernel(refcounts=False)
+@batch_kernel
 def _outcome(st, tb, t, seat, margin_weight):
     P = st.marks.shape[1]
     own = score(st, tb, t, seat)
@@ -59,75 +73,73 @@ def _outcome(st, tb, t, seat, margin_weight):
     return win_share(own, best_other, at_best) + margin_weight * (own - best_other)
 
 
-@kernel(refcounts=False)
-def rollout_outcomes(base, work, tb, legal, kind, max_skip, penalty_worry, weights, seeds, policy_rng,
-                     margin_weight, horizon, leaf, leaf_weights, net, t, threads, ws, out):
+@batch_kernel
+def rollout_outcomes(base, work, tb, legal, playouts, t, threads, ws, out):
     """Write into `out[i, k]` the outcome, for the seat to decide in `base` (a one-game
-    state), of playing `legal[i]` and then playout k with policy `kind` for every seat;
-    `seeds[k]` seeds the dice of playout k (the same for every action: common random
-    numbers). `out` has shape (len(legal), len(seeds)).
+    state), of playing `legal[i]` and then playout k of `playouts` (a `Playouts`) with policy
+    ``playouts.kind`` for every seat; ``playouts.seeds[k]`` seeds the dice of playout k (the
+    same for every action: common random numbers). `out` has shape (len(legal), len(seeds)).
 
-    `horizon` 0 plays to the end and scores the outcome (`_outcome`); a horizon of n rolls
+    A horizon of 0 plays to the end and scores the outcome (`_outcome`); a horizon of n rolls
     stops at the start of the n-th roll after this one (or at the end) and scores the
-    position with `leaf`: the heuristic's evaluation (`position_value` with `leaf_weights`),
-    or the learned win chance (`net` = (w1, b1, w2, b2, w3, b3); a finished game then scores
-    its exact outcome, as at horizon 0).
+    position with the leaf: the heuristic's evaluation (`position_value` with the leaf
+    weights), or the learned win chance (a finished game then scores its exact outcome, as at
+    horizon 0).
 
     Splitting the work over threads: this call plays the playouts j = i * len(seeds) + k with
-    j % threads == t, in game slot t of `work`, with generator `policy_rng[t]` and the
-    thread's own `ws` (a `policies.scratch.Scratch` sized for `net`); calls for
+    j % threads == t, in game slot t of `work`, with generator ``playouts.policies.rng[t]``
+    and the thread's own `ws` (a `policies.scratch.Scratch` sized for the network); calls for
     t = 0 .. threads-1 may run at once (the kernel releases the GIL). An outcome depends on
     its seed alone, so the split changes no result."""
+    seeds = playouts.seeds
     items = legal.shape[0] * seeds.shape[0]
     for j in range(t, items, threads):
         i = j // seeds.shape[0]
         k = j % seeds.shape[0]
-        out[i, k] = _playout(base, work, t, tb, legal[i], kind, max_skip, penalty_worry, weights, seeds[k],
-                             policy_rng, margin_weight, horizon, leaf, leaf_weights, net, ws)
+        out[i, k] = _playout(base, work, t, tb, legal[i], seeds[k], playouts, ws)
 
 
-@kernel(refcounts=False)
-def _playout(base, work, t, tb, action, kind, max_skip, penalty_worry, weights, seed, policy_rng,
-             margin_weight, horizon, leaf, leaf_weights, net, ws):
+@batch_kernel
+def _playout(base, work, t, tb, action, seed, playouts, ws):
     """One playout of `rollout_outcomes` in game slot t of `work`: its outcome. `ws`: the
     thread's `policies.scratch.Scratch`."""
+    kind, policies, horizon, leaf = playouts.kind, playouts.policies, playouts.horizon, playouts.leaf
     seat = base.turn[0]
     P = base.marks.shape[1]
     _copy_game(base, work, t)
     work.rng[t] = seed
-    policy_rng[t] = seed ^ np.uint64(0x5DEECE66D)
+    policies.rng[t] = seed ^ np.uint64(0x5DEECE66D)
     if work.phase[t] == WHITE:
         # Seats before this one in the white action chose already; sample their choices.
         s = work.active[t]
         while s != seat:
             if work.pending[t, s] == NO_DECISION:
                 work.turn[t] = s
-                work.pending[t, s] = policy_action(kind, work, tb, t, policy_rng, max_skip, penalty_worry,
-                                                   weights, ws)
+                work.pending[t, s] = policy_action(kind, work, tb, t, policies, ws)
             s = (s + 1) % P
         work.turn[t] = seat
     apply_one(work, tb, t, action)
     stop = base.roll[0] + horizon
     while work.phase[t] != OVER and (horizon == 0 or work.roll[t] < stop):
-        a = policy_action(kind, work, tb, t, policy_rng, max_skip, penalty_worry, weights, ws)
+        a = policy_action(kind, work, tb, t, policies, ws)
         apply_one(work, tb, t, a)
     if horizon == 0 or (leaf == LEAF_NETWORK and work.phase[t] == OVER):
-        return _outcome(work, tb, t, seat, margin_weight)
+        return _outcome(work, tb, t, seat, playouts.margin_weight)
     if leaf == LEAF_NETWORK:
-        value_features(work, tb, t, seat, leaf_weights, ws.features, ws)
-        return win_chance(ws.features, *net, ws.hidden1, ws.hidden2)
-    return position_value(work, tb, t, seat, leaf_weights, ws)
+        value_features(work, tb, t, seat, playouts.leaf_weights, ws.features, ws)
+        return win_chance(ws.features, playouts.net, ws.hidden1, ws.hidden2)
+    return position_value(work, tb, t, seat, playouts.leaf_weights, ws)
 
 
-@kernel(refcounts=False)
-def root_action(base, work, tb, kind, max_skip, penalty_worry, weights, policy_rng, ws):
+@batch_kernel
+def root_action(base, work, tb, kind, policies, ws):
     """The default policy's own choice for the seat to decide in `base` (game slot 0 of
-    `work`, generator `policy_rng[0]`, scratch `ws`)."""
+    `work`, played as `policies` say with generator ``policies.rng[0]``, scratch `ws`)."""
     _copy_game(base, work, 0)
-    return policy_action(kind, work, tb, 0, policy_rng, max_skip, penalty_worry, weights, ws)
+    return policy_action(kind, work, tb, 0, policies, ws)
 
 
-@kernel(refcounts=False)
+@batch_kernel
 def fill_seeds(rng, seeds):
     """Draw playout seeds from a one-element generator array."""
     for k in range(seeds.shape[0]):

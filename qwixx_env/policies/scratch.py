@@ -3,7 +3,7 @@
 The heuristic, the afterstate ratings, the learned leaf and the search playouts cross
 candidate actions on a scratch copy of a sheet and run a small network; they write into
 these arrays instead of allocating their own. That lets every kernel on those paths compile
-without numba's reference counts (`compile.kernel(refcounts=False)`), which allocation would
+without numba's reference counts (`compile.batch_kernel`), which allocation would
 need. One `Scratch` serves one thread: a kernel call fills what it uses before reading it, and
 nothing in it survives from one decision to the next.
 """

@@ -9,18 +9,29 @@ from a game's own generator: the dice of a game do not depend on who plays it.
 
 from __future__ import annotations
 
-from qwixx_env.core.compile import inline_kernel
+from typing import NamedTuple
+
+import numpy as np
+
+from qwixx_env.core.compile import inline_kernel, inlined
 from qwixx_env.core.rules import active_crossed, count, legal_mask_one, random_below, rightmost
 from qwixx_env.core.state import COLOR
 from qwixx_env.policies.heuristic import heuristic_action
-
-_jit = inline_kernel()  # see rules._inline
 
 RANDOM, GREEDY, HEURISTIC = 0, 1, 2  # policy kinds (the batched engine's opponent codes)
 POLICY_NAMES = ("random", "greedy", "heuristic")
 
 
-@_jit
+class ScriptedPolicies(NamedTuple):
+    """What the scripted policies play with (`policy_action`), the same for every policy kind."""
+
+    max_skip: int  # the greedy policy's (`greedy_defaults`)
+    penalty_worry: int  # the greedy policy's
+    weights: np.ndarray  # the heuristic's, `policies.heuristic.weights_array`
+    rng: np.ndarray  # (B,) uint64: the random policy's generator of each game slot
+
+
+@inlined
 def random_legal(mask, policy_rng, b):
     """A uniformly random legal action of a 0/1 mask row, from `policy_rng[b]`."""
     n = 0
@@ -35,7 +46,7 @@ def random_legal(mask, policy_rng, b):
     return mask.shape[0] - 1
 
 
-@_jit
+@inlined
 def skipped(st, tb, b, s, action):
     """How many open numbers a cross skips (lost for good) in seat s's row, given the
     seat's own committed crosses and, in the colour action, its white cross of this roll."""
@@ -77,18 +88,18 @@ def greedy_action(st, tb, b, mask, max_skip, penalty_worry):
     return pass_action
 
 
-@_jit
-def policy_action(kind, st, tb, b, policy_rng, max_skip, penalty_worry, weights, ws):
-    """The action of scripted policy `kind` for the seat to act in game b; `weights` are the
-    heuristic's (`policies.heuristic.weights_array`), `ws` the caller's `policies.scratch.Scratch`
-    (its `mask` takes the legal actions)."""
+@inlined
+def policy_action(kind, st, tb, b, policies, ws):
+    """The action of scripted policy `kind` for the seat to act in game b, as `policies` (a
+    `ScriptedPolicies`) set it; `ws` is the caller's `policies.scratch.Scratch` (its `mask`
+    takes the legal actions)."""
     mask = ws.mask
     legal_mask_one(st, tb, b, mask)
     if kind == GREEDY:
-        return greedy_action(st, tb, b, mask, max_skip, penalty_worry)
+        return greedy_action(st, tb, b, mask, policies.max_skip, policies.penalty_worry)
     if kind == HEURISTIC:
-        return heuristic_action(st, tb, b, mask, weights, ws)
-    return random_legal(mask, policy_rng, b)
+        return heuristic_action(st, tb, b, mask, policies.weights, ws)
+    return random_legal(mask, policies.rng, b)
 
 
 # The best max_skip, measured by `benchmarks/baselines.py greedy` (docs/baselines.md): alone,

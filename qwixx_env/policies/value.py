@@ -15,12 +15,12 @@ from __future__ import annotations
 import numpy as np
 
 from qwixx_env.core import rules
-from qwixx_env.core.compile import kernel
+from qwixx_env.core.compile import batch_kernel
 from qwixx_env.core.rules import count, rightmost
 from qwixx_env.policies.heuristic import evaluate_sheet, scratch_sheet
 
 
-@kernel(refcounts=False)
+@batch_kernel
 def num_features(num_players):
     """Length of `value_features` at a table of `num_players` (2 or more): 14 for each
     sheet, 4 locked rows, who rolls next (1 bit at 2 players, one per seat beyond), the
@@ -31,7 +31,7 @@ def num_features(num_players):
 NUM_FEATURES = 36  # num_features(2): the 2-player layout the shipped networks read
 
 
-@kernel(refcounts=False)
+@batch_kernel
 def sheet_features(tb, marks, locks, penalties, points, out, i):
     """Write one sheet's 14 features into out[i : i + 14]: per row the share of cells
     crossed, the rightmost crossed cell and the lock; the penalties; the score / 100."""
@@ -46,7 +46,7 @@ def sheet_features(tb, marks, locks, penalties, points, out, i):
     out[i + 1] = points / 100.0
 
 
-@kernel(refcounts=False)
+@batch_kernel
 def table_features(st, b, s, next_active, evaluation, own, best_other, out):
     """Write the features after the sheets and the 4 locked-row bits (from index 14 * P + 4,
     the callers write those): who rolls next (at 2 players one bit, s; beyond, one bit per seat
@@ -66,10 +66,12 @@ def table_features(st, b, s, next_active, evaluation, own, best_other, out):
     out[i + 2] = 1.0
 
 
-@kernel(refcounts=False)
-def scratch_features(st, tb, b, s, mk, lk, pen, closed, next_active, open_w, hw, out):
-    """`value_features` of the position where seat s's sheet is the scratch (mk, lk, pen),
-    the others' as committed, `closed` the locked rows and `next_active` who rolls next."""
+@batch_kernel
+def scratch_features(st, tb, b, s, sheet, pen, next_active, hw, out):
+    """`value_features` of the position where seat s's sheet is the scratch `sheet` (a
+    `heuristic.ScratchSheet`) with `pen` penalties, the others' as committed, ``sheet.closed``
+    the locked rows and `next_active` who rolls next."""
+    mk, lk = sheet.marks, sheet.locks
     P = st.marks.shape[1]
     own = rules.sheet_score(tb, mk, lk, pen)
     best_other = -(1 << 30)
@@ -81,12 +83,12 @@ def scratch_features(st, tb, b, s, mk, lk, pen, closed, next_active, open_w, hw,
             best_other = other
         sheet_features(tb, st.marks[b, o], st.locks[b, o], st.penalties[b, o], other, out, 14 * k)
     for r in range(4):
-        out[14 * P + r] = 1.0 if closed[r] else 0.0
-    evaluation = evaluate_sheet(st, tb, b, s, mk, lk, pen, closed, open_w, hw)
+        out[14 * P + r] = 1.0 if sheet.closed[r] else 0.0
+    evaluation = evaluate_sheet(st, tb, b, s, sheet, pen, hw)
     table_features(st, b, s, next_active, evaluation, own, best_other, out)
 
 
-@kernel(refcounts=False)
+@batch_kernel
 def value_features(st, tb, b, s, weights, out, ws):
     """Write the features of game b seen by seat s into `out` (num_features(P),): each
     sheet, s's own first and then the others in seat order after s (`sheet_features`), then
@@ -94,13 +96,15 @@ def value_features(st, tb, b, s, weights, out, ws):
     read. `weights` are the heuristic's (for its evaluation, one of the features). The
     committed position is `scratch_features` of an untouched scratch copy of s's sheet (in
     `ws`, a `policies.scratch.Scratch`)."""
-    mk, lk, closed, open_w = scratch_sheet(st, tb, b, s, weights, ws)
-    scratch_features(st, tb, b, s, mk, lk, np.int64(st.penalties[b, s]), closed, st.active[b], open_w, weights, out)
+    sheet = scratch_sheet(st, tb, b, s, weights, ws)
+    scratch_features(st, tb, b, s, sheet, np.int64(st.penalties[b, s]), st.active[b], weights, out)
 
 
-@kernel(refcounts=False)
-def win_chance(x, w1, b1, w2, b2, w3, b3, h1, h2):
-    """The network's win chance for features x (h1, h2: scratch for the hidden layers)."""
+@batch_kernel
+def win_chance(x, net, h1, h2):
+    """The network's win chance for features x; `net` is its layers (w1, b1, w2, b2, w3, b3),
+    as `qwixx_env.nets.win_chance_network` gives them; h1, h2: scratch for the hidden layers."""
+    w1, b1, w2, b2, w3, b3 = net
     for j in range(w1.shape[1]):
         a = b1[j]
         for i in range(x.shape[0]):

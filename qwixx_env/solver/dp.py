@@ -25,11 +25,12 @@ successors all lie in layers already solved. Within a sheet, more penalties come
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 from numba import prange
 
-from qwixx_env.core.compile import kernel
+from qwixx_env.core.compile import kernel, leaf
 from qwixx_env.core.variant import RuleTables, Variant
 from qwixx_env.solver.states import Space, combo_index, cross, make_space
 
@@ -38,7 +39,28 @@ CHUNK = 256  # sheets per parallel work item: the scratch buffers are made once 
 NEG = -1.0e300  # "no such option"
 
 
-@kernel(inline="always")
+class WhiteDice(NamedTuple):
+    """The unordered white throws (w1 <= w2) and their probabilities (`white_dice`)."""
+
+    w1: np.ndarray  # (n,) int64
+    w2: np.ndarray  # (n,) int64
+    prob: np.ndarray  # (n,) float64
+
+
+class SheetScratch(NamedTuple):
+    """The work arrays of `_solve_sheet` (K cells, F faces, MP penalty counts), made once per
+    parallel work item."""
+
+    S1: np.ndarray  # (4, K, MP): one cross's points + the value after it, per penalty count
+    G1: np.ndarray  # (4, K): the points of one cross
+    C1: np.ndarray  # (4, K) int64: the row code after it
+    W: np.ndarray  # (2F - 1, MP, 4): per white sum, a white cross and no colour cross
+    A: np.ndarray  # (2F - 1, MP, 4, K): per white sum, the best white option then a colour cross
+    cv: np.ndarray  # (4F,): the values above the best no-colour option, sorted
+    cr: np.ndarray  # (4F,) int64: their rows
+
+
+@leaf
 def _with(rows, r1, v1, r2, v2):
     """Canonical index of `rows` with row r1 set to code v1 and row r2 to v2 (r2 = -1: none)."""
     c0 = v1 if r1 == 0 else (v2 if r2 == 0 else rows[0])
@@ -49,8 +71,11 @@ def _with(rows, r1, v1, r2, v2):
 
 
 @kernel()
-def _solve_sheet(V, me, rows, tb, sp, dw1, dw2, dprob, S1, G1, C1, W, A, cv, cr):
-    """Fill V[me, :] for the sheet with row codes `rows` (successors must be solved)."""
+def _solve_sheet(V, me, rows, tb, sp, dice, work):
+    """Fill V[me, :] for the sheet with row codes `rows` (successors must be solved);
+    `dice`: the `WhiteDice`, `work`: a `SheetScratch`."""
+    S1, G1, C1, W, A, cv, cr = work
+    dw1, dw2, dprob = dice
     K = tb.cells
     F = tb.faces
     MP = V.shape[1]
@@ -179,7 +204,7 @@ def _solve_sheet(V, me, rows, tb, sp, dw1, dw2, dprob, S1, G1, C1, W, A, cv, cr)
 
 
 @kernel(parallel=True)
-def _solve_layer(V, combos, rows4, tb, sp, dw1, dw2, dprob):
+def _solve_layer(V, combos, rows4, tb, sp, dice):
     """Solve the sheets `combos` (row codes `rows4`), whose successors are all solved."""
     K = tb.cells
     F = tb.faces
@@ -187,18 +212,20 @@ def _solve_layer(V, combos, rows4, tb, sp, dw1, dw2, dprob):
     n = combos.shape[0]
     chunks = (n + CHUNK - 1) // CHUNK
     for ch in prange(chunks):
-        S1 = np.empty((4, K, MP))
-        G1 = np.zeros((4, K))
-        C1 = np.zeros((4, K), np.int64)
-        W = np.empty((2 * F - 1, MP, 4))
-        A = np.empty((2 * F - 1, MP, 4, K))
-        cv = np.empty(4 * F)
-        cr = np.empty(4 * F, np.int64)
+        work = SheetScratch(
+            S1=np.empty((4, K, MP)),
+            G1=np.zeros((4, K)),
+            C1=np.zeros((4, K), np.int64),
+            W=np.empty((2 * F - 1, MP, 4)),
+            A=np.empty((2 * F - 1, MP, 4, K)),
+            cv=np.empty(4 * F),
+            cr=np.empty(4 * F, np.int64),
+        )
         for i in range(ch * CHUNK, min(n, (ch + 1) * CHUNK)):
-            _solve_sheet(V, combos[i], rows4[i], tb, sp, dw1, dw2, dprob, S1, G1, C1, W, A, cv, cr)
+            _solve_sheet(V, combos[i], rows4[i], tb, sp, dice, work)
 
 
-def white_dice(faces: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def white_dice(faces: int) -> WhiteDice:
     """The unordered white throws (w1 <= w2) and their probabilities."""
     w1, w2, prob = [], [], []
     for a in range(1, faces + 1):
@@ -206,7 +233,7 @@ def white_dice(faces: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             w1.append(a)
             w2.append(b)
             prob.append((1 if a == b else 2) / faces**2)
-    return np.array(w1, np.int64), np.array(w2, np.int64), np.array(prob)
+    return WhiteDice(np.array(w1, np.int64), np.array(w2, np.int64), np.array(prob))
 
 
 def layers(space: Space, rows_to_end: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -243,12 +270,12 @@ def solve_values(
     tb: RuleTables = variant.tables
     sp = make_space(variant)
     V = np.zeros((sp.num_combos, variant.max_penalties))
-    dw1, dw2, dprob = white_dice(variant.faces)
+    dice = white_dice(variant.faces)
     plan = layers(sp, variant.rows_to_end)
     total = sum(len(c) for c, _ in plan)
     done = 0
     for combos, rows4 in plan:
-        _solve_layer(V, combos, rows4, tb, sp, dw1, dw2, dprob)
+        _solve_layer(V, combos, rows4, tb, sp, dice)
         done += len(combos)
         if progress is not None:
             progress(done, total)

@@ -22,12 +22,10 @@ import numpy as np
 from qwixx_env.core.compile import kernel
 from qwixx_env.solver.states import combo_index, cross
 
-_jit = kernel()
-
 NEG = -1.0e300
 
 
-@_jit
+@kernel()
 def _worth(V, sp, tb, rows, pen):
     """Expected further points of a sheet before a roll (0 once the game is over)."""
     locked = 0
@@ -39,7 +37,7 @@ def _worth(V, sp, tb, rows, pen):
     return float(V[combo_index(rows[0], rows[1], rows[2], rows[3]), pen])
 
 
-@_jit
+@kernel()
 def _best_color(V, sp, tb, rows, pen, dice, crossed, mask):
     """(value, action) of the best colour action on `rows`; `mask` restricts it if given."""
     K = tb.cells
@@ -70,7 +68,7 @@ def _best_color(V, sp, tb, rows, pen, dice, crossed, mask):
     return best, action
 
 
-@_jit
+@kernel()
 def white_action_active(V, sp, tb, rows, pen, dice, mask):
     """The active player's best white action, valued jointly with the colour action after it."""
     K = tb.cells
@@ -101,7 +99,7 @@ def white_action_active(V, sp, tb, rows, pen, dice, mask):
     return action
 
 
-@_jit
+@kernel()
 def white_action_other(V, sp, tb, rows, pen, dice, mask):
     """The best white action on another player's roll: points plus the sheet's worth after it."""
     K = tb.cells
@@ -124,7 +122,7 @@ def white_action_other(V, sp, tb, rows, pen, dice, mask):
     return action
 
 
-@_jit
+@kernel()
 def color_action(V, sp, tb, rows, pen, dice, crossed, mask):
     """The best colour action (or pass) on the committed sheet; `crossed`: the white action crossed."""
     return _best_color(V, sp, tb, rows, pen, dice, crossed, mask)[1]

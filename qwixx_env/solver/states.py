@@ -38,8 +38,6 @@ from qwixx_env.core.rules import may_cross
 from qwixx_env.core.snapshot import PLAYER_FIELDS
 from qwixx_env.core.variant import COLORS, Variant
 
-_jit = kernel()
-
 
 class Space(NamedTuple):
     """The row codes of one variant, as plain numbers and arrays for the compiled kernels."""
@@ -91,7 +89,7 @@ def check_variant(variant: Variant) -> None:
         )
 
 
-@_jit
+@kernel()
 def pair_index(a, b):
     """Index of the unordered pair {a, b} (triangular numbering)."""
     if a > b:
@@ -99,13 +97,13 @@ def pair_index(a, b):
     return b * (b + 1) // 2 + a
 
 
-@_jit
+@kernel()
 def combo_index(red, yellow, green, blue):
     """Canonical index of a sheet's four row codes: one per class of symmetric sheets."""
     return pair_index(pair_index(red, yellow), pair_index(green, blue))
 
 
-@_jit
+@kernel()
 def cross(sp, tb, code, c):
     """(row code after crossing cell c, points the cross adds), or (-1, 0.0) if the rules forbid it.
 
