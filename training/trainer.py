@@ -105,9 +105,9 @@ class Trainer:
         self.tb = SummaryWriter(str(out / "tb" / "eval"))
         if state is not None:
             self.segment = state["segment"] + 1
-            self.model = MaskablePPO.load(found / checkpoint.MODEL, env=venv, device="cpu",
+            # force_reset: start the env afresh (its last observation is not in the checkpoint)
+            self.model = MaskablePPO.load(found / checkpoint.MODEL, env=venv, device="cpu", force_reset=True,
                                           tensorboard_log=str(out / "tb"))
-            self.model._last_obs = None  # start the env afresh (it is not in the checkpoint)
             self.model.set_random_seed(segment_seed(cfg.seed, self.segment))
             self._restore(state, found)
             self.output.say(f"resumed {out} at {self.steps:,} steps ({found.name})")

@@ -225,3 +225,10 @@ def decode_action(action: int, variant: str | Variant = "classic") -> Mark:
         return None
     row, cell = divmod(int(action), v.cells)
     return COLORS[row], int(v.tables.number_of[row, cell])
+
+
+def mark_text(action: int, variant: str | Variant = "classic") -> str:
+    """An action as the error messages and the game's text name it: ``"red 7"`` or ``"pass"``.
+    Raises `ValueError` for an index outside the variant's action space (`decode_action`)."""
+    mark = decode_action(action, variant)
+    return "pass" if mark is None else f"{mark[0]} {mark[1]}"

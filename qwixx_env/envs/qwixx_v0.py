@@ -103,7 +103,7 @@ from qwixx_env.core.checks import check_choice, check_seed, is_int
 from qwixx_env.core.engine import RECORD_FORMAT, Engine
 from qwixx_env.core.options import TableOptions
 from qwixx_env.core.state import OVER, PHASES, State
-from qwixx_env.core.variant import decode_action
+from qwixx_env.core.variant import mark_text
 from qwixx_env.envs.guard import GuardedEnv
 from qwixx_env.envs.parallel import ParallelQwixx
 from qwixx_env.envs.render import render_text
@@ -323,13 +323,9 @@ class raw_env(AECEnv, EzPickle):
             self.terminations = {a: True for a in self.agents}
         self.agent_selection = self.possible_agents[turn]
 
-    def _mark_text(self, action: int) -> str:
-        mark = decode_action(action, self.variant)
-        return "pass" if mark is None else f"{mark[0]} {mark[1]}"
-
     def _illegal_message(self, agent: str, action: Any, mask: np.ndarray | None = None) -> str:
         legal_actions = self.legal_actions() if mask is None else [int(a) for a in np.flatnonzero(mask)]
-        legal = ", ".join(f"{a} ({self._mark_text(a)})" for a in legal_actions)
+        legal = ", ".join(f"{a} ({mark_text(a, self.variant)})" for a in legal_actions)
         if not is_int(action):
             return f"{agent}: action {action!r} is not an integer action; legal now: [{legal}]"
         if not 0 <= action < self.num_actions:
@@ -339,7 +335,7 @@ class raw_env(AECEnv, EzPickle):
             )
         phase = PHASES[int(self.core_state.phase[0])]
         return (
-            f"{agent}: action {action} ({self._mark_text(action)}) is illegal in the "
+            f"{agent}: action {action} ({mark_text(action, self.variant)}) is illegal in the "
             f"{phase} phase; legal now: [{legal}]"
         )
 

@@ -12,6 +12,7 @@ observation is the new game's and ``infos[i]["terminal_observation"]`` holds the
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from typing import Any
 
@@ -97,12 +98,12 @@ def frozen_policy(model, deterministic: bool = True):
     The returned callable takes (observations (n, D), masks (n, A)) and returns actions (n,)
     from one forward pass; later training of `model` does not change it.
     """
-    # A new policy of the same class and settings with copied weights (SB3's own save/load
-    # route; a deepcopy trips over non-leaf tensors the training holds).
-    source = model.policy
-    policy = type(source)(**source._get_constructor_parameters())
-    policy.load_state_dict(source.state_dict())
-    policy = policy.to("cpu").eval()
+    # A new policy of the same class and settings with copied weights, through SB3's own
+    # `BasePolicy.save`/`load` in memory (a deepcopy trips over non-leaf tensors the training holds).
+    saved = io.BytesIO()
+    model.policy.save(saved)
+    saved.seek(0)
+    policy = type(model.policy).load(saved, device="cpu").eval()
     for p in policy.parameters():
         p.requires_grad_(False)
 

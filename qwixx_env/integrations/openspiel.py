@@ -51,7 +51,7 @@ from qwixx_env.core.engine import Engine
 from qwixx_env.core.observation import SCORE_SCALE, ObservationView, layout_for, state_from_observation
 from qwixx_env.core.options import TableOptions
 from qwixx_env.core.state import LUCKY, NO_DECISION, OVER, PHASES, WHITE, State, new_state
-from qwixx_env.core.variant import COLORS, decode_action
+from qwixx_env.core.variant import COLORS, mark_text
 
 GAME_NAME = "python_qwixx"
 DEFAULT_PARAMETERS = {"players": 2, "variant": "classic", "lucky": "bonus", "start_player": 0}
@@ -206,12 +206,8 @@ class QwixxGame(pyspiel.Game):
             parts.append(f"+{j}: {sheet} pen {penalties[j]} score {scores[j]}{numbers}")
         pending = np.flatnonzero(field(vector, "pending_cross"))
         if pending.size:
-            parts.append(f"own white cross {self._mark_text(int(pending[0]))}")
+            parts.append(f"own white cross {mark_text(int(pending[0]), self.variant)}")
         return " | ".join(parts)
-
-    def _mark_text(self, action: int) -> str:
-        mark = decode_action(action, self.variant)
-        return "pass" if mark is None else f"{mark[0]} {mark[1]}"
 
 
 class _Position:
@@ -449,7 +445,7 @@ class QwixxState(pyspiel.State):
             return f"{_draw_name(draws[0])}={_outcome_value(draws[0], action)}" if draws else f"outcome {action}"
         if not 0 <= action < self._game().variant.num_actions:
             return f"action {action}"
-        return self._game()._mark_text(action)
+        return mark_text(action, self._game().variant)
 
     def __str__(self) -> str:
         pos = self._pos
