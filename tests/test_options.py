@@ -1,11 +1,13 @@
 """The table options checked once (`TableOptions`) and the shared validators (`core.checks`)."""
 
+import gymnasium
 import numpy as np
 import pytest
 
 from qwixx_env import BatchedQwixx, QwixxVectorEnv, bots, qwixx_v0
 from qwixx_env.core.checks import check_choice, check_flag, check_int, check_number, check_seed
-from qwixx_env.core.options import TableOptions
+from qwixx_env.core.engine import Engine
+from qwixx_env.core.options import TableOptions, table_from
 
 
 def test_table_options_fill_in_defaults_and_normalise():
@@ -61,6 +63,40 @@ def test_the_engines_keep_the_options_they_were_given():
     options = dict(num_players=3, variant="longo", lucky="instead", start_player="random", reward="score_delta")
     for env in (qwixx_v0.raw_env(**options), BatchedQwixx(2, **options), QwixxVectorEnv(2, **options).engine):
         assert env.table == TableOptions(**options)
+
+
+def every_table_constructor(**given):
+    """What every constructor that plays a table builds from the same `given` table arguments."""
+    yield qwixx_v0.raw_env(**given).table
+    yield qwixx_v0.env(**given).unwrapped.table
+    yield qwixx_v0.parallel_env(**given).raw.table
+    yield Engine(**given).table
+    yield BatchedQwixx(2, **given).table
+    yield QwixxVectorEnv(2, **given).table
+    yield gymnasium.make("qwixx_env/Qwixx-v0", **given).unwrapped.vector.table
+
+
+def test_every_constructor_takes_the_table_as_one_value_or_as_its_options():
+    options = dict(num_players=3, variant="longo", lucky="instead", start_player="random", reward="score_delta")
+    table = TableOptions(**options)
+    assert list(every_table_constructor(table=table)) == [table] * 7
+    assert list(every_table_constructor(**options)) == [table] * 7
+    assert table_from(table) is table and table_from(**options) == table and table_from() == TableOptions()
+
+
+def test_a_table_and_its_options_at_once_are_refused():
+    with pytest.raises(TypeError, match=r"table=TableOptions\(...\) or as its options, not both"):
+        table_from(TableOptions(), num_players=3)
+    with pytest.raises(TypeError, match=r"table: got 'classic'; expected a TableOptions"):
+        table_from("classic")
+    with pytest.raises(TypeError, match=r"unknown table option\(s\) \['players'\]; accepted: table .*'num_players'"):
+        table_from(players=3)
+    for make in (lambda **k: qwixx_v0.raw_env(**k), lambda **k: BatchedQwixx(2, **k),
+                 lambda **k: QwixxVectorEnv(2, **k), lambda **k: Engine(**k)):
+        with pytest.raises(TypeError, match="not both"):
+            make(table=TableOptions(), reward="score")
+        with pytest.raises(TypeError, match=r"unknown table option\(s\) \['players'\]"):
+            make(players=3)
 
 
 def test_bots_make_checks_the_table_options_with_the_same_words():

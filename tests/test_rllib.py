@@ -19,6 +19,7 @@ from ray.rllib.utils.pre_checks.env import check_multiagent_environments  # noqa
 from qwixx_env import bots, qwixx_v0  # noqa: E402
 from qwixx_env.arena import run_arena  # noqa: E402
 from qwixx_env.arena.schedule import parse_bot  # noqa: E402
+from qwixx_env.core.options import TableOptions  # noqa: E402
 from qwixx_env.integrations.rllib import (  # noqa: E402
     LEARNER,
     BotModule,
@@ -215,6 +216,19 @@ def test_ppo_config_steps_the_chosen_view():
     assert ppo_config(num_players=2, view="parallel").env is QwixxParallelMultiAgentEnv
     with pytest.raises(ValueError, match="view"):
         ppo_config(num_players=2, view="openspiel")
+
+
+def test_the_rllib_envs_and_ppo_config_take_the_table_as_one_value():
+    options = dict(num_players=3, variant="longo", lucky="instead", reward="score_delta")
+    table = TableOptions(**options)
+    for view in (QwixxMultiAgentEnv, QwixxParallelMultiAgentEnv):
+        assert view({"table": table}).game.table == table == view(options).game.table
+    assert ppo_config(table=table).env_config["table"] == table == ppo_config(**options).env_config["table"]
+    assert ppo_config(num_players=3, env_options={"start_player": 1}).env_config["table"].start_player == 1
+    with pytest.raises(TypeError, match="not both"):
+        QwixxMultiAgentEnv({"table": table, "num_players": 3})
+    with pytest.raises(TypeError, match="not both"):
+        ppo_config(table=table, reward="win")
 
 
 def test_ppo_config_refuses_bad_opponents():

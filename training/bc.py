@@ -51,7 +51,7 @@ def collect(cfg: TrainConfig, teacher: Any, samples: int, *, seed: int, num_envs
     if cfg.opponents and cfg.opponents.scripted:  # a copy, keyed as the env's pool is
         scripted = {name: weight for name, weight in cfg.opponents.scripted.items()}
     env = QwixxVectorEnv(
-        num_envs, **cfg.table.kwargs(), learner_seat="random", opponents=scripted if cfg.num_players > 1 else "random"
+        num_envs, table=cfg.table, learner_seat="random", opponents=scripted if cfg.num_players > 1 else "random"
     )
     gamma, scale = cfg.ppo.gamma, cfg.reward_scale
     obs, _ = env.reset(seed=seed)

@@ -12,6 +12,7 @@ describes each key and the shipped configs.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,8 +118,23 @@ class BCConfig:
     learning_rate: float = field(default=1.0e-3, metadata=_check(low=0, open_low=True, high=1))
 
 
+class PlaysTable:
+    """For a run's config: its table keys (`num_players`, `variant`, `lucky`, `reward`) as the one
+    `TableOptions` the run plays, checked as every env checks them."""
+
+    num_players: int
+    variant: str
+    lucky: str
+    reward: str | None
+
+    @property
+    def table(self) -> TableOptions:
+        """The run's table options (`variant` stays the name, as in the YAML file)."""
+        return TableOptions(num_players=self.num_players, variant=self.variant, lucky=self.lucky, reward=self.reward)
+
+
 @dataclass(frozen=True)
-class TrainConfig:
+class TrainConfig(PlaysTable):
     """One training run (see the module docstring and docs/training.md)."""
 
     name: str  # the run's name; its default folder is runs/<name>
@@ -139,11 +155,6 @@ class TrainConfig:
     opponents: OpponentsConfig | None = None  # required with num_players > 1, refused solo
     evaluation: EvaluationConfig | None = EvaluationConfig()  # None: no evaluation
     bc: BCConfig | None = None  # None: no warm start
-
-    @property
-    def table(self) -> TableOptions:
-        """The run's table options, checked as every env checks them."""
-        return TableOptions(num_players=self.num_players, variant=self.variant, lucky=self.lucky, reward=self.reward)
 
     @property
     def reward_mode(self) -> str:
@@ -187,6 +198,21 @@ def config_from_dict(data: Any) -> TrainConfig:
     cfg = build(TrainConfig, data, "")
     _check_together(cfg)
     return cfg
+
+
+def run_parser(prog: str, description: str, configs: str) -> argparse.ArgumentParser:
+    """The command line the training commands share (PPO's and RLlib's): the YAML config (files
+    like `configs`), ``--out`` (the run folder, `run_folder`) and ``--resume``."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("config", help=f"YAML config ({configs})")
+    parser.add_argument("--out", help="run folder (default runs/<name>)")
+    parser.add_argument("--resume", action="store_true", help="continue from the run folder's newest checkpoint")
+    return parser
+
+
+def run_folder(out: str | None, name: str) -> Path:
+    """The run folder: ``--out`` if given, else ``runs/<name>``."""
+    return Path(out) if out else Path("runs") / name
 
 
 # --- checks across keys ----------------------------------------------------------------------------

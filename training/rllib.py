@@ -34,12 +34,11 @@ from typing import Any
 
 import ray
 
-from qwixx_env.core.options import TableOptions
 from qwixx_env.core.rewards import REWARD_MODES
 from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES
 from qwixx_env.files import write_atomically
 from qwixx_env.integrations.rllib import ACTIVATIONS, LEARNER, VIEWS, export_module, ppo_config
-from qwixx_env.training.config import _check
+from qwixx_env.training.config import PlaysTable, _check, run_folder, run_parser
 from qwixx_env.training.config_schema import build, plain
 from qwixx_env.training.config_yaml import read_yaml
 
@@ -93,7 +92,7 @@ class RLlibNetworkConfig:
 
 
 @dataclass(frozen=True)
-class RLlibConfig:
+class RLlibConfig(PlaysTable):
     """One RLlib run (see the module docstring and docs/integrations.md)."""
 
     name: str  # the run's name; its default folder is runs/<name>
@@ -129,7 +128,7 @@ def config_from_dict(data: Any) -> RLlibConfig:
     parts = Path(cfg.name).parts
     if not cfg.name.strip() or Path(cfg.name).is_absolute() or ".." in parts:
         raise ValueError(f"name: got {cfg.name!r}; expected a non-empty relative name without '..'")
-    TableOptions(num_players=cfg.num_players, variant=cfg.variant, lucky=cfg.lucky, reward=cfg.reward)
+    _ = cfg.table  # the table options together, as every env checks them
     if cfg.ppo.minibatch_size > cfg.ppo.train_batch_size:
         raise ValueError(f"ppo.minibatch_size: got {cfg.ppo.minibatch_size}; expected at most ppo.train_batch_size "
                          f"= {cfg.ppo.train_batch_size}")
@@ -140,9 +139,8 @@ def config_from_dict(data: Any) -> RLlibConfig:
 def algo_config(cfg: RLlibConfig) -> Any:
     """The run's `PPOConfig`."""
     return (
-        ppo_config(num_players=cfg.num_players, variant=cfg.variant, lucky=cfg.lucky, reward=cfg.reward,
-                   opponents=cfg.opponents, hidden=cfg.network.hidden, activation=cfg.network.activation,
-                   view=cfg.view)
+        ppo_config(table=cfg.table, opponents=cfg.opponents, hidden=cfg.network.hidden,
+                   activation=cfg.network.activation, view=cfg.view)
         .env_runners(num_env_runners=cfg.env_runners.num_env_runners,
                      num_envs_per_env_runner=cfg.env_runners.num_envs_per_env_runner)
         .learners(num_learners=cfg.num_learners)
@@ -239,10 +237,7 @@ def train(cfg: RLlibConfig, run: Path, *, resume: bool = False) -> dict[str, Any
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m qwixx_env.training.rllib", description=__doc__.splitlines()[0])
-    parser.add_argument("config", help="YAML config (configs/rllib_*.yaml)")
-    parser.add_argument("--out", help="run folder (default runs/<name>)")
-    parser.add_argument("--resume", action="store_true", help="continue from the run folder's newest checkpoint")
+    parser = run_parser("python -m qwixx_env.training.rllib", __doc__.splitlines()[0], "configs/rllib_*.yaml")
     parser.add_argument("--iterations", type=int, help="training iterations in all (overrides iterations)")
     return parser.parse_args(argv)
 
@@ -253,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
         cfg = load_config(args.config)
         if args.iterations is not None:
             cfg = config_from_dict({**cfg.to_dict(), "iterations": args.iterations})
-        out = Path(args.out) if args.out else Path("runs") / cfg.name
+        out = run_folder(args.out, cfg.name)
         summary = train(cfg, out, resume=args.resume)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)

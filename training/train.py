@@ -13,17 +13,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
-from qwixx_env.training.config import TrainConfig, config_from_dict, load_config
+from qwixx_env.training.config import TrainConfig, config_from_dict, load_config, run_folder, run_parser
 from qwixx_env.training.trainer import Trainer
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="qwixx-train", description=__doc__.splitlines()[0])
-    parser.add_argument("config", help="YAML config (configs/*.yaml)")
-    parser.add_argument("--out", help="run folder (default runs/<name>)")
-    parser.add_argument("--resume", action="store_true", help="continue from the run folder's checkpoint")
+    parser = run_parser("qwixx-train", __doc__.splitlines()[0], "configs/*.yaml")
     parser.add_argument("--steps", type=int, help="total learner steps (overrides total_steps)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (log lines only)")
     return parser.parse_args(argv)
@@ -41,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         cfg = config_with_overrides(args.config, args.steps)
-        out = Path(args.out) if args.out else Path("runs") / cfg.name
+        out = run_folder(args.out, cfg.name)
         summary = Trainer(cfg, out, resume=args.resume, progress=not args.no_progress).run()
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)

@@ -92,7 +92,7 @@ class Trainer:
                 return self._nothing_to_train(state)
         out.mkdir(parents=True, exist_ok=True)
         write_atomically(out / "config.yaml", yaml.safe_dump(cfg.to_dict(), sort_keys=False).encode())
-        self.env = QwixxVectorEnv(cfg.num_envs, **cfg.table.kwargs(), learner_seat="random")
+        self.env = QwixxVectorEnv(cfg.num_envs, table=cfg.table, learner_seat="random")
         venv = Sb3VecEnv(self.env)
         if "afterstate" in cfg.inputs:
             venv = AfterstateInputs(venv)

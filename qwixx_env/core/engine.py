@@ -33,7 +33,7 @@ from qwixx_env.core import rules
 from qwixx_env.core.checks import check_flag, check_int, is_int
 from qwixx_env.core.compile import batch_kernel
 from qwixx_env.core.observation import ObservationLayout, encode_one, layout_for
-from qwixx_env.core.options import TableOptions
+from qwixx_env.core.options import TableOptions, table_from
 from qwixx_env.core.rewards import REWARD_MODES, rewards_one
 from qwixx_env.core.snapshot import snapshot
 from qwixx_env.core.state import OVER, State, new_state, seed_to_rng
@@ -177,7 +177,7 @@ def as_games(games: Any, num_games: int) -> np.ndarray:
 class Engine:
     """B games of one table, stepped by the compiled rules (see the module docstring).
 
-    `table` is a `TableOptions` (or None: build it from the keyword options, checked once);
+    `table` is a `TableOptions`, or None: the keyword options build one (`options.table_from`);
     `autoreset` restarts a game that ends in a step at once from its own generator;
     `observe_turn` makes `step` and `reset` also write, for each game, the observation of the
     seat to decide into `obs` (the batched engine's contract); `history` keeps each game's
@@ -194,13 +194,7 @@ class Engine:
         history: bool = False,
         **options: Any,
     ):
-        if table is None:
-            table = TableOptions(**options)
-        elif options:
-            raise TypeError(f"Engine: give the table as table=TableOptions(...) or as options, not both: {options}")
-        if not isinstance(table, TableOptions):
-            raise TypeError(f"table: got {table!r}; expected a TableOptions")
-        self.table = table
+        self.table = table = table_from(table, **options)
         self.variant = table.rules
         self.batch_size = check_int("batch_size", batch_size, minimum=1)
         self.num_players = table.num_players

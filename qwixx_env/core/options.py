@@ -1,14 +1,16 @@
 """`TableOptions`: the options of a Qwixx table, checked once.
 
-Every place that sets up games — the AEC env, the batched engine, the vector and Gymnasium
-envs, the bots, the training config — takes the same table options under the same keyword
-names and builds a `TableOptions` from them, so an option is added, checked and documented
-here only. It is a frozen dataclass: build it, and it is valid.
+Every place that sets up games — the AEC and Parallel envs, the engine, the batched, vector
+and Gymnasium envs, the RLlib envs, the bots, the training configs — takes ``table=TableOptions(...)``
+or, as a convenience, the same keyword options, and turns them into one `TableOptions` with
+`table_from`, so an option is added, checked and documented here only. It is a frozen
+dataclass: build it, and it is valid.
 
 >>> table = TableOptions(num_players=3, variant="longo", lucky="instead")
 >>> table.rules            # the Variant the kernels play (lucky rule and score table applied)
 >>> table.reward           # "win": the default reward for 2+ players is filled in
 >>> table.as_dict()        # JSON-ready, as a game record stores it
+>>> table_from(table) is table and table_from(num_players=3) == TableOptions(num_players=3)
 """
 
 from __future__ import annotations
@@ -113,6 +115,28 @@ class TableOptions:
             "reward": self.reward,
             "score_table": None if self.score_table is None else list(self.score_table),
         }
+
+
+def table_from(table: TableOptions | None = None, /, **options: Any) -> TableOptions:
+    """The table a constructor plays: `table` itself, or a `TableOptions` built (and so checked)
+    from the keyword `options`. Giving both, a `table` that is no `TableOptions`, or an option
+    `TableOptions` does not know is a `TypeError` that says what is accepted."""
+    if table is None:
+        unknown = sorted(set(options) - set(TableOptions.names()))
+        if unknown:
+            raise TypeError(
+                f"got unknown table option(s) {unknown}; accepted: table (a TableOptions) or the options "
+                f"{list(TableOptions.names())}"
+            )
+        return TableOptions(**options)
+    if not isinstance(table, TableOptions):
+        raise TypeError(f"table: got {table!r}; expected a TableOptions")
+    if options:
+        raise TypeError(
+            f"got table={table!r} and the table option(s) {sorted(options)}; give the table either as "
+            "table=TableOptions(...) or as its options, not both"
+        )
+    return table
 
 
 def _with_score_table(variant: Variant, score_table: Any) -> Variant:

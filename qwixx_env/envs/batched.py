@@ -6,6 +6,7 @@ gives the same observations, masks and rewards for the same seeds and decisions;
 single-agent training view (`QwixxVectorEnv`) is built on it.
 
 >>> engine = BatchedQwixx(4096, num_players=2)
+>>> engine = BatchedQwixx(4096, table=TableOptions(num_players=2))   # the same table
 >>> obs, masks = engine.reset(seed=0)
 >>> obs, masks, rewards, done = engine.step(actions)    # one action per game
 """
@@ -19,7 +20,7 @@ import numpy as np
 
 from qwixx_env.core.checks import check_int
 from qwixx_env.core.engine import Engine, as_actions, game_seeds
-from qwixx_env.core.options import TableOptions
+from qwixx_env.core.options import TableOptions, table_from
 from qwixx_env.core.rewards import REWARD_MODES
 
 __all__ = ["BatchedQwixx", "as_actions", "game_seeds"]
@@ -28,33 +29,24 @@ __all__ = ["BatchedQwixx", "as_actions", "game_seeds"]
 class BatchedQwixx:
     """N games of Qwixx stepped together; the caller decides for whichever seat is to act.
 
-    The table is `table` (a `TableOptions`) or the keyword options of `qwixx_v0.raw_env`
-    (without render_mode), checked once. `obs[b]` is game b as seen by the seat to decide
-    (`seats[b]`), `masks[b]` its legal actions; `rewards` is (N, P), one reward per seat for
-    the step just taken, in the reward mode. With `autoreset` a finished game restarts at once
-    from its own generator (like `reset()` without a seed). A thin view of `core.Engine`.
+    The table is `table` (a `TableOptions`) or its keyword options as `qwixx_v0.raw_env` takes
+    them (without render_mode), checked once (`core.options.table_from`). `obs[b]` is game b
+    as seen by the seat to decide (`seats[b]`), `masks[b]` its legal actions; `rewards` is
+    (N, P), one reward per seat for the step just taken, in the reward mode. With `autoreset` a
+    finished game restarts at once from its own generator (like `reset()` without a seed). A
+    thin view of `core.Engine`.
     """
 
     def __init__(
         self,
         num_games: int,
-        num_players: int = 2,
-        variant: str = "classic",
-        lucky: str = "bonus",
-        lucky_numbers: Sequence[Sequence[int]] | None = None,
-        start_player: int | str = 0,
-        reward: str | None = None,
-        score_table: Sequence[int] | None = None,
-        autoreset: bool = True,
         *,
+        autoreset: bool = True,
         table: TableOptions | None = None,
+        **options: Any,
     ):
         num_games = check_int("num_games", num_games, minimum=1)
-        if table is None:
-            table = TableOptions(
-                num_players=num_players, variant=variant, lucky=lucky, lucky_numbers=lucky_numbers,
-                start_player=start_player, reward=reward, score_table=score_table,
-            )
+        table = table_from(table, **options)
         self.engine = Engine(table, num_games, autoreset=autoreset, observe_turn=True)
         e = self.engine
         self.table, self.variant, self.layout = table, e.variant, e.layout

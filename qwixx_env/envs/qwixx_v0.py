@@ -22,7 +22,9 @@ of 15 numbers and lucky numbers. The exact rules are in `docs/rules.md`.
 
 `env(num_players=2, variant="classic", render_mode=None, lucky="bonus", lucky_numbers=None,
 start_player=0, reward=None, score_table=None, illegal_reward=None)` (`raw_env` takes the same
-but `illegal_reward`: it raises on an illegal action)
+but `illegal_reward`: it raises on an illegal action). Every option is a keyword; the seven
+table options may come instead as one value, `env(table=TableOptions(...))`
+(`qwixx_env.core.options`), as every constructor of the package takes them.
 
 * `num_players`: 1 to 5. With one player (solo) that player is active on every roll.
 * `variant`: `"classic"` or `"longo"`.
@@ -91,7 +93,6 @@ in `env()`; `raw_parallel_env()` raises `ValueError` instead. A missing or unkno
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -101,7 +102,7 @@ from pettingzoo import AECEnv
 
 from qwixx_env.core.checks import check_choice, check_seed, is_int
 from qwixx_env.core.engine import RECORD_FORMAT, Engine
-from qwixx_env.core.options import TableOptions
+from qwixx_env.core.options import TableOptions, table_from
 from qwixx_env.core.state import OVER, PHASES, State
 from qwixx_env.core.variant import mark_text
 from qwixx_env.envs.guard import GuardedEnv
@@ -133,30 +134,17 @@ def raw_parallel_env(render_mode: str | None = None, **kwargs: Any) -> ParallelQ
 
 
 class raw_env(AECEnv, EzPickle):
-    """The unwrapped Qwixx AEC environment: a thin adapter on `qwixx_env.core`."""
+    """The unwrapped Qwixx AEC environment: a thin adapter on `qwixx_env.core`.
+
+    The table is `table` (a `TableOptions`) or its keyword options (``num_players``,
+    ``variant``, ``lucky``, ``lucky_numbers``, ``start_player``, ``reward``, ``score_table``;
+    see the module docstring), checked once (`core.options.table_from`).
+    """
 
     metadata = {"render_modes": ["ansi", "human"], "name": "qwixx_v0", "is_parallelizable": False}
 
-    def __init__(
-        self,
-        num_players: int = 2,
-        variant: str = "classic",
-        render_mode: str | None = None,
-        lucky: str = "bonus",
-        lucky_numbers: Sequence[Sequence[int]] | None = None,
-        start_player: int | str = 0,
-        reward: str | None = None,
-        score_table: Sequence[int] | None = None,
-        *,
-        table: TableOptions | None = None,
-    ):
-        if table is None:
-            table = TableOptions(
-                num_players=num_players, variant=variant, lucky=lucky, lucky_numbers=lucky_numbers,
-                start_player=start_player, reward=reward, score_table=score_table,
-            )
-        elif not isinstance(table, TableOptions):
-            raise TypeError(f"table: got {table!r}; expected a TableOptions")
+    def __init__(self, *, render_mode: str | None = None, table: TableOptions | None = None, **options: Any):
+        table = table_from(table, **options)
         EzPickle.__init__(self, render_mode=render_mode, table=table)
         super().__init__()
         check_choice("render_mode", render_mode, RENDER_MODES)

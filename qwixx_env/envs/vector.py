@@ -32,7 +32,7 @@ from qwixx_env.core.checks import check_choice, check_int, is_int, is_number
 from qwixx_env.core.compile import batch_kernel
 from qwixx_env.core.engine import Engine, as_actions
 from qwixx_env.core.observation import encode_one
-from qwixx_env.core.options import TableOptions
+from qwixx_env.core.options import TableOptions, table_from
 from qwixx_env.core.rewards import check_illegal_reward, rewards_one
 from qwixx_env.core.state import OVER
 from qwixx_env.policies.heuristic import weights_array
@@ -105,7 +105,8 @@ def settle(st, tb, off, mode, learner, last_scores, out):
 class QwixxVectorEnv(VectorEnv):
     """N single-agent Qwixx games against opponents from a pool (see the module docstring).
 
-    Options as `qwixx_v0.raw_env` (reward modes, variant, lucky rule, ...) plus:
+    The table is `table` (a `TableOptions`) or its keyword options as `qwixx_v0.raw_env` takes
+    them (num_players, variant, lucky, reward, ...), checked once (`core.options.table_from`); plus:
     `learner_seat` a seat or ``"random"`` (drawn per game); `opponents` (default
     ``"random"``) an opponent, a list (equal weights) or a mapping opponent -> weight, where an
     opponent is a bot spec as the arena and training configs take it (`qwixx_env.bots.specs`:
@@ -116,8 +117,7 @@ class QwixxVectorEnv(VectorEnv):
     `policies.scripted.greedy_defaults`); `illegal_action` ``"terminate"`` (the default, as in
     every env of the package: that game ends, ``infos["illegal_action"]`` marks it, and the
     learner's rewards for it sum to `illegal_reward`; None: worse than any legal ending,
-    `core.rewards.illegal_return`) or ``"raise"`` (a `ValueError`, nothing changed); `table`
-    a `TableOptions` in place of the table's keyword options.
+    `core.rewards.illegal_return`) or ``"raise"`` (a `ValueError`, nothing changed).
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
@@ -125,29 +125,18 @@ class QwixxVectorEnv(VectorEnv):
     def __init__(
         self,
         num_envs: int,
-        num_players: int = 2,
-        variant: str = "classic",
         *,
-        lucky: str = "bonus",
-        lucky_numbers: Sequence[Sequence[int]] | None = None,
-        start_player: int | str = 0,
-        reward: str | None = None,
-        score_table: Sequence[int] | None = None,
         learner_seat: int | str = "random",
         opponents: Opponent | Sequence[Opponent] | Mapping[Opponent, float] = "random",
         greedy_max_skip: int | None = None,
         illegal_action: str = "terminate",
         illegal_reward: float | None = None,
         table: TableOptions | None = None,
+        **options: Any,
     ):
         num_envs = check_int("num_envs", num_envs, minimum=1)
         self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
-        if table is None:
-            table = TableOptions(
-                num_players=num_players, variant=variant, lucky=lucky, lucky_numbers=lucky_numbers,
-                start_player=start_player, reward=reward, score_table=score_table,
-            )
-        self.table = table
+        self.table = table = table_from(table, **options)
         self.engine = Engine(table, num_envs)  # the games; the opponents play inside it below
         e = self.engine
         self.num_envs, self.num_players = num_envs, e.num_players

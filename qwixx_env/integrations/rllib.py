@@ -53,14 +53,14 @@ from torch import nn
 
 from qwixx_env.arena.schedule import parse_bot
 from qwixx_env.core.checks import check_choice
+from qwixx_env.core.options import TableOptions, table_from
 from qwixx_env.envs.parallel import ParallelQwixx
 from qwixx_env.envs.qwixx_v0 import raw_env
 from qwixx_env.nets import Layer, write_policy
 
-ENV_OPTIONS = ("num_players", "variant", "lucky", "lucky_numbers", "start_player", "reward", "score_table",
-               "illegal_reward")
-"""The keys of `QwixxMultiAgentEnv`'s config: the options of `qwixx_v0.env` (but ``render_mode``) and
-``illegal_reward``."""
+ENV_OPTIONS = ("table", *TableOptions.names(), "illegal_reward")
+"""The keys of `QwixxMultiAgentEnv`'s config: the table (``table``, a `TableOptions`, or its
+options by name) and ``illegal_reward``, as `qwixx_v0.env` takes them (but ``render_mode``)."""
 
 LEARNER = "shared"
 """The module id of the learned policy that every self-play seat shares."""
@@ -76,7 +76,8 @@ class QwixxMultiAgentEnv(MultiAgentEnv):
     """Qwixx for RLlib: turn-based, one deciding agent per step (see the module docstring).
 
     `config` (RLlib's ``env_config``) takes the options of `qwixx_v0.env` by name
-    (`ENV_OPTIONS`) and ``illegal_reward`` (default -1). Agents are ``player_0`` ...
+    (`ENV_OPTIONS`: ``table``, a `TableOptions`, or the table's options, and ``illegal_reward``,
+    default -1). Agents are ``player_0`` ...
     ``player_{n-1}``. ``reset(seed=...)`` reproduces a game as the AEC env does.
 
     An action dict must hold exactly the deciding agent's action (else `ValueError`, the game
@@ -93,7 +94,7 @@ class QwixxMultiAgentEnv(MultiAgentEnv):
         if unknown:
             raise ValueError(f"env_config: got unknown key(s) {unknown}; accepted: {list(ENV_OPTIONS)}")
         self.illegal_reward = float(options.pop("illegal_reward", -1.0))
-        self.game = raw_env(**options)  # checks every option, with errors that name it
+        self.game = raw_env(**options)  # the table (`table_from`): every option checked, errors that name it
         self.variant = self.game.variant
         self.num_players = self.game.table.num_players
         self.possible_agents = list(self.game.possible_agents)
@@ -321,33 +322,36 @@ class SeatMapping:
 
 def ppo_config(
     *,
-    num_players: int = 2,
-    variant: str = "classic",
-    lucky: str = "bonus",
-    reward: str | None = None,
+    table: TableOptions | None = None,
     opponents: Mapping[str, float] | None = None,
     hidden: tuple[int, ...] = (256, 256),
     activation: str = "tanh",
     env_options: Mapping[str, Any] | None = None,
     view: str = "aec",
+    **options: Any,
 ) -> PPOConfig:
     """A `PPOConfig` (RLlib's new API stack) for Qwixx self-play with the masking module.
 
-    `opponents` weighs who plays the seats other than the learner's: `SELF` (``"self"``: the
-    learned module) and bot names (`BotModule`). Default: ``{"self": 1}``, pure self-play.
-    `hidden` and `activation` shape the actor and the critic (separate MLPs, as the numpy
-    export needs). `env_options` are more `QwixxMultiAgentEnv` options. `view`: ``"aec"``
+    The table is `table` (a `TableOptions`) or its keyword options (``num_players=2``,
+    ``variant``, ``lucky``, ``reward``, ...; `core.options.table_from`). `opponents` weighs who
+    plays the seats other than the learner's: `SELF` (``"self"``: the learned module) and bot
+    names (`BotModule`). Default: ``{"self": 1}``, pure self-play. `hidden` and `activation`
+    shape the actor and the critic (separate MLPs, as the numpy export needs). `env_options`
+    are more `QwixxMultiAgentEnv` options (``illegal_reward``; a table option there joins the
+    others). `view`: ``"aec"``
     (`QwixxMultiAgentEnv`, one decision per env step) or ``"parallel"``
     (`QwixxParallelMultiAgentEnv`, every seat's white choice in one env step). Set the rest
     (``.env_runners``, ``.training``, ``.learners``, ``.debugging(seed=...)``) on the result.
     """
     check_choice("activation", activation, tuple(ACTIVATIONS))
     check_choice("view", view, tuple(VIEWS))
-    env_config = {"num_players": num_players, "variant": variant, "lucky": lucky, "reward": reward,
-                  **(env_options or {})}
-    probe = QwixxMultiAgentEnv(env_config)  # checks the options before anything is built
+    env_options = dict(env_options or {})
+    table = table_from(table, **options, **{k: env_options.pop(k) for k in TableOptions.names() if k in env_options})
+    env_config = {"table": table, **env_options}
+    probe = QwixxMultiAgentEnv(env_config)  # checks the env's options before anything is built
+    variant, lucky = table.variant, table.lucky  # the table as the opponent bots are made for it
     opponents = dict(opponents or {SELF: 1.0})
-    if num_players == 1 and set(opponents) != {SELF}:
+    if table.num_players == 1 and set(opponents) != {SELF}:
         raise ValueError(f"opponents: got {sorted(opponents)}; a solo game has no opponents (give {{'self': 1}})")
     model = dataclasses.asdict(DefaultModelConfig(fcnet_hiddens=list(hidden), fcnet_activation=activation,
                                                   head_fcnet_hiddens=[], vf_share_layers=False))
