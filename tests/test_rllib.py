@@ -20,6 +20,7 @@ from qwixx_env import bots, qwixx_v0  # noqa: E402
 from qwixx_env.arena import run_arena  # noqa: E402
 from qwixx_env.arena.schedule import parse_bot  # noqa: E402
 from qwixx_env.core.options import TableOptions  # noqa: E402
+from qwixx_env.core.rewards import illegal_return  # noqa: E402
 from qwixx_env.integrations.rllib import (  # noqa: E402
     LEARNER,
     BotModule,
@@ -89,7 +90,7 @@ def test_parallel_view_env_replays_the_parallel_game(variant):
 
 
 def test_parallel_view_env_refuses_a_missing_seat_and_ends_on_an_illegal_action():
-    env = QwixxParallelMultiAgentEnv({"num_players": 2})
+    env = QwixxParallelMultiAgentEnv({"num_players": 2, "illegal_reward": -1})
     obs, _ = env.reset(seed=0)
     before = env.game.snapshot()
     with pytest.raises(ValueError, match="expected one for each acting agent"):
@@ -125,12 +126,32 @@ def test_env_replays_the_aec_game(variant, reward):
 
 
 def test_an_illegal_action_ends_the_game_with_a_loss():
-    env = QwixxMultiAgentEnv({"num_players": 2})
+    env = QwixxMultiAgentEnv({"num_players": 2, "illegal_reward": -1})
     obs, _ = env.reset(seed=0)
     illegal = int(np.flatnonzero(obs["player_0"]["action_mask"] == 0)[0])
     final, rewards, terminated, _, _ = env.step({"player_0": illegal})
     assert terminated["__all__"] and rewards == {"player_0": -1.0, "player_1": 0.0}
     assert set(final) == {"player_0", "player_1"}
+
+
+@pytest.mark.parametrize("view", [QwixxMultiAgentEnv, QwixxParallelMultiAgentEnv])
+@pytest.mark.parametrize("reward", ["win", "score_delta", "margin"])
+def test_an_illegal_ending_pays_less_than_any_legal_one_by_default_as_env_does(view, reward):
+    env = view({"num_players": 2, "reward": reward})
+    assert env.illegal_reward == illegal_return(reward, env.variant)
+    obs, _ = env.reset(seed=4)
+    paid = dict.fromkeys(env.possible_agents, 0.0)
+    for _ in range(12):  # legal decisions first, so that "score_delta" has paid something already
+        obs, rewards, _, _, _ = env.step({a: int(np.flatnonzero(o["action_mask"])[0]) for a, o in obs.items()})
+        for a, r in rewards.items():
+            paid[a] += r
+    offender = next(iter(obs))
+    illegal = int(np.flatnonzero(obs[offender]["action_mask"] == 0)[0])
+    actions = {a: illegal if a == offender else int(np.flatnonzero(o["action_mask"])[0]) for a, o in obs.items()}
+    _, rewards, terminated, _, _ = env.step(actions)
+    assert terminated["__all__"]
+    assert paid[offender] + rewards[offender] == illegal_return(reward, env.variant)  # the game's return
+    assert all(rewards[a] == 0 for a in rewards if a != offender)
 
 
 @pytest.mark.parametrize(

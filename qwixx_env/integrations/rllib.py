@@ -54,6 +54,7 @@ from torch import nn
 from qwixx_env.arena.schedule import parse_bot
 from qwixx_env.core.checks import check_choice
 from qwixx_env.core.options import TableOptions, table_from
+from qwixx_env.core.rewards import check_illegal_reward
 from qwixx_env.envs.parallel import ParallelQwixx
 from qwixx_env.envs.qwixx_v0 import raw_env
 from qwixx_env.nets import Layer, write_policy
@@ -76,15 +77,17 @@ class QwixxMultiAgentEnv(MultiAgentEnv):
     """Qwixx for RLlib: turn-based, one deciding agent per step (see the module docstring).
 
     `config` (RLlib's ``env_config``) takes the options of `qwixx_v0.env` by name
-    (`ENV_OPTIONS`: ``table``, a `TableOptions`, or the table's options, and ``illegal_reward``,
-    default -1). Agents are ``player_0`` ...
-    ``player_{n-1}``. ``reset(seed=...)`` reproduces a game as the AEC env does.
+    (`ENV_OPTIONS`: ``table``, a `TableOptions`, or the table's options, and ``illegal_reward``).
+    Agents are ``player_0`` ... ``player_{n-1}``. ``reset(seed=...)`` reproduces a game as the
+    AEC env does.
 
     An action dict must hold exactly the deciding agent's action (else `ValueError`, the game
     untouched). An action inside the action space that the mask forbids ends the game, as
     PettingZoo's classic games do (and RLlib's env check, which samples unmasked actions,
-    expects): `illegal_reward` for the offender, 0 for the others. A masking module never
-    takes one.
+    expects), exactly as `qwixx_v0.env()` ends it: the offender's rewards for the game sum to
+    `illegal_reward` (None, the default: worse than any legal ending in the reward mode,
+    `core.rewards.illegal_return`, e.g. -2 with ``"win"``), 0 for the others. A masking module
+    never takes one.
     """
 
     def __init__(self, config: Mapping[str, Any] | None = None):
@@ -93,8 +96,9 @@ class QwixxMultiAgentEnv(MultiAgentEnv):
         unknown = sorted(set(options) - set(ENV_OPTIONS))
         if unknown:
             raise ValueError(f"env_config: got unknown key(s) {unknown}; accepted: {list(ENV_OPTIONS)}")
-        self.illegal_reward = float(options.pop("illegal_reward", -1.0))
+        illegal_reward = options.pop("illegal_reward", None)
         self.game = raw_env(**options)  # the table (`table_from`): every option checked, errors that name it
+        self.illegal_reward = check_illegal_reward(illegal_reward, self.game.reward_mode, self.game.variant)
         self.variant = self.game.variant
         self.num_players = self.game.table.num_players
         self.possible_agents = list(self.game.possible_agents)
@@ -141,10 +145,10 @@ class QwixxMultiAgentEnv(MultiAgentEnv):
         return int(action)
 
     def _illegal(self, agent: str) -> tuple[dict, dict, dict, dict, dict]:
-        """The game ends on `agent`'s illegal action: `illegal_reward` for it, 0 for the others."""
-        rewards = dict.fromkeys(self.possible_agents, 0.0)
-        rewards[agent] = self.illegal_reward
-        return self._final(rewards)
+        """The game ends on `agent`'s illegal action as `qwixx_v0.env()` ends it: its rewards for
+        the game sum to `illegal_reward` (this step pays the rest), 0 for the others."""
+        self.game.end_on_illegal(agent, self.illegal_reward)
+        return self._final({a: float(r) for a, r in self.game.rewards.items()})
 
     def _observe(self, agent: str) -> dict[str, np.ndarray]:
         seen = self.game.observe(agent)
