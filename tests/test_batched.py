@@ -280,10 +280,10 @@ def test_non_integer_actions_are_refused(mid_game_pair):
 @pytest.mark.parametrize(
     "option, bad",
     [
-        ("num_games", 0),
-        ("num_games", -2),
-        ("num_games", 2.0),
-        ("num_games", True),
+        ("num_envs", 0),
+        ("num_envs", -2),
+        ("num_envs", 2.0),
+        ("num_envs", True),
         ("num_players", 0),
         ("num_players", 6),
         ("variant", "Longo"),
@@ -296,12 +296,24 @@ def test_non_integer_actions_are_refused(mid_game_pair):
     ],
 )
 def test_bad_options_are_refused_by_name(option, bad):
-    options = dict(num_games=2, num_players=2)
+    options = dict(num_envs=2, num_players=2)
     options[option] = bad
     with pytest.raises(ValueError) as err:
         BatchedQwixx(**options)
     message = str(err.value)
     assert option in message and repr(bad) in message, message
+
+
+def test_num_games_is_a_deprecated_alias_of_num_envs():
+    with pytest.warns(DeprecationWarning, match="pass num_envs"):
+        engine = BatchedQwixx(num_games=3, num_players=2)
+    assert engine.num_envs == engine.num_games == 3 == BatchedQwixx(num_envs=3).num_games
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="num_games: got 0"):
+        BatchedQwixx(num_games=0)
+    with pytest.raises(TypeError, match="give num_envs only"):
+        BatchedQwixx(3, num_games=3)
+    with pytest.raises(TypeError, match="missing the number of games"):
+        BatchedQwixx()
 
 
 def test_win_and_margin_need_an_opponent():
@@ -340,7 +352,7 @@ def assert_same_trajectory(a: list, b: list) -> None:
 
 
 def test_same_seed_same_games():
-    options = dict(num_games=6, num_players=4, variant="longo", lucky="instead", start_player="random")
+    options = dict(num_envs=6, num_players=4, variant="longo", lucky="instead", start_player="random")
     first = play(BatchedQwixx(**options), seed=5, decisions=400)
     again = play(BatchedQwixx(**options), seed=5, decisions=400)
     assert_same_trajectory(first, again)
