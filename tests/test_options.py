@@ -65,22 +65,22 @@ def test_the_engines_keep_the_options_they_were_given():
         assert env.table == TableOptions(**options)
 
 
-def every_table_constructor(**given):
-    """What every constructor that plays a table builds from the same `given` table arguments."""
-    yield qwixx_v0.raw_env(**given).table
-    yield qwixx_v0.env(**given).unwrapped.table
-    yield qwixx_v0.parallel_env(**given).raw.table
-    yield Engine(**given).table
-    yield BatchedQwixx(2, **given).table
-    yield QwixxVectorEnv(2, **given).table
-    yield gymnasium.make("qwixx_env/Qwixx-v0", **given).unwrapped.vector.table
+def every_table_player(**given):
+    """Every object that plays a table, each built from the same `given` table arguments."""
+    yield qwixx_v0.raw_env(**given)
+    yield qwixx_v0.env(**given).unwrapped
+    yield qwixx_v0.parallel_env(**given)
+    yield Engine(**given)
+    yield BatchedQwixx(2, **given)
+    yield QwixxVectorEnv(2, **given)
+    yield gymnasium.make("qwixx_env/Qwixx-v0", **given).unwrapped
 
 
 def test_every_constructor_takes_the_table_as_one_value_or_as_its_options():
     options = dict(num_players=3, variant="longo", lucky="instead", start_player="random", reward="score_delta")
     table = TableOptions(**options)
-    assert list(every_table_constructor(table=table)) == [table] * 7
-    assert list(every_table_constructor(**options)) == [table] * 7
+    assert [player.table for player in every_table_player(table=table)] == [table] * 7
+    assert [player.table for player in every_table_player(**options)] == [table] * 7
     assert table_from(table) is table and table_from(**options) == table and table_from() == TableOptions()
 
 
@@ -97,6 +97,16 @@ def test_a_table_and_its_options_at_once_are_refused():
             make(table=TableOptions(), reward="score")
         with pytest.raises(TypeError, match=r"unknown table option\(s\) \['players'\]"):
             make(players=3)
+
+
+def test_what_plays_a_table_has_the_variant_and_what_is_data_its_name():
+    table = TableOptions(variant="longo", lucky="instead")
+    for player in every_table_player(table=table):
+        assert player.variant == table.rules and player.variant.name == "longo", player
+    assert table.variant == "longo" and table.as_dict()["variant"] == "longo"
+    env = qwixx_v0.raw_env(table=table)
+    env.reset(seed=1)
+    assert env.record()["options"]["variant"] == "longo"
 
 
 def test_bots_make_checks_the_table_options_with_the_same_words():

@@ -243,7 +243,7 @@ def test_the_rllib_envs_and_ppo_config_take_the_table_as_one_value():
     options = dict(num_players=3, variant="longo", lucky="instead", reward="score_delta")
     table = TableOptions(**options)
     for view in (QwixxMultiAgentEnv, QwixxParallelMultiAgentEnv):
-        assert view({"table": table}).game.table == table == view(options).game.table
+        assert view({"table": table}).table == table == view(options).table
     assert ppo_config(table=table).env_config["table"] == table == ppo_config(**options).env_config["table"]
     assert ppo_config(num_players=3, env_options={"start_player": 1}).env_config["table"].start_player == 1
     with pytest.raises(TypeError, match="not both"):

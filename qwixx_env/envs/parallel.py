@@ -52,6 +52,7 @@ class ParallelQwixx(ParallelEnv, EzPickle):
         check_choice("render_mode", render_mode, RENDER_MODES)
         self.aec = aec
         self.raw = cast("raw_env", aec.unwrapped)
+        self.table, self.variant = self.raw.table, self.raw.variant  # the AEC env's: options, and the Variant
         if self.raw.render_mode is not None:
             raise ValueError("ParallelQwixx: make the AEC env without a render_mode; give it to the view instead")
         self.render_mode = render_mode
@@ -128,7 +129,7 @@ class ParallelQwixx(ParallelEnv, EzPickle):
         if not hasattr(self, "agents"):
             raise RuntimeError("render: call reset() first; there is no game to show before it")
         to_decide = ", ".join(self.acting_agents) or None
-        text = render_text(self.raw.variant, self.raw.snapshot(), self.possible_agents, to_decide)
+        text = render_text(self.variant, self.raw.snapshot(), self.possible_agents, to_decide)
         if self.render_mode == "human":
             print(text)
             return None

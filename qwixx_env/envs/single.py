@@ -49,6 +49,7 @@ class QwixxGymEnv(gymnasium.Env):
         self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
         self.observation = check_choice("observation", observation, OBSERVATIONS)
         self.vector = QwixxVectorEnv(1, illegal_action="terminate", **kwargs)
+        self.table, self.variant = self.vector.table, self.vector.variant  # options, and the Variant played
         self.observation_space = self.vector.single_observation_space
         if observation == "flat":
             self.observation_space = self.observation_space["observation"]
@@ -95,7 +96,7 @@ class QwixxGymEnv(gymnasium.Env):
 
     def __repr__(self) -> str:
         v = self.vector
-        return (f"QwixxGymEnv(num_players={v.num_players}, variant={v.variant.name!r}, reward={v.reward_mode!r}, "
+        return (f"QwixxGymEnv(num_players={v.num_players}, variant={self.variant.name!r}, reward={v.reward_mode!r}, "
                 f"learner_seat={v.learner_seat!r}, opponents={v.opponents!r}, "
                 f"illegal_action={self.illegal_action!r}, observation={self.observation!r})")
 

@@ -99,8 +99,8 @@ class QwixxMultiAgentEnv(MultiAgentEnv):
         illegal_reward = options.pop("illegal_reward", None)
         self.game = raw_env(**options)  # the table (`table_from`): every option checked, errors that name it
         self.illegal_reward = check_illegal_reward(illegal_reward, self.game.reward_mode, self.game.variant)
-        self.variant = self.game.variant
-        self.num_players = self.game.table.num_players
+        self.table, self.variant = self.game.table, self.game.variant  # options, and the Variant played
+        self.num_players = self.table.num_players
         self.possible_agents = list(self.game.possible_agents)
         self.agents = list(self.possible_agents)
         layout, num_actions = self.game.layout, self.game.num_actions
