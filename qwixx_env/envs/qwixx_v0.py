@@ -102,7 +102,7 @@ from pettingzoo import AECEnv
 
 from qwixx_env.core.checks import check_choice, check_seed, is_int
 from qwixx_env.core.engine import RECORD_FORMAT, Engine
-from qwixx_env.core.options import TableOptions, table_from
+from qwixx_env.core.options import TableOptions, positional_options, table_from
 from qwixx_env.core.state import OVER, PHASES, State
 from qwixx_env.core.variant import mark_text
 from qwixx_env.envs.guard import GuardedEnv
@@ -143,7 +143,12 @@ class raw_env(AECEnv, EzPickle):
 
     metadata = {"render_modes": ["ansi", "human"], "name": "qwixx_v0", "is_parallelizable": False}
 
-    def __init__(self, *, render_mode: str | None = None, table: TableOptions | None = None, **options: Any):
+    def __init__(self, *args: Any, render_mode: str | None = None, table: TableOptions | None = None,
+                 **options: Any):
+        names = ("num_players", "variant", "render_mode", "lucky", "lucky_numbers", "start_player", "reward",
+                 "score_table")  # the order raw_env has always taken them in
+        options = positional_options("raw_env", args, names, options)
+        render_mode = options.pop("render_mode", render_mode)
         table = table_from(table, **options)
         EzPickle.__init__(self, render_mode=render_mode, table=table)
         super().__init__()
