@@ -54,6 +54,7 @@ from torch import nn
 from qwixx_env.bots import make_bot
 from qwixx_env.core.checks import check_choice
 from qwixx_env.core.options import TableOptions
+from qwixx_env.core.variant import get_variant
 from qwixx_env.envs.parallel import ParallelQwixx
 from qwixx_env.envs.qwixx_v0 import raw_env
 from qwixx_env.nets import Layer, write_policy
@@ -416,4 +417,4 @@ def export_module(
     else:  # vf_share_layers: one encoder under both heads
         actor, critic = [encoder, module.pi], [encoder, module.vf]
     return write_policy(path, policy=_layers(actor, "policy"), value=_layers(critic, "value"), variant=variant,
-                        num_players=num_players, lucky=lucky if variant == "longo" else None, meta=meta)
+                        num_players=num_players, lucky=lucky if get_variant(variant).lucky_count else None, meta=meta)
