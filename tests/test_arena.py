@@ -25,6 +25,7 @@ from qwixx_env.arena import (
     win_shares,
 )
 from qwixx_env.arena.report import arena_figure
+from qwixx_env.core.options import TableOptions
 
 from conftest import play_game
 
@@ -108,7 +109,7 @@ def test_a_numpy_player_count_gives_a_plain_json_result():
 
 def test_each_deal_starts_with_the_same_dice_in_every_lineup():
     entries = bot_entries(["random", "greedy", "greedy:max_skip=0"])
-    config = TableConfig(entries, lineups(3, 2), 2, "classic", "bonus", seed=11)
+    config = TableConfig(entries, lineups(3, 2), TableOptions(num_players=2), seed=11)
     table = Table(config)
     L = len(config.lineups)
     for deal in range(3):
@@ -243,15 +244,30 @@ def test_a_longo_arena_tells_the_bots_that_model_it_the_lucky_rule():
     ).variant.lucky_rule == "bonus"  # the bot's own parameter wins
     seen = []
 
+    def recording(*, table, seed):  # a factory takes the whole table, lucky rule included
+        seen.append(table.lucky)
+        return bots.make_bot("greedy", table, seed)
+
+    run_arena([recording, "random"], variant="longo", lucky="instead", games=2, workers=1)
+    assert seen and set(seen) == {"instead"}
+
+
+def test_a_factory_of_the_old_form_still_plays_with_a_deprecation_warning():
+    seen = []
+
     def recording(*, variant, num_players, seed, lucky=None):
         seen.append(lucky)
         return bots.make("greedy", variant=variant, num_players=num_players, seed=seed)
 
-    run_arena([recording, "random"], variant="longo", lucky="instead", games=2, workers=1)
+    with pytest.warns(DeprecationWarning, match="factory"):
+        run_arena([recording, "random"], variant="longo", lucky="instead", games=2, workers=1)
     assert seen and set(seen) == {"instead"}
     seen.clear()
-    run_arena([recording, "random"], games=2, workers=1)  # classic: nothing to tell
+    with pytest.warns(DeprecationWarning, match="factory"):
+        run_arena([recording, "random"], games=2, workers=1)  # classic: nothing to tell
     assert seen and set(seen) == {None}
+    with pytest.warns(DeprecationWarning, match="BotSpec"):
+        assert arena.BotEntry is bots.BotSpec
 
 
 def test_every_table_game_hands_out_exactly_one_win(three_bots):
@@ -290,8 +306,8 @@ def test_solo_arena_reports_scores_only():
 
 
 def test_bot_factories_take_part_like_named_bots():
-    def cautious(*, variant, num_players, seed):
-        return bots.make("greedy", variant=variant, num_players=num_players, seed=seed, max_skip=0)
+    def cautious(*, table, seed):
+        return bots.make_bot(("greedy", {"max_skip": 0}), table, seed)
 
     by_factory = run_arena([cautious, "random"], games=3, seed=2, workers=1)
     by_name = run_arena(["greedy:max_skip=0", "random"], games=3, seed=2, workers=1)

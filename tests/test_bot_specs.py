@@ -14,6 +14,7 @@ from qwixx_env import QwixxVectorEnv, bots
 from qwixx_env.arena import run_arena
 from qwixx_env.bots.specs import BotPolicy, check_spec, opponent
 from qwixx_env.cli import main as qwixx
+from qwixx_env.core.options import TableOptions
 from qwixx_env.nets import NumpyPolicy
 from qwixx_env.training.config import config_from_dict
 
@@ -106,3 +107,16 @@ def test_the_default_opponent_is_stated_in_repr():
     env = gymnasium.make("qwixx_env/Qwixx-v0")
     assert "opponents='random'" in repr(env.unwrapped) and "opponents='random'" in str(env)
     assert "opponents={'greedy': 2}" in repr(QwixxVectorEnv(1, opponents={"greedy": 2}))
+
+
+def test_one_factory_makes_every_spelling_for_a_table_and_the_table_reaches_the_bot(runs):
+    longo = TableOptions(num_players=3, variant="longo", lucky="instead")
+    for spec in ("heuristic", ("rollout", {"threads": 1}), bots.BotSpec(label="h", name="heuristic")):
+        bot = bots.make_bot(spec, longo, seed=0)
+        assert (bot.variant.lucky_rule, bot.num_players) == ("instead", 3)
+    assert bots.make_bot('heuristic:lucky="bonus"', longo).variant.lucky_rule == "bonus"  # its own rule wins
+    assert bots.make_bot("runs/a", TableOptions(num_players=2)).name == "a/final"
+    with pytest.raises(ValueError, match=r"table: got 'longo'; expected a qwixx_env.core.options.TableOptions"):
+        bots.make_bot("greedy", "longo")
+    with pytest.raises(ValueError, match=r"table: got a TableOptions and \['num_players'\] too"):
+        bots.BotSpec(label="greedy", name="greedy").make(longo, num_players=2)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from qwixx_env import bots
-from qwixx_env.bots.specs import check_spec, parse_spec
+from qwixx_env.bots.specs import check_spec
 from qwixx_env.core.options import TableOptions
 from qwixx_env.core.rewards import REWARD_MODES
 from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES
@@ -264,18 +264,15 @@ def _check_together(cfg: TrainConfig) -> None:
 
 
 def make_bot(cfg: TrainConfig, name: str, seed: int | None = 0) -> bots.Bot:
-    """Bot `name` for the run's game: a bot spec as the arena and the envs read them
-    (``"rollout:leaf=afterstate"``, a checkpoint's path; `qwixx_env.bots.specs`). Longo's lucky
-    rule goes to the bots that model it."""
-    lucky = cfg.lucky if cfg.variant == "longo" else None
-    return parse_spec(name).make(variant=cfg.variant, num_players=cfg.num_players, lucky=lucky, seed=seed)
+    """Bot `name` for the run's table (`cfg.table`): a bot spec as the arena and the envs read
+    them (``"rollout:leaf=afterstate"``, a checkpoint's path; `qwixx_env.bots.make_bot`)."""
+    return bots.make_bot(name, cfg.table, seed)
 
 
 def _check_plays(cfg: TrainConfig, name: str, key: str) -> None:
     """`name` is a bot spec that can play the run's game (`bots.specs.check_spec`, the check
     the envs and the arena make too)."""
     try:
-        check_spec(name, variant=cfg.variant, num_players=cfg.num_players, lucky=cfg.lucky,
-                   who="the run's config")
+        check_spec(name, cfg.table, who="the run's config")
     except ValueError as err:
         raise ValueError(f"{key}: {err}") from None

@@ -21,15 +21,15 @@ LEARNER = "learner"
 
 
 class PolicyFactory(functools.partial[pretrained.PretrainedBot]):
-    """`PretrainedBot` with its policy bound, named: a partial keeps the bot's keyword
-    signature, which `bots.build` reads (it passes `lucky` only to factories that take it)."""
+    """`PretrainedBot` with its policy bound, named: the arena calls it as every bot factory,
+    ``factory(*, table, seed)``, and a partial keeps the bot's keyword signature."""
 
     name: str  # the arena's label
 
 
 def policy_factory(policy: pretrained.NumpyPolicy, label: str = LEARNER) -> PolicyFactory:
-    """A bot factory (called like `bots.make`) playing an exported policy, reported under
-    `label`; the one policy serves every seat and game (it is deterministic)."""
+    """A bot factory (``factory(*, table, seed)``, as the arena calls it) playing an exported
+    policy, reported under `label`; the one policy serves every seat and game (it is deterministic)."""
     factory = PolicyFactory(pretrained.PretrainedBot, policy)
     factory.name = label
     return factory

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from qwixx_env.core.variant import get_variant
 from qwixx_env.nets import AFTERSTATE_TABLES
 from qwixx_env.nets.win_chance import network_name
 
@@ -302,7 +303,7 @@ def model_card(record: dict[str, Any]) -> str:
         "```",
         "",
         f"In the arena: `qwixx arena {name} heuristic --players {players}"
-        + (f" --variant longo --lucky {c['lucky']}" if c["variant"] == "longo" else "")
+        + (f" --variant {c['variant']} --lucky {c['lucky']}" if get_variant(c["variant"]).lucky_count else "")
         + "`. As a batched policy (e.g. a frozen opponent):"
         f' `NumpyPolicy.load("{name}")`; see [docs/pretrained.md](../docs/pretrained.md).',
         "",

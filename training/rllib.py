@@ -181,11 +181,10 @@ def save(algo: Any, cfg: RLlibConfig, run: Path, started: float) -> Path:
     if target.exists():
         shutil.rmtree(target)
     algo.save_to_path(str(target))
-    lucky = cfg.lucky if cfg.variant == "longo" else None
     meta = {"engine": f"ray.rllib {ray.__version__}", "iteration": algo.iteration, "config": cfg.to_dict(),
             "wall_time": round(time.perf_counter() - started, 1)}
     export_module(algo.get_module(LEARNER), run / "policy", variant=cfg.variant, num_players=cfg.num_players,
-                  lucky=lucky, meta=meta)
+                  lucky=cfg.lucky, meta=meta)
     write_atomically(folder / "latest.json", json.dumps({"checkpoint": target.name}).encode())
     for old in sorted(folder.glob("iter_*"))[:-KEEP_CHECKPOINTS]:
         shutil.rmtree(old)

@@ -28,10 +28,12 @@ from typing import Any
 
 import numpy as np
 
+from qwixx_env.arena import schedule
 from qwixx_env.arena.play import GameArrays, Table, TableConfig, play_games
 from qwixx_env.arena.records import check_records_folder, prepare, record_name, write_index
-from qwixx_env.arena.schedule import BotEntry, bot_entries, bot_seed, lineups, parse_bot
+from qwixx_env.arena.schedule import bot_entries, bot_seed, lineups, parse_bot
 from qwixx_env.arena.stats import Z95, mean_and_se, openskill_ratings, ranks, wilson_interval, win_shares
+from qwixx_env.bots import make_bot
 from qwixx_env.core.checks import check_int
 from qwixx_env.core.options import TableOptions
 
@@ -115,8 +117,8 @@ def run_arena(
     """Run a tournament and summarise it.
 
     `bots`: bot specs (``"greedy:max_skip=2"``, an installed checkpoint's name, a checkpoint's
-    path or run folder such as ``"runs/my2p"``; `qwixx_env.bots.specs`), ``(name, params)`` pairs, or factories called
-    like `qwixx_env.bots.make` (in Longo, a bot with a `lucky` parameter is told the rule).
+    path or run folder such as ``"runs/my2p"``; `qwixx_env.bots.specs`), ``(name, params)`` pairs, or factories
+    ``factory(*, table, seed)`` (the table a `TableOptions`); `qwixx_env.bots.make_bot` makes each for every game.
     `games` is the number of deals; each deal is played by every lineup, so there are
     ``games * len(lineups)`` table games. `lucky` is Longo's lucky rule.
     `workers` defaults to ``os.cpu_count()``. `progress(done, total)` reports table games.
@@ -135,16 +137,17 @@ def run_arena(
     folder = None if records is None else check_records_folder(records)
     lucky = "bonus" if lucky is None else lucky
     # the game options, checked; num_players a plain int (a numpy integer too: the result is plain JSON)
-    num_players = TableOptions(num_players=num_players, variant=variant, lucky=lucky).num_players
+    table = TableOptions(num_players=num_players, variant=variant, lucky=lucky)
+    num_players = table.num_players
     for e in entries:
         try:
-            bot = e.make(variant=variant, num_players=num_players, seed=0, lucky=lucky)
+            bot = make_bot(e, table, seed=0)
         except (TypeError, ValueError, OSError) as err:  # OSError: a checkpoint file that is not there
             raise ValueError(f"bot {e.label!r}: {err}") from err
         if not callable(getattr(bot, "act", None)):
             raise ValueError(f"bot {e.label!r}: made {bot!r}, which has no act(observation) method")
     seats = lineups(len(entries), num_players)
-    config = TableConfig(entries, seats, num_players, variant, lucky, int(seed), records=folder)
+    config = TableConfig(entries, seats, table, int(seed), records=folder)
     total = int(games) * len(seats)
     workers = max(1, min(workers, total))
     if folder is not None:
@@ -222,7 +225,6 @@ def _head_to_head(result: ArenaResult) -> dict[str, Any]:
 
 __all__ = [
     "ArenaResult",
-    "BotEntry",
     "RESULT_FORMAT",
     "Table",
     "TableConfig",
@@ -238,3 +240,9 @@ __all__ = [
     "win_shares",
     "wilson_interval",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "BotEntry":
+        return schedule.BotEntry  # deprecated: it warns
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

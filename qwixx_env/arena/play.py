@@ -17,7 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from qwixx_env.arena.records import write_record
-from qwixx_env.arena.schedule import BotEntry, bot_seed
+from qwixx_env.arena.schedule import bot_seed
+from qwixx_env.bots import BotSpec, make_bot
+from qwixx_env.core.options import TableOptions
 from qwixx_env.envs.qwixx_v0 import raw_env
 
 
@@ -25,11 +27,9 @@ from qwixx_env.envs.qwixx_v0 import raw_env
 class TableConfig:
     """Everything a worker needs to play any table game of a tournament."""
 
-    entries: list[BotEntry]
+    entries: list[BotSpec]
     lineups: list[tuple[int, ...]]
-    num_players: int
-    variant: str
-    lucky: str
+    table: TableOptions  # every game's, and the table each bot is made for
     seed: int
     records: Path | None = None  # a folder: each game's record is written there (`arena.records`)
 
@@ -51,7 +51,7 @@ class Table:
 
     def __init__(self, config: TableConfig):
         self.config = config
-        self.env = raw_env(num_players=config.num_players, variant=config.variant, lucky=config.lucky)
+        self.env = raw_env(table=config.table)
         self._seat_of = self.env.agent_name_mapping
 
     def play(self, game: int) -> tuple[list[int], list[int], int]:
@@ -59,12 +59,7 @@ class Table:
         With `TableConfig.records` set, its record is written into that folder first."""
         c = self.config
         deal, j = divmod(game, len(c.lineups))
-        players = [
-            c.entries[b].make(
-                variant=c.variant, num_players=c.num_players, seed=bot_seed(c.seed, deal, j, s), lucky=c.lucky
-            )
-            for s, b in enumerate(c.lineups[j])
-        ]
+        players = [make_bot(c.entries[b], c.table, bot_seed(c.seed, deal, j, s)) for s, b in enumerate(c.lineups[j])]
         env, seat_of = self.env, self._seat_of
         env.reset(seed=c.seed + deal)
         agent = env.agent_selection
@@ -127,7 +122,7 @@ def play_games(
                 results.extend(part)
                 if progress:
                     progress(len(results), num_games)
-    P = config.num_players
+    P = config.table.num_players
     scores = np.array([r[0] for r in results], np.int64).reshape(num_games, P)
     penalties = np.array([r[1] for r in results], np.int64).reshape(num_games, P)
     rolls = np.array([r[2] for r in results], np.int64)

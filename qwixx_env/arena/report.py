@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from qwixx_env.arena import ArenaResult
+from qwixx_env.core.variant import get_variant
 from qwixx_env.files import save_figure
 
 
@@ -33,7 +34,7 @@ def print_report(result: ArenaResult, console: Any = None) -> None:
     t = result.timing
     title = (
         f"{result.variant}"
-        + (f" (lucky={result.lucky})" if result.variant == "longo" else "")
+        + (f" (lucky={result.lucky})" if get_variant(result.variant).lucky_count else "")
         + f", {result.num_players} player(s): {result.deals:,} deals × {len(result.lineups)} lineup(s)"
         + f" = {len(result.games.rolls):,} games, seed {result.seed}"
     )

@@ -1,10 +1,10 @@
-"""Who plays: the bot entries of a tournament and the lineups that seat them.
+"""Who plays: the bots of a tournament and the lineups that seat them.
 
-A bot entry is a bot spec (`qwixx_env.bots.specs`: a registry name with parameters,
+A bot is a bot spec (`qwixx_env.bots.specs`: a registry name with parameters,
 ``"greedy:max_skip=2"`` on the command line, an installed checkpoint's name or a checkpoint's
 path such as ``"runs/my2p/final"``), a ``("greedy", {"max_skip": 2})`` pair in Python, or a
-factory called like `bots.make` is (``factory(*, variant, num_players, seed, **params) -> Bot``;
-in Longo, a factory with a ``lucky`` parameter is also given the game's lucky rule).
+factory ``factory(*, table, seed) -> Bot`` (`qwixx_env.bots.specs.as_spec`); each is read into
+a `BotSpec` and made for every game by `qwixx_env.bots.make_bot`.
 
 The lineups give every bot every seat equally often (see `lineups`); a *deal* (one seed of
 the dice) is played once by every lineup, and *table game* g is deal ``g // L`` played by
@@ -15,88 +15,28 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+import warnings
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from qwixx_env import bots
-from qwixx_env.bots.specs import TABLE_OPTIONS, BotSpec, check_params, parse_spec
+from qwixx_env.bots.specs import BotSpec, as_spec, check_params
+from qwixx_env.bots.specs import parse_spec as parse_bot
+
+ARENA_SETS = " (the --variant / --players / --seed options, or run_arena's arguments)"
 
 
-@dataclass
-class BotEntry:
-    """One competitor: how to make it, and the label results are reported under."""
-
-    label: str
-    name: str | None = None  # a registry name, or None when `factory` or `path` is given
-    params: dict[str, Any] = field(default_factory=dict)
-    factory: Callable[..., bots.Bot] | None = None
-    path: str | None = None  # a checkpoint file or training run folder (`bots.specs`)
-
-    def make(self, *, variant: str, num_players: int, seed: int | None, lucky: str | None = None) -> bots.Bot:
-        """A fresh bot for one game. In Longo, a bot that takes `lucky` (it models the lucky
-        rule, which the observation does not show) is told the game's, unless its parameters
-        set it (`bots.build`)."""
-        if self.factory is None:
-            spec = BotSpec(self.label, self.label, self.name, self.params, self.path)
-            return spec.make(variant=variant, num_players=num_players, lucky=lucky, seed=seed)
-        params = dict(self.params)
-        lucky = params.pop("lucky", lucky if variant == "longo" else None)
-        return bots.build(self.factory, variant=variant, num_players=num_players, lucky=lucky, seed=seed, **params)
+def bot_entry(spec: Any) -> BotSpec:
+    """A `BotSpec` from any accepted spelling (see the module docstring), refusing parameters
+    a tournament sets itself (the table options) and `lucky` for a bot that does not model the
+    lucky rule."""
+    spec = as_spec(spec)
+    check_params(spec, "the arena", ARENA_SETS)
+    return spec
 
 
-def parse_bot(text: str) -> BotEntry:
-    """A bot entry from a bot spec (`qwixx_env.bots.specs`): ``"name"``,
-    ``"name:key=value,key=value"``, an installed checkpoint's name or a checkpoint's path.
-    Raises `ValueError` on a malformed parameter or an unknown name."""
-    spec = parse_spec(text)
-    return BotEntry(label=spec.label, name=spec.name, params=spec.params, path=spec.path)
-
-
-def table_options_in(params: dict[str, Any]) -> list[str]:
-    """The table options (`TABLE_OPTIONS`) among a bot's own parameters, sorted."""
-    return sorted(set(TABLE_OPTIONS) & set(params))
-
-
-def _check_entry(entry: BotEntry) -> BotEntry:
-    """Refuse parameters a tournament sets itself (the table options), and `lucky` for a bot
-    that does not model the lucky rule."""
-    if entry.factory is None:
-        check_params(BotSpec(entry.label, entry.label, entry.name, entry.params, entry.path), "the arena",
-                     " (the --variant / --players / --seed options, or run_arena's arguments)")
-        return entry
-    table = table_options_in(entry.params)
-    if table:
-        raise ValueError(f"bot {entry.label!r}: {table} set, but the arena sets the table's variant, player count "
-                         "and each game's seeds (the --variant / --players / --seed options, or run_arena's arguments)")
-    if "lucky" in entry.params and not bots.takes(entry.factory, "lucky"):
-        modelling = [n for n in bots.available() if bots.takes(n, "lucky")]
-        raise ValueError(f"bot {entry.label!r}: lucky is set, but this bot takes no lucky rule (it does not "
-                         f"model Longo's lucky cross; the bots that do: {modelling})")
-    return entry
-
-
-def bot_entry(spec: Any) -> BotEntry:
-    """A `BotEntry` from any accepted spelling (see the module docstring)."""
-    if isinstance(spec, BotEntry):
-        return _check_entry(spec)
-    if isinstance(spec, str):
-        return _check_entry(parse_bot(spec))
-    if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str) and isinstance(spec[1], dict):
-        name, params = spec
-        label = name + "".join(f"{':' if i == 0 else ','}{k}={v}" for i, (k, v) in enumerate(params.items()))
-        return _check_entry(BotEntry(label=label, name=name, params=dict(params)))
-    if callable(spec):
-        label = getattr(spec, "name", None) or getattr(spec, "__name__", None) or type(spec).__name__
-        return BotEntry(label=str(label), factory=spec)
-    raise ValueError(
-        f"bot: got {spec!r}; expected a name ('greedy:max_skip=2'), a (name, params) pair or a bot factory"
-    )
-
-
-def bot_entries(specs: Sequence[Any]) -> list[BotEntry]:
+def bot_entries(specs: Sequence[Any]) -> list[BotSpec]:
     """Entries for a list of specs, with repeated labels numbered (``greedy``, ``greedy#2``)."""
     one_pair = isinstance(specs, tuple) and len(specs) == 2 and isinstance(specs[1], dict)
     if isinstance(specs, str) or one_pair or not len(specs):
@@ -131,3 +71,14 @@ def bot_seed(seed: int, deal: int, lineup: int, seat: int) -> int:
     """The seed of the bot in `seat` of table game (deal, lineup): fixed by those numbers alone,
     so results do not depend on which worker plays the game."""
     return int(np.random.SeedSequence([seed, deal, lineup, seat]).generate_state(1)[0])
+
+
+def __getattr__(name: str) -> Any:
+    if name == "BotEntry":  # the arena's own copy of a bot spec, before there was one BotSpec
+        warnings.warn("qwixx_env.arena.BotEntry is deprecated; use qwixx_env.bots.BotSpec", DeprecationWarning,
+                      stacklevel=2)
+        return BotSpec
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["BotSpec", "bot_entries", "bot_entry", "bot_seed", "lineups", "parse_bot"]

@@ -21,8 +21,8 @@ from typing import Any
 
 from qwixx_env.bots import registry
 from qwixx_env.core import rules
+from qwixx_env.core.options import TableOptions
 from qwixx_env.core.state import new_state
-from qwixx_env.core.variant import get_variant
 from qwixx_env.nets import check_afterstate_table, win_chance_network
 from qwixx_env.nets.afterstate import (  # noqa: F401 (their former home: these names still import from here)
     INPUT_SCALE,
@@ -36,19 +36,18 @@ from qwixx_env.policies.heuristic import weights_array
 from qwixx_env.policies.scratch import new_scratch
 
 
-class AfterstateBot:
+class AfterstateBot(registry.TableBot):
     """See the module docstring. Deterministic: `seed` is accepted and unused."""
 
     name = "afterstate"
 
-    def __init__(self, *, variant: str = "classic", num_players: int = 2, seed: int | None = None):
-        check_afterstate_table(variant, num_players)
-        self.variant = get_variant(variant)
-        self.num_players = num_players
-        self._net = win_chance_network("afterstate", variant, num_players)
+    def __init__(self, table: TableOptions = registry.DEFAULT_TABLE, *, seed: int | None = None):
+        check_afterstate_table(table.variant, table.num_players)
+        super().__init__(table)
+        self._net = win_chance_network("afterstate", table.variant, table.num_players)
         self._weights = weights_array()
-        self._base = new_state(num_players)
-        self._scratch = new_scratch(self.variant, num_players, self._net)
+        self._base = new_state(self.num_players)
+        self._scratch = new_scratch(self.variant, self.num_players, self._net)
         self._kernel = None
 
     def act(self, observation: dict[str, Any]) -> int:

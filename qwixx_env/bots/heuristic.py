@@ -14,34 +14,26 @@ from typing import Any
 
 from qwixx_env.bots import registry
 from qwixx_env.core import rules
+from qwixx_env.core.options import TableOptions
 from qwixx_env.core.state import new_state
-from qwixx_env.core.variant import get_variant
 from qwixx_env.policies.heuristic import heuristic_action, weights_array
 from qwixx_env.policies.scratch import new_scratch
 
 
-class HeuristicBot:
-    """See the module docstring; `weights` overrides named defaults (`DEFAULT_WEIGHTS`);
-    `lucky` is the Longo lucky rule of the game ("bonus" or "instead")."""
+class HeuristicBot(registry.TableBot):
+    """See the module docstring; `weights` overrides named defaults (`DEFAULT_WEIGHTS`)."""
 
     name = "heuristic"
+    # The observation does not say which lucky rule is played (Longo); the bot plays the
+    # bonus cross out in its look-ahead only under "bonus", so it takes the table's rule.
+    models_lucky = True
 
-    def __init__(
-        self,
-        *,
-        variant: str = "classic",
-        num_players: int = 2,
-        seed: int | None = None,
-        weights: Mapping[str, float] | None = None,
-        lucky: str = "bonus",
-    ):
+    def __init__(self, table: TableOptions = registry.DEFAULT_TABLE, *, seed: int | None = None,
+                 weights: Mapping[str, float] | None = None):
+        super().__init__(table)
         self.weights = weights_array(weights)
-        # The observation does not say which lucky rule is played (Longo); the bot plays
-        # the bonus cross out in its look-ahead only under "bonus".
-        self.variant = get_variant(variant, lucky if variant == "longo" else None)
-        self.num_players = num_players
-        self._scratch = new_scratch(self.variant, num_players)
-        self._base = new_state(num_players)  # the decision's state, rebuilt in place each call
+        self._scratch = new_scratch(self.variant, self.num_players)
+        self._base = new_state(self.num_players)  # the decision's state, rebuilt in place each call
         self._kernel = None
 
     def act(self, observation: dict[str, Any]) -> int:

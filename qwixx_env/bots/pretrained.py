@@ -15,7 +15,6 @@ every installed checkpoint is also registered as a bot under its name, so
 
 from __future__ import annotations
 
-import functools
 import os
 from pathlib import Path
 from typing import Any
@@ -23,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from qwixx_env.bots import registry
+from qwixx_env.bots.registry import table_with
 from qwixx_env.core.checks import check_seed
-from qwixx_env.core.options import check_num_players
-from qwixx_env.core.variant import get_variant
+from qwixx_env.core.options import TableOptions
 from qwixx_env.nets import (  # noqa: F401 (CheckpointError, NumpyPolicy, write_policy, ...: their former home)
     FORMAT,
     INPUTS,
@@ -43,34 +42,33 @@ from qwixx_env.nets.installed import names_in
 class PretrainedBot:
     """The common bot interface over a `NumpyPolicy`: ``act(observation dict) -> action``.
 
-    `variant`, `num_players` and (Longo) `lucky` default to the checkpoint's; given, they must
-    match it (a policy only reads the observation it was trained on, and plays the lucky rule it
-    was trained under; classic has no lucky numbers, so there only ``"bonus"``, the default, is
-    accepted). The bot is deterministic, so `seed` is accepted for the interface and unused.
+    `table` (a `TableOptions`) is the game it plays, and must be the checkpoint's: its variant,
+    player count and (Longo) lucky rule (a policy only reads the observation it was trained on,
+    and plays the lucky rule it was trained under). Without a table, `variant`, `num_players`
+    and `lucky` fill in the checkpoint's game where given (`table_with`); the checkpoint's own
+    otherwise. The bot is deterministic, so `seed` is accepted for the interface and unused.
     """
 
     def __init__(
         self,
         policy: NumpyPolicy,
+        table: TableOptions | None = None,
         *,
         variant: str | None = None,
         num_players: int | None = None,
         lucky: str | None = None,
         seed: int | None = None,
     ):
-        if num_players is not None:
-            check_num_players(num_players)  # 2.0 or True is no player count, even where it equals one
         check_seed(seed)
+        table = table_with(checkpoint_table(policy), table, variant=variant, num_players=num_players, lucky=lucky)
         reads = "a policy reads the observation it was trained on"
-        for option, wanted, plays, why in (
-            ("variant", variant, policy.variant, reads),
-            ("num_players", num_players, policy.num_players, reads),
-            ("lucky", lucky, policy.lucky, "a policy plays the lucky rule it was trained under"),
+        for option, plays, why in (
+            ("variant", policy.variant, reads),
+            ("num_players", policy.num_players, reads),
+            ("lucky", policy.lucky, "a policy plays the lucky rule it was trained under"),
         ):
-            if option == "lucky" and wanted is not None and policy.lucky is None:
-                get_variant(policy.variant, wanted)  # classic: "bonus" is harmless, anything else an error
-                continue
-            if wanted is not None and (wanted != plays or isinstance(wanted, bool)):
+            wanted = getattr(table, option)
+            if plays is not None and wanted != plays:  # lucky None: the game has no lucky numbers
                 raise ValueError(
                     f"{option}: got {wanted!r}; checkpoint {policy.name!r} ({policy.source}) plays "
                     f"{option}={plays!r} only ({why})"
@@ -88,8 +86,14 @@ class PretrainedBot:
         return int(self.policy(vector, mask)[0])
 
 
+def checkpoint_table(policy: NumpyPolicy) -> TableOptions:
+    """The table a checkpoint's policy plays: its variant, player count and lucky rule."""
+    return TableOptions(variant=policy.variant, num_players=policy.num_players, lucky=policy.lucky or "bonus")
+
+
 def load(
     name_or_path: str | os.PathLike[str],
+    table: TableOptions | None = None,
     *,
     variant: str | None = None,
     num_players: int | None = None,
@@ -98,12 +102,29 @@ def load(
 ) -> PretrainedBot:
     """A `PretrainedBot` from an installed checkpoint's name or a checkpoint file's path.
 
-    See `NumpyPolicy.load` for how the argument is read and the errors; `variant`,
-    `num_players` and `lucky`, when given, must be the checkpoint's (a `ValueError` says what
-    it plays).
+    See `NumpyPolicy.load` for how the argument is read and the errors; `table` (or `variant`,
+    `num_players` and `lucky`), when given, must be the checkpoint's game (a `ValueError` says
+    what it plays).
     """
     policy = NumpyPolicy.load(name_or_path)
-    return PretrainedBot(policy, variant=variant, num_players=num_players, lucky=lucky, seed=seed)
+    return PretrainedBot(policy, table, variant=variant, num_players=num_players, lucky=lucky, seed=seed)
+
+
+class Checkpoint:
+    """An installed checkpoint as a registered bot factory: ``Checkpoint(path)(table, seed=)``
+    is `load`; its game is the table `bots.make` fills in."""
+
+    models_lucky = True  # it plays one lucky rule, which a spec may name (and is refused otherwise)
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def __call__(self, table: TableOptions | None = None, *, seed: int | None = None) -> PretrainedBot:
+        return load(self.path, table, seed=seed)
+
+    def default_table(self) -> TableOptions:
+        """The checkpoint's own game (`checkpoint_table`)."""
+        return checkpoint_table(NumpyPolicy.load(self.path))
 
 
 # --- finding checkpoints --------------------------------------------------------------------
@@ -115,7 +136,7 @@ def _register_folder(folder: Path) -> list[str]:
     Cheap: only the folder is listed; `bots.make` reads and checks the files."""
     names = names_in(folder)
     for name in names:
-        registry.register(name, functools.partial(load, folder / f"{name}.json"))
+        registry.register(name, Checkpoint(folder / f"{name}.json"))
     return names
 
 

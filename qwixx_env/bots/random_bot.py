@@ -7,16 +7,16 @@ from typing import Any
 import numpy as np
 
 from qwixx_env.bots import registry
+from qwixx_env.core.options import TableOptions
 
 
-class RandomBot:
+class RandomBot(registry.TableBot):
     """Picks uniformly among the legal actions of the observation's mask."""
 
     name = "random"
 
-    def __init__(self, *, variant: str = "classic", num_players: int = 2, seed: int | None = None):
-        self.variant = variant
-        self.num_players = num_players
+    def __init__(self, table: TableOptions = registry.DEFAULT_TABLE, *, seed: int | None = None):
+        super().__init__(table)
         self.rng = np.random.default_rng(seed)
 
     def act(self, observation: dict[str, Any]) -> int:

@@ -1,8 +1,12 @@
-"""The bot registry: every bot is made by name through `make`; `register` adds one.
+"""The bot registry: every bot has a name, and `register` adds one.
 
 Each bot module registers its bot when `qwixx_env.bots` imports it; a user's bot is one
-`register` call. The table options a bot is made for (`variant`, `num_players`, `lucky`,
-`seed`) are checked here, once, for every bot.
+`register` call. A bot factory is called ``factory(table=table, seed=seed, **params) -> Bot`` with
+the table it plays, a `TableOptions` (`qwixx_env.bots.specs.make_bot` makes every bot that
+way). Two optional attributes of a factory are data about it: `models_lucky` (True for the
+bots that model Longo's lucky rule, which the observation does not show, so a spec may set
+``lucky``) and `default_table()` (the table `bots.make` fills in when none is given; the
+scripted bots: classic with 2 players; a checkpoint: its own game).
 """
 
 from __future__ import annotations
@@ -13,12 +17,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from qwixx_env.core.checks import check_choice, check_seed
 from qwixx_env.core.observation import ObservationView, state_from_observation
-from qwixx_env.core.options import check_num_players, check_variant
-from qwixx_env.core.variant import LUCKY_RULES, Variant
+from qwixx_env.core.options import TableOptions
+from qwixx_env.core.variant import Variant
 
 NO_LEGAL_ACTION = "observation: the action mask offers no legal action (not this seat's turn?)"
+DEFAULT_TABLE = TableOptions()  # what a bot plays when no table is given: classic, 2 players
 
 
 class Bot(Protocol):
@@ -45,30 +49,24 @@ def decision_state(
     return state_from_observation(view, out=out), mask
 
 
+class TableBot:
+    """The table a bot plays, kept as every bot reads it: `table` (the `TableOptions`),
+    `variant` (its `Variant`, lucky rule and score table applied) and `num_players`."""
+
+    def __init__(self, table: TableOptions = DEFAULT_TABLE):
+        if not isinstance(table, TableOptions):
+            raise ValueError(f"table: got {table!r}; expected a qwixx_env.core.options.TableOptions")
+        self.table = table
+        self.variant = table.rules
+        self.num_players = table.num_players
+
+
 def register(name: str, factory: Callable[..., Bot]) -> None:
-    """Add a bot factory ``factory(*, variant, num_players, seed, **params) -> Bot``. `make`
-    passes `variant` and `num_players` only when its caller gives them, so the factory's own
-    defaults apply otherwise (the scripted bots: classic with 2 players; a checkpoint: its game)."""
+    """Add a bot factory ``factory(table=..., seed=..., **params) -> Bot`` under `name` (see the
+    module docstring for its optional `models_lucky` and `default_table` attributes)."""
     if name in _REGISTRY:
         raise ValueError(f"bot name: {name!r} is already registered")
     _REGISTRY[name] = factory
-
-
-def takes(bot: str | Callable[..., Bot], option: str) -> bool:
-    """Whether a bot (a registered name, or a factory) takes the keyword `option` by name, e.g.
-    ``takes("heuristic", "lucky")``: the scripted bots that model Longo's lucky rule take it."""
-    if isinstance(bot, str):
-        if bot not in _REGISTRY:
-            raise ValueError(f"bot name: got {bot!r}; expected one of {available()}")
-        bot = _REGISTRY[bot]
-    try:
-        parameters = inspect.signature(bot).parameters
-    except (TypeError, ValueError):  # a callable without a signature: it takes nothing by name
-        return False
-    return option in parameters and parameters[option].kind in (
-        inspect.Parameter.KEYWORD_ONLY,
-        inspect.Parameter.POSITIONAL_OR_KEYWORD,
-    )
 
 
 def available() -> list[str]:
@@ -76,58 +74,57 @@ def available() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def make(
-    name: str,
-    *,
-    variant: str | None = None,
-    num_players: int | None = None,
-    lucky: str | None = None,
-    seed: int | None = None,
-    **params: Any,
-) -> Bot:
-    """A bot by name for a variant and player count.
-
-    `variant` and `num_players` default to the bot's own defaults: ``"classic"`` and 2 for the
-    scripted bots, what its checkpoint plays for a pretrained bot (``make("ppo-classic-1p")``
-    is a solo bot). `lucky`, Longo's lucky rule, goes to the bots that model it (see `build`).
-    Raises `ValueError` naming the bad value for an unknown bot, variant, player count or
-    lucky rule, or a parameter the bot does not take.
-    """
+def factory(name: str) -> Callable[..., Bot]:
+    """The factory registered under `name`, or a `ValueError` naming the registered ones."""
     if name not in _REGISTRY:
         raise ValueError(f"bot name: got {name!r}; expected one of {available()}")
-    factory = _REGISTRY[name]
-    if variant is not None:
-        check_variant(variant)
-    if num_players is not None:
-        check_num_players(num_players)
-    if lucky is not None:
-        check_choice("lucky", lucky, LUCKY_RULES)
-    signature = inspect.signature(factory).parameters.values()
-    accepted = [
-        p.name
-        for p in signature
-        if p.kind == p.KEYWORD_ONLY and p.name not in ("variant", "num_players", "seed", "lucky")
-    ]
-    unknown = sorted(set(params) - set(accepted))
-    if unknown and not any(p.kind == p.VAR_KEYWORD for p in signature):
-        raise ValueError(f"bot {name!r}: got parameter(s) {unknown}; it accepts {accepted or 'none'}")
-    return build(factory, variant=variant, num_players=num_players, lucky=lucky, seed=seed, **params)
+    return _REGISTRY[name]
 
 
-def build(
-    factory: Callable[..., Bot],
+def models_lucky(bot: str | Callable[..., Bot]) -> bool:
+    """Whether a bot (a registered name, or a factory) models Longo's lucky rule (its
+    `models_lucky` attribute), so that a spec may set its ``lucky``."""
+    return bool(getattr(factory(bot) if isinstance(bot, str) else bot, "models_lucky", False))
+
+
+def default_table(bot: str | Callable[..., Bot]) -> TableOptions:
+    """The table a bot plays when none is given (its factory's `default_table()`, else
+    `DEFAULT_TABLE`)."""
+    made = getattr(factory(bot) if isinstance(bot, str) else bot, "default_table", None)
+    return DEFAULT_TABLE if made is None else made()
+
+
+def parameters(bot: Callable[..., Bot]) -> list[str] | None:
+    """The parameters a factory takes by keyword besides the table and seed, for naming a
+    parameter it does not take; None when it takes any (``**params``)."""
+    try:
+        signature = inspect.signature(bot).parameters.values()
+    except (TypeError, ValueError):  # a callable without a signature: it takes nothing by name
+        return []
+    if any(p.kind == p.VAR_KEYWORD for p in signature):
+        return None
+    return [p.name for p in signature if p.kind == p.KEYWORD_ONLY and p.name not in ("table", "seed")]
+
+
+def table_with(
+    base: TableOptions,
+    table: TableOptions | None = None,
     *,
     variant: str | None = None,
     num_players: int | None = None,
     lucky: str | None = None,
-    seed: int | None = None,
-    **params: Any,
-) -> Bot:
-    """Call a bot factory with the table options: `variant` and `num_players` when given (else
-    the factory's defaults apply), and `lucky` when given and the factory takes it (the bots
-    that model Longo's lucky rule, which the observation does not show)."""
-    check_seed(seed)
-    table = {k: v for k, v in (("variant", variant), ("num_players", num_players)) if v is not None}
-    if lucky is not None and takes(factory, "lucky"):
-        table["lucky"] = lucky
-    return factory(seed=seed, **table, **params)
+) -> TableOptions:
+    """The table a bot is made for: `table` when given, else `base` with the keyword options
+    that are given in place of its own (``bots.make("ppo-classic-3p", lucky="bonus")``), checked
+    once by building the `TableOptions`. Another variant than `base`'s drops its lucky rule."""
+    given = {k: v for k, v in (("variant", variant), ("num_players", num_players), ("lucky", lucky)) if v is not None}
+    if table is not None:
+        if not isinstance(table, TableOptions):
+            raise ValueError(f"table: got {table!r}; expected a qwixx_env.core.options.TableOptions")
+        if given:
+            raise ValueError(f"table: got a TableOptions and {sorted(given)} too; give one or the other")
+        return table
+    options = {"variant": base.variant, "num_players": base.num_players, "lucky": base.lucky, **given}
+    if options["variant"] != base.variant and "lucky" not in given:
+        del options["lucky"]
+    return TableOptions(**options)

@@ -58,10 +58,11 @@ import numpy as np
 
 from qwixx_env.bots import registry
 from qwixx_env.bots.pretrained import load
+from qwixx_env.bots.specs import BotSpec, make_bot
 from qwixx_env.core.checks import check_choice, check_int, check_number
 from qwixx_env.core.observation import ObservationView, state_from_observation
+from qwixx_env.core.options import TableOptions
 from qwixx_env.core.state import new_state
-from qwixx_env.core.variant import get_variant
 from qwixx_env.nets import (
     AFTERSTATE_TABLES,
     LEAF_TABLES,
@@ -95,8 +96,8 @@ def _paired_stats(gain: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return gain.mean(axis=1), gain.std(axis=1, ddof=1) / np.sqrt(gain.shape[1])
 
 
-def _make_anchor(anchor, variant: str, num_players: int, lucky: str, seed: int | None):
-    """The anchor bot for the table (see `RolloutBot`): a registered bot's name (`registry.make`),
+def _make_anchor(anchor, table: TableOptions, seed: int | None):
+    """The anchor bot for the table (see `RolloutBot`): a registered bot's name (`make_bot`),
     or else the path of a checkpoint file (`bots.load`); errors name `anchor`. Its seed is
     drawn from the rollout's (the same seed gives the same anchor), not the rollout's own."""
     others = [n for n in registry.available() if n != "rollout"]
@@ -106,18 +107,17 @@ def _make_anchor(anchor, variant: str, num_players: int, lucky: str, seed: int |
     # its own stream, drawn from the rollout's seed (a stochastic anchor must not share the playouts')
     if seed is not None:
         seed = int(np.random.SeedSequence(seed, spawn_key=(1,)).generate_state(1, np.uint64)[0] >> 1)
-    table = dict(variant=variant, num_players=num_players, seed=seed, lucky=lucky if variant == "longo" else None)
     try:
         if isinstance(anchor, str) and anchor in registry.available():
-            return registry.make(anchor, **table)
+            return make_bot(BotSpec(label=anchor, name=anchor), table, seed)
         if is_checkpoint_name(anchor):  # a name, but no bot's (installed checkpoints are bots too)
             raise ValueError(f"not a bot name (one of {others}) nor a checkpoint file's path")
-        return load(anchor, **table)
+        return load(anchor, table, seed=seed)
     except (OSError, ValueError) as err:
         raise ValueError(f"anchor: got {anchor!r}; {err}") from err
 
 
-class RolloutBot:
+class RolloutBot(registry.TableBot):
     """See the module docstring. `continuations` K per action; `policy` the default policy;
     `confidence` the z a paired difference must reach to overrule the choice to beat (the
     default policy's own, or the `anchor`'s); `margin_weight` the value of a point of score
@@ -126,17 +126,17 @@ class RolloutBot:
     `afterstate` bot's network, classic with 2-4 players) or ``"heuristic"`` (the heuristic's
     evaluation);
     `threads` how many threads share the playouts (default: 2, or 1 on a one-core machine;
-    the decisions are the same for any number); `anchor` a bot name (`registry.make`, for the same
+    the decisions are the same for any number); `anchor` a bot name (`make_bot`, for the same
     table and seed) or a checkpoint file's path (`bots.load`) whose action is the choice to
     beat, instead of the default policy's."""
 
     name = "rollout"
+    models_lucky = True  # its playouts play the table's lucky rule, which the observation does not show
 
     def __init__(
         self,
+        table: TableOptions = registry.DEFAULT_TABLE,
         *,
-        variant: str = "classic",
-        num_players: int = 2,
         seed: int | None = None,
         continuations: int = DEFAULT_CONTINUATIONS,
         policy: str = DEFAULT_POLICY,
@@ -148,7 +148,6 @@ class RolloutBot:
         refine: int = 4,
         max_skip: int | None = None,
         weights: Mapping[str, float] | None = None,
-        lucky: str = "bonus",
         leaf: str | None = None,
         threads: int | None = None,
         anchor: str | os.PathLike | None = None,
@@ -160,11 +159,11 @@ class RolloutBot:
         self.refine = check_int("refine", refine, minimum=1, accepted="an integer >= 1")
         self.horizon = check_int("horizon", horizon, minimum=0)
         self.margin_weight = check_number("margin_weight", margin_weight, minimum=0)
+        super().__init__(table)
+        num_players = self.num_players
         default_skip, worry = greedy_defaults(num_players)
         self.max_skip = check_int("max_skip", default_skip if max_skip is None else max_skip, minimum=0)
         self.penalty_worry = worry
-        self.variant = get_variant(variant, lucky if variant == "longo" else None)
-        self.num_players = num_players
         self.continuations = continuations
         self.kind = POLICY_NAMES.index(policy)
         self.rng = np.array(np.random.SeedSequence(seed).generate_state(1, np.uint64))
@@ -183,25 +182,25 @@ class RolloutBot:
         if leaf_opponent_weight is not None:
             leaf_w["opponent_weight"] = leaf_opponent_weight
         self._leaf_weights = weights_array(leaf_w)
+        game = (table.variant, num_players)
         if leaf is None:
-            leaf = "network" if (self.variant.name, num_players) in LEAF_TABLES else "heuristic"
+            leaf = "network" if game in LEAF_TABLES else "heuristic"
         self.leaf = check_choice("leaf", leaf, tuple(LEAVES))
-        table = (self.variant.name, num_players)
-        if leaf == "network" and table not in LEAF_TABLES:
+        if leaf == "network" and game not in LEAF_TABLES:
             raise ValueError(f"leaf: got 'network' for {self.variant.name} with {num_players} player(s); a win-chance "
                              f"network ships for {sorted(LEAF_TABLES)} only (use leaf='heuristic')")
-        if leaf == "afterstate" and table not in AFTERSTATE_TABLES:
+        if leaf == "afterstate" and game not in AFTERSTATE_TABLES:
             raise ValueError(f"leaf: got 'afterstate' for {self.variant.name} with {num_players} player(s); the "
                              f"afterstate network ships for {afterstate_tables()} only (use leaf='heuristic')")
         self._net = _NO_NETWORK
         if leaf == "network":
-            self._net = win_chance_network("value", *table)
+            self._net = win_chance_network("value", *game)
         elif leaf == "afterstate":
-            self._net = win_chance_network("afterstate", *table)
+            self._net = win_chance_network("afterstate", *game)
         # one scratch per thread
         self._scratch = [new_scratch(self.variant, num_players, self._net) for _ in range(self.threads)]
         self.anchor_spec = anchor
-        self.anchor = None if anchor is None else _make_anchor(anchor, variant, num_players, lucky, seed)
+        self.anchor = None if anchor is None else _make_anchor(anchor, table, seed)
 
     def _playouts(self, base, legal: np.ndarray, count: int) -> np.ndarray:
         """(len(legal), count) outcomes: playout k has the same dice for every action."""

@@ -23,45 +23,41 @@ import numpy as np
 from qwixx_env.bots import registry
 from qwixx_env.core.checks import check_flag
 from qwixx_env.core.observation import ObservationView
+from qwixx_env.core.options import TableOptions
 from qwixx_env.core.variant import COLORS, get_variant
 from qwixx_env.solver import load_table, policy, table_path
+from qwixx_env.solver.states import check_variant as check_solvable
 from qwixx_env.solver.states import row_code
 
 _REBUILT: set[Path] = set()  # the tables solved again in this process (`rebuild`), by file
 
 
-class SoloOptimalBot:
+class SoloOptimalBot(registry.TableBot):
     """Maximises the solo value table at every decision (see the module docstring)."""
 
     name = "solo_optimal"
 
-    def __init__(
-        self,
-        *,
-        variant: str = "classic",
-        num_players: int = 2,
-        seed: int | None = None,
-        directory: str | os.PathLike[str] | None = None,
-        rebuild: bool = False,
-    ):
+    def __init__(self, table: TableOptions = registry.DEFAULT_TABLE, *, seed: int | None = None,
+                 directory: str | os.PathLike[str] | None = None, rebuild: bool = False):
         if directory is not None and not isinstance(directory, (str, os.PathLike)):
             raise ValueError(f"directory: got {directory!r}; expected the solver's cache folder (a path) or None")
         check_flag("rebuild", rebuild)
-        if variant != "classic":
-            raise ValueError(
-                f"variant: got {variant!r}; the solo_optimal bot plays 'classic' only "
-                "(the solver does not cover Qwixx Longo's lucky numbers and double lock cells)"
-            )
-        self.variant = variant
-        self.num_players = num_players
-        # `rebuild` solves again once per process: an arena makes a bot per game
-        path = table_path(get_variant(variant), directory)
-        self.table = load_table(variant, directory=directory, rebuild=rebuild and path not in _REBUILT)
+        try:
+            check_solvable(table.rules)
+        except ValueError as err:
+            raise ValueError(f"variant: got {table.variant!r}; the solo_optimal bot plays 'classic' only, what the "
+                             f"solo solver covers ({err})") from None
+        super().__init__(table)
+        # the solver's table of the variant as printed (its own score table); `rebuild` solves
+        # again once per process: an arena makes a bot per game
+        variant = get_variant(table.variant)
+        path = table_path(variant, directory)
+        self.solution = load_table(variant, directory=directory, rebuild=rebuild and path not in _REBUILT)
         if rebuild:
             _REBUILT.add(path)
-        self._values = self.table.values
-        self._space = self.table.space
-        self._tables = self.table.variant.tables
+        self._values = self.solution.values
+        self._space = self.solution.space
+        self._tables = self.solution.variant.tables
 
     def _sheet(self, view: ObservationView) -> tuple[np.ndarray, int]:
         """Own row codes (a row is locked when anyone locked it) and penalties."""

@@ -242,8 +242,7 @@ class QwixxVectorEnv(VectorEnv):
         (`set_opponents`) keeps the seats that play it."""
         if spec not in self._resolved:
             try:
-                self._resolved[spec] = opponent(spec, variant=self.variant.name, num_players=self.num_players,
-                                                lucky=self.variant.lucky_rule)
+                self._resolved[spec] = opponent(spec, self.table)
             except ValueError as err:
                 raise ValueError(f"opponents: {err}") from None
         return self._resolved[spec]

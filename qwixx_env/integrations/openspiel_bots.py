@@ -37,8 +37,11 @@ import pyspiel
 from open_spiel.python.algorithms import ismcts, mcts
 
 from qwixx_env.bots import registry
+from qwixx_env.bots.registry import DEFAULT_TABLE
+from qwixx_env.bots.specs import BotSpec, make_bot
 from qwixx_env.core.checks import check_choice, check_int, check_number
 from qwixx_env.core.compile import batch_kernel
+from qwixx_env.core.options import TableOptions
 from qwixx_env.core.rewards import rewards_one
 from qwixx_env.core.rules import apply_one
 from qwixx_env.core.state import OVER, new_state
@@ -117,11 +120,12 @@ class PlayoutEvaluator(mcts.Evaluator):
         return [(a, rest + (self.prior_weight if a == choice else 0.0)) for a in legal]
 
 
-def search_game(variant: str = "classic", num_players: int = 2, lucky: str = "bonus") -> QwixxGame:
-    """The ``python_qwixx`` game of a table (`pyspiel.load_game` with its parameters)."""
-    params = {"players": int(num_players), "variant": variant}
-    if variant == "longo":
-        params["lucky"] = lucky
+def search_game(table: TableOptions) -> QwixxGame:
+    """The ``python_qwixx`` game of a table (`pyspiel.load_game` with its parameters; the
+    lucky rule where the variant has lucky numbers)."""
+    params = {"players": table.num_players, "variant": table.variant}
+    if table.rules.lucky_count:
+        params["lucky"] = table.lucky
     return pyspiel.load_game(GAME_NAME, params)
 
 
@@ -134,14 +138,15 @@ class SearchBot:
     visited action."""
 
     name = SEARCH_BOT
+    models_lucky = True  # its game plays the table's lucky rule, which the observation does not show
 
-    def __init__(self, *, variant: str = "classic", num_players: int = 2, lucky: str = "bonus",
-                 seed: int | None = None, simulations: int = DEFAULT_SIMULATIONS, uct_c: float = DEFAULT_UCT_C,
+    def __init__(self, table: TableOptions = DEFAULT_TABLE, *, seed: int | None = None,
+                 simulations: int = DEFAULT_SIMULATIONS, uct_c: float = DEFAULT_UCT_C,
                  playouts: int = DEFAULT_PLAYOUTS, policy: str = DEFAULT_POLICY, prior: str | None = DEFAULT_PRIOR,
                  prior_weight: float = DEFAULT_PRIOR_WEIGHT):
         simulations = check_int("simulations", simulations, minimum=1, accepted="an integer >= 1")
         uct_c = check_number("uct_c", uct_c, minimum=0.0, accepted="a number >= 0")
-        self.game = search_game(variant, num_players, lucky)
+        self.game = search_game(table)
         seeds = np.random.SeedSequence(seed).generate_state(3)
         self.evaluator = PlayoutEvaluator(self.game, playouts, policy, seed=int(seeds[0]), prior_bot=prior,
                                           prior_weight=prior_weight)
@@ -159,29 +164,18 @@ class SearchBot:
         return int(self.search.step(state))
 
 
-def _search_bot(*, variant: str = "classic", num_players: int = 2, lucky: str = "bonus", seed: int | None = None,
-                simulations: int = DEFAULT_SIMULATIONS, uct_c: float = DEFAULT_UCT_C,
-                playouts: int = DEFAULT_PLAYOUTS, policy: str = DEFAULT_POLICY, prior: str | None = DEFAULT_PRIOR,
-                prior_weight: float = DEFAULT_PRIOR_WEIGHT) -> SearchBot:
-    return SearchBot(variant=variant, num_players=num_players, lucky=lucky, seed=seed, simulations=simulations,
-                     uct_c=uct_c, playouts=playouts, policy=policy, prior=prior, prior_weight=prior_weight)
-
-
-registry.register(SEARCH_BOT, _search_bot)
+registry.register(SEARCH_BOT, SearchBot)
 
 
 class SpielBot(pyspiel.Bot):
     """A project bot as a `pyspiel.Bot` for a ``python_qwixx`` game: `bot` is a registered
-    name (made with `params` for the game's table and `seed`) or any object with
+    name (made by `make_bot` with `params` for the game's table and `seed`) or any object with
     ``act(observation) -> int``. It plays whichever seat is to move when `step` is called."""
 
     def __init__(self, game: QwixxGame, bot: str | Any, seed: int | None = None, **params: Any):
         pyspiel.Bot.__init__(self)
         if isinstance(bot, str):
-            table = game.table
-            lucky = table.lucky if table.variant == "longo" else None
-            bot = registry.make(bot, variant=table.variant, num_players=table.num_players, lucky=lucky, seed=seed,
-                                **params)
+            bot = make_bot(BotSpec(label=bot, name=bot, params=params), game.table, seed)
         elif not callable(getattr(bot, "act", None)):
             raise ValueError(f"bot: got {bot!r}; expected a bot name ({registry.available()}) or an object with act()")
         self.bot = bot

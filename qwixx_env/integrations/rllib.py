@@ -51,10 +51,11 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 from torch import nn
 
-from qwixx_env.arena.schedule import parse_bot
+from qwixx_env.bots import make_bot
 from qwixx_env.core.checks import check_choice
 from qwixx_env.core.options import TableOptions, table_from
 from qwixx_env.core.rewards import check_illegal_reward
+from qwixx_env.core.variant import get_variant
 from qwixx_env.envs.parallel import ParallelQwixx
 from qwixx_env.envs.qwixx_v0 import raw_env
 from qwixx_env.nets import Layer, write_policy
@@ -276,10 +277,9 @@ class BotModule(RLModule):
 
     def setup(self) -> None:
         cfg = self.model_config
-        lucky = cfg.get("lucky") if cfg.get("variant") == "longo" else None
-        self.bot = parse_bot(cfg["bot"]).make(variant=cfg.get("variant", "classic"),
-                                              num_players=cfg.get("num_players", 2), lucky=lucky,
-                                              seed=cfg.get("seed", 0))
+        table = TableOptions(variant=cfg.get("variant", "classic"), num_players=cfg.get("num_players", 2),
+                             lucky=cfg.get("lucky") or "bonus")
+        self.bot = make_bot(cfg["bot"], table, cfg.get("seed", 0))
 
     def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         observation = batch[Columns.OBS]
@@ -369,8 +369,7 @@ def ppo_config(
             continue
         bot = {"bot": name, "variant": variant, "num_players": probe.num_players, "lucky": lucky, "seed": 0}
         try:
-            parse_bot(name).make(variant=variant, num_players=probe.num_players,
-                                 lucky=lucky if variant == "longo" else None, seed=0)
+            make_bot(name, TableOptions(variant=variant, num_players=probe.num_players, lucky=lucky), 0)
         except (TypeError, ValueError) as err:
             raise ValueError(f"opponents.{name}: {err}") from None
         specs[bot_module_id(name)] = RLModuleSpec(module_class=BotModule, model_config=bot)
@@ -425,4 +424,4 @@ def export_module(
     else:  # vf_share_layers: one encoder under both heads
         actor, critic = [encoder, module.pi], [encoder, module.vf]
     return write_policy(path, policy=_layers(actor, "policy"), value=_layers(critic, "value"), variant=variant,
-                        num_players=num_players, lucky=lucky if variant == "longo" else None, meta=meta)
+                        num_players=num_players, lucky=lucky if get_variant(variant).lucky_count else None, meta=meta)

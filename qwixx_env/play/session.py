@@ -53,9 +53,8 @@ WHITE_PHASES = ("white", "lucky")  # the simultaneous part of a roll: choices st
 
 def make_bot(name: str, table: TableOptions, seed: int) -> Bot:
     """The registered bot `name` made for `table` with `seed`; a `ValueError` (from
-    `bots.make`) when it cannot play that table. Every bot of a session is made here."""
-    # the one place bots are made for play: it becomes bots.make_bot(spec, table, seed) once that lands
-    return bots.make(name, variant=table.variant, num_players=table.num_players, lucky=table.lucky, seed=seed)
+    `bots.make_bot`) when it cannot play that table. Every bot of a session is made here."""
+    return bots.make_bot(name, table, seed)
 
 
 def mark_of(action: int, variant: Variant) -> dict[str, Any] | None:

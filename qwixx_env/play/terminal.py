@@ -34,7 +34,7 @@ from typing import IO, Any
 from qwixx_env import bots
 from qwixx_env.core.checks import check_choice, check_int, check_seed
 from qwixx_env.core.options import MAX_PLAYERS, TableOptions
-from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES
+from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES, get_variant
 from qwixx_env.files import folder_problem, write_atomically
 from qwixx_env.nets import NumpyPolicy, checkpoint_names
 from qwixx_env.play import coach
@@ -112,9 +112,9 @@ def setup(
     check_choice("--variant", variant, VARIANT_NAMES)
     if lucky is not None:
         check_choice("--lucky", lucky, LUCKY_RULES)
-        if variant != "longo":
+        if not get_variant(variant).lucky_count:
             raise ValueError(f"--lucky: got {lucky!r}; the lucky rule is for --variant longo only")
-    elif variant == "longo":
+    elif get_variant(variant).lucky_count:
         lucky = "bonus"
     if players is None:
         found = {t[1] for t in tables.values()}
