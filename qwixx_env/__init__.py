@@ -18,8 +18,10 @@ from qwixx_env.core import (
     CLASSIC,
     COLORS,
     LONGO,
+    Engine,
     ObservationLayout,
     ObservationView,
+    TableOptions,
     Variant,
     decode_action,
     encode_action,
@@ -33,8 +35,8 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 __all__ = [
-    "BatchedQwixx", "CLASSIC", "COLORS", "QwixxGymEnv", "QwixxVectorEnv", "LONGO", "ObservationLayout",
-    "ObservationView", "Variant",
+    "BatchedQwixx", "CLASSIC", "COLORS", "Engine", "QwixxGymEnv", "QwixxVectorEnv", "LONGO", "ObservationLayout",
+    "ObservationView", "TableOptions", "Variant",
     "decode_action", "encode_action", "get_variant", "qwixx_v0", "replay", "__version__",
 ]
 
