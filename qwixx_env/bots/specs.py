@@ -59,7 +59,7 @@ class BotSpec:
     name: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
     path: str | None = None
-    factory: Callable[..., registry.Bot] | None = None
+    factory: Callable[..., Any] | None = None
 
     def default_table(self) -> TableOptions:
         """The table the bot plays when none is given: a checkpoint's game, else the registry's
@@ -97,7 +97,12 @@ def make_bot(spec: BotSpec | str | Any, table: TableOptions, seed: int | None = 
         bot = load(spec.path, table, seed=seed)
         bot.name = spec.label  # tables tell runs apart by it, not by the file's stem "final"
         return bot
-    factory = spec.factory if spec.factory is not None else registry.factory(spec.name)
+    if spec.factory is not None:
+        factory = spec.factory
+    elif spec.name is not None:
+        factory = registry.factory(spec.name)
+    else:
+        raise ValueError(f"bot {spec.label!r}: a BotSpec needs a name, a path or a factory")
     accepted = registry.parameters(factory)
     unknown = [] if accepted is None else sorted(set(params) - set(accepted))
     if unknown:
@@ -177,7 +182,7 @@ def as_spec(value: Any) -> BotSpec:
     )
 
 
-def _table_factory(factory: Callable[..., registry.Bot], label: str) -> Callable[..., registry.Bot]:
+def _table_factory(factory: Callable[..., Any], label: str) -> Callable[..., Any]:
     """`factory` if it takes the table (a ``table`` or ``**options`` parameter); a factory of
     the old form ``factory(*, variant, num_players, seed)`` (plus ``lucky`` in Longo, if it has
     a `lucky` parameter) still plays, with a `DeprecationWarning`."""
@@ -208,7 +213,8 @@ def check_params(spec: BotSpec, who: str, how: str = "") -> None:
     if table:
         raise ValueError(f"bot {spec.label!r}: {table} set, but {who} sets the table's variant, player count "
                          f"and each game's seeds{how}")
-    if "lucky" in spec.params and not registry.models_lucky(spec.factory or spec.name):
+    bot = spec.factory or spec.name  # None for a checkpoint's path: it takes no lucky parameter
+    if "lucky" in spec.params and (bot is None or not registry.models_lucky(bot)):
         modelling = [n for n in registry.available() if registry.models_lucky(n)]
         raise ValueError(f"bot {spec.label!r}: lucky is set, but this bot takes no lucky rule (it does not "
                          f"model Longo's lucky cross; the bots that do: {modelling})")
