@@ -311,34 +311,36 @@ class Engine:
         """One decision per game (an int for a batch of one): applied to every live game, then
         `rewards`, `done` and `masks` are written (and `obs`, with observe_turn). Raises
         ValueError, changing nothing, if a live game's action is not legal for its seat."""
-        buf = self.buffers
+        buf, st = self.buffers, self.state
         if self.batch_size == 1 and (type(actions) is int or isinstance(actions, np.integer)):
-            buf.actions[0] = actions  # the AEC env's hot path: no array to build
+            # the AEC env's hot path: no array to build, the record kept with plain ints
+            buf.actions[0] = actions
+            seat, live, roll = int(st.turn[0]), st.phase[0] != OVER, int(st.roll[0])
+            bad = self._kernel(STEP, 0, *self._args)
+            if bad < 0:
+                if self.history and live:
+                    hist = self._history[0]
+                    hist["decisions"].append([seat, int(actions)])
+                    if st.roll[0] != roll:
+                        hist["rolls"].append(self.dice(0))
+                return
         else:
             buf.actions[:] = as_actions(actions, self.batch_size)
-        st = self.state
-        if self.history:  # who decides now, in which games, on which roll (for the record)
-            before = (int(st.turn[0]), int(st.phase[0]), int(st.roll[0])) if self.batch_size == 1 else (
-                st.turn.copy(), st.phase.copy(), st.roll.copy())
-        bad = self._kernel(STEP, 0, *self._args)
-        if bad >= 0:
-            raise ValueError(
-                f"actions: game {bad} (seat {int(self.seats[bad])}) got action {int(buf.actions[bad])}; "
-                f"legal there: {np.flatnonzero(buf.masks[bad]).tolist()}"
-            )
-        if self.history:
-            self._log(*before)
-
-    def _log(self, turn: Any, phase: Any, roll: Any) -> None:
-        """Add the step just taken to each game's history: who decided what, and a new roll's
-        dice. The seats, phases and rolls before the step are ints for a batch of one (the AEC
-        env's hot path), else arrays."""
-        games = [0] if self.batch_size == 1 else np.flatnonzero(phase != OVER).tolist()
-        if self.batch_size == 1:
-            if phase == OVER:
+            before = (st.turn.copy(), st.phase.copy(), st.roll.copy()) if self.history else None
+            bad = self._kernel(STEP, 0, *self._args)
+            if bad < 0:
+                if before is not None:
+                    self._log(*before)
                 return
-            turn, roll = [turn], [roll]
-        for b in games:
+        raise ValueError(
+            f"actions: game {bad} (seat {int(self.seats[bad])}) got action {int(buf.actions[bad])}; "
+            f"legal there: {np.flatnonzero(buf.masks[bad]).tolist()}"
+        )
+
+    def _log(self, turn: np.ndarray, phase: np.ndarray, roll: np.ndarray) -> None:
+        """Add the step just taken to each game's history: who decided what (from the seats,
+        phases and rolls before it), and a new roll's dice."""
+        for b in np.flatnonzero(phase != OVER).tolist():
             hist = self._history[b]
             hist["decisions"].append([int(turn[b]), int(self.buffers.actions[b])])
             if self.state.roll[b] != roll[b]:
