@@ -360,7 +360,10 @@ class Engine:
     def observe(self, seats: int | Sequence[int] | np.ndarray) -> np.ndarray:
         """(B, D) float32: game b as seat ``seats[b]`` sees it (an int: that seat in every game).
         The `obs` buffer, written again by the next call: copy what you keep."""
-        self.buffers.seats[:] = seats
+        if self.batch_size == 1 and type(seats) is int:
+            self.buffers.seats[0] = seats  # the AEC env's hot path: an item, not a slice
+        else:
+            self.buffers.seats[:] = seats
         self._kernel(OBSERVE, 0, *self._args)
         return self.buffers.obs
 
