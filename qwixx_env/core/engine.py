@@ -200,7 +200,7 @@ class Engine:
         self.num_players = table.num_players
         self.num_actions = self.variant.num_actions
         self.layout: ObservationLayout = layout_for(self.variant, self.num_players)
-        self.reward_mode = table.reward
+        self.reward_mode = table.reward_mode
         self.autoreset = check_flag("autoreset", autoreset)
         self.observe_turn = check_flag("observe_turn", observe_turn)
         self.history = check_flag("history", history)

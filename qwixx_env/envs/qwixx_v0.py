@@ -159,7 +159,7 @@ class raw_env(AECEnv, EzPickle):
         self.num_actions = self.variant.num_actions
         self.options = table.as_dict()
         self.render_mode = render_mode
-        self.reward_mode = table.reward
+        self.reward_mode = table.reward_mode
         self.possible_agents = [f"player_{i}" for i in range(table.num_players)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
         self.layout = self.engine.layout
