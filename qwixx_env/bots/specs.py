@@ -33,7 +33,7 @@ import json
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -97,7 +97,12 @@ def make_bot(spec: BotSpec | str | Any, table: TableOptions, seed: int | None = 
         bot = load(spec.path, table, seed=seed)
         bot.name = spec.label  # tables tell runs apart by it, not by the file's stem "final"
         return bot
-    factory = spec.factory if spec.factory is not None else registry.factory(spec.name)
+    if spec.factory is not None:
+        factory = spec.factory
+    elif spec.name is not None:
+        factory = registry.factory(spec.name)
+    else:
+        raise ValueError(f"bot {spec.label!r}: the spec gives no bot; expected a name, a path or a factory")
     accepted = registry.parameters(factory)
     unknown = [] if accepted is None else sorted(set(params) - set(accepted))
     if unknown:
@@ -171,7 +176,8 @@ def as_spec(value: Any) -> BotSpec:
         return BotSpec(label=label, name=name, params=dict(params))
     if callable(value):
         label = str(getattr(value, "name", None) or getattr(value, "__name__", None) or type(value).__name__)
-        return BotSpec(label=label, factory=_table_factory(value, label))
+        # a factory is taken on trust to return a Bot; callable() only says it can be called
+        return BotSpec(label=label, factory=_table_factory(cast(Callable[..., registry.Bot], value), label))
     raise ValueError(
         f"bot: got {value!r}; expected a name ('greedy:max_skip=2'), a (name, params) pair or a bot factory"
     )
@@ -208,7 +214,8 @@ def check_params(spec: BotSpec, who: str, how: str = "") -> None:
     if table:
         raise ValueError(f"bot {spec.label!r}: {table} set, but {who} sets the table's variant, player count "
                          f"and each game's seeds{how}")
-    if "lucky" in spec.params and not registry.models_lucky(spec.factory or spec.name):
+    bot = spec.factory or spec.name  # None for a checkpoint: its policy takes no lucky rule
+    if "lucky" in spec.params and (bot is None or not registry.models_lucky(bot)):
         modelling = [n for n in registry.available() if registry.models_lucky(n)]
         raise ValueError(f"bot {spec.label!r}: lucky is set, but this bot takes no lucky rule (it does not "
                          f"model Longo's lucky cross; the bots that do: {modelling})")
