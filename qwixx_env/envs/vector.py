@@ -121,6 +121,9 @@ class QwixxVectorEnv(VectorEnv):
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+    # the spaces __init__ sets (VectorEnv declares them as any Space)
+    single_observation_space: spaces.Dict
+    single_action_space: spaces.Discrete
 
     def __init__(
         self,
