@@ -159,7 +159,7 @@ class TrainConfig(PlaysTable):
     @property
     def reward_mode(self) -> str:
         """The reward mode in force (the env's default when `reward` is not given)."""
-        return self.table.reward
+        return self.table.reward_mode
 
     @property
     def eval_opponents(self) -> tuple[str, ...]:

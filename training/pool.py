@@ -68,6 +68,8 @@ class OpponentPool:
             share = 0.0
         elif not self.scripted:
             share = 1.0
+        elif self.self_play is None:  # snapshots come from self-play only (add)
+            raise RuntimeError(f"opponent pool: {len(self.snapshots)} snapshot(s) but no self_play config")
         else:
             share = self.self_play.share
         total = sum(self.scripted.values())

@@ -236,7 +236,8 @@ def train(cfg: RLlibConfig, run: Path, *, resume: bool = False) -> dict[str, Any
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = run_parser("python -m qwixx_env.training.rllib", __doc__.splitlines()[0], "configs/rllib_*.yaml")
+    description = (__doc__ or "").partition("\n")[0]
+    parser = run_parser("python -m qwixx_env.training.rllib", description, "configs/rllib_*.yaml")
     parser.add_argument("--iterations", type=int, help="training iterations in all (overrides iterations)")
     return parser.parse_args(argv)
 

@@ -35,7 +35,7 @@ from qwixx_env.envs.sb3 import AfterstateInputs, Sb3VecEnv
 from qwixx_env.files import write_atomically
 from qwixx_env.nets import NumpyPolicy, afterstate_inputs
 from qwixx_env.training import bc, checkpoint
-from qwixx_env.training.config import TrainConfig, config_from_dict, make_bot
+from qwixx_env.training.config import BCConfig, EvaluationConfig, TrainConfig, config_from_dict, make_bot
 from qwixx_env.training.curves import plot_curves
 from qwixx_env.training.evaluate import evaluate, policy_factory, summary
 from qwixx_env.training.export import export_policy
@@ -84,7 +84,7 @@ class Trainer:
         if out.exists() and not out.is_dir():
             raise ValueError(f"--out: {out} is a file; expected a run folder (new or holding a run)")
         state = None
-        if self.resume:
+        if found is not None:  # resuming: the checks above refuse a checkpoint without --resume
             state = checkpoint.read_state(found, STATE_FIELDS)
             self._check_resumable(state)  # before anything in the folder is written
             check_entries(state["pool"], found / checkpoint.SNAPSHOTS)
@@ -103,7 +103,7 @@ class Trainer:
             opponents.scripted if opponents else {}, opponents.self_play if opponents else None, out / "snapshots",
         )
         self.tb = SummaryWriter(str(out / "tb" / "eval"))
-        if state is not None:
+        if found is not None and state is not None:
             self.segment = state["segment"] + 1
             # force_reset: start the env afresh (its last observation is not in the checkpoint)
             self.model = MaskablePPO.load(found / checkpoint.MODEL, env=venv, device="cpu", force_reset=True,
@@ -116,11 +116,11 @@ class Trainer:
                                      tensorboard_log=str(out / "tb"), **ppo_options(cfg))
             self._write_history()
             if cfg.bc is not None:
-                self._behaviour_cloning()
+                self._behaviour_cloning(cfg.bc)
             if self.pool.self_play is not None and not self.pool.scripted:
                 self.pool.add(self.model, 0, self._meta(0))  # pure self-play starts against itself
             if cfg.evaluation is not None:
-                self._evaluate(0)
+                self._evaluate(0, cfg.evaluation)
         self._set_opponents()
         remaining = cfg.total_steps - self.steps
         if remaining > 0:
@@ -165,10 +165,10 @@ class Trainer:
         self.ppo_steps = self.steps - start
 
     def _between_rollouts(self, steps: int) -> None:
-        cfg, last = self.cfg, self.last
+        cfg, last, ev = self.cfg, self.last, self.cfg.evaluation
         changed = False
-        if cfg.evaluation is not None and steps // cfg.evaluation.every > last["eval"] // cfg.evaluation.every:
-            changed = self._evaluate(steps)
+        if ev is not None and steps // ev.every > last["eval"] // ev.every:
+            changed = self._evaluate(steps, ev)
         sp = self.pool.self_play
         if sp is not None and steps - last["snapshot"] >= sp.snapshot_every:
             self._add_snapshot(steps, "schedule")
@@ -181,7 +181,7 @@ class Trainer:
     def _finish(self) -> dict[str, Any]:
         steps, out = self.steps, self.out
         if self.cfg.evaluation is not None and self.last["eval"] != steps:
-            self._evaluate(steps)
+            self._evaluate(steps, self.cfg.evaluation)
         if self.last["checkpoint"] != steps or checkpoint.latest(out) is None:
             self._checkpoint(steps)
         final = export_policy(self.model, out / "final", meta=self._meta(steps))
@@ -227,8 +227,8 @@ class Trainer:
 
     # --- parts -----------------------------------------------------------------------------
 
-    def _behaviour_cloning(self) -> None:
-        cfg, b, say = self.cfg, self.cfg.bc, self.output.say
+    def _behaviour_cloning(self, b: BCConfig) -> None:
+        cfg, say = self.cfg, self.output.say
         began = time.perf_counter()
         teacher = make_bot(cfg, b.teacher, cfg.seed)
         say(f"behaviour cloning: collecting {b.samples:,} decisions of {b.teacher!r}")
@@ -258,21 +258,23 @@ class Trainer:
         say(f"  agreement with {b.teacher!r}: {fit['agreement']:.1%} (before {fit['agreement_before']:.1%}, "
             f"chance {fit['agreement_chance']:.1%}); {self.seconds['bc']:.0f} s in all")
 
-    def _evaluate(self, steps: int) -> bool:
-        """Evaluate the learner; record it; add a snapshot if it beats the pool. Returns
-        whether the pool changed."""
-        cfg, ev, say = self.cfg, self.cfg.evaluation, self.output.say
+    def _evaluate(self, steps: int, ev: EvaluationConfig) -> bool:
+        """Evaluate the learner as `ev` says; record it; add a snapshot if it beats the pool.
+        Returns whether the pool changed."""
+        cfg, say = self.cfg, self.output.say
         began = time.perf_counter()
         (self.out / "eval").mkdir(exist_ok=True)
         learner = policy_factory(NumpyPolicy.load(export_policy(self.model, self.out / "eval" / "learner",
                                                                 meta=self._meta(steps))))
-        options = dict(num_players=cfg.num_players, variant=cfg.variant, lucky=cfg.lucky, games=ev.games,
-                       seed=cfg.seed + 10_000, workers=ev.workers)
+        def play(opponents: dict[str, Any]) -> dict[str, Any]:
+            return evaluate(learner, opponents, num_players=cfg.num_players, variant=cfg.variant, lucky=cfg.lucky,
+                            games=ev.games, seed=cfg.seed + 10_000, workers=ev.workers)
+
         record: dict[str, Any] = {"steps": steps}
-        record.update(evaluate(learner, {name: name for name in cfg.eval_opponents}, **options))
+        record.update(play({name: name for name in cfg.eval_opponents}))
         newest = self.pool.newest
         if newest is not None and newest.steps < steps:
-            vs = evaluate(learner, {newest.name: policy_factory(newest.policy, newest.name)}, **options)
+            vs = play({newest.name: policy_factory(newest.policy, newest.name)})
             record["snapshot"] = vs["opponents"]
         added = None
         if self._beats_pool(record):

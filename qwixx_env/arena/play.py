@@ -85,6 +85,8 @@ def _init_worker(config: TableConfig) -> None:
 
 
 def _play_chunk(bounds: tuple[int, int]) -> list[tuple[list[int], list[int], int]]:
+    if _worker_table is None:
+        raise RuntimeError("_play_chunk runs in a worker that _init_worker set up (the pool's initializer)")
     return _worker_table.play_range(*bounds)
 
 

@@ -54,7 +54,7 @@ def wilson_interval(wins: float, n: int, z: float = Z95) -> tuple[float, float]:
     return low, high
 
 
-def mean_and_se(values: Sequence[float]) -> tuple[float, float | None]:
+def mean_and_se(values: Sequence[float] | np.ndarray) -> tuple[float, float | None]:
     """The mean and its standard error s / sqrt(n) (s with n - 1); the error is None for n < 2."""
     x = np.asarray(values, np.float64)
     if x.size == 0:

@@ -69,6 +69,8 @@ class SoloOptimalBot(registry.TableBot):
     def act(self, observation: dict[str, Any]) -> int:
         view = ObservationView(observation, self.variant, self.num_players)
         mask = view.action_mask
+        if mask is None:
+            raise ValueError("act needs the observation dict with its 'action_mask'")
         if not mask.any():
             raise ValueError(registry.NO_LEGAL_ACTION)
         rows, pen = self._sheet(view)

@@ -33,7 +33,7 @@ import json
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -176,7 +176,8 @@ def as_spec(value: Any) -> BotSpec:
         return BotSpec(label=label, name=name, params=dict(params))
     if callable(value):
         label = str(getattr(value, "name", None) or getattr(value, "__name__", None) or type(value).__name__)
-        return BotSpec(label=label, factory=_table_factory(value, label))
+        # a factory is taken on trust to return a Bot; callable() only says it can be called
+        return BotSpec(label=label, factory=_table_factory(cast(Callable[..., registry.Bot], value), label))
     raise ValueError(
         f"bot: got {value!r}; expected a name ('greedy:max_skip=2'), a (name, params) pair or a bot factory"
     )

@@ -28,6 +28,7 @@ from typing import Any
 
 import numba
 from numba import njit
+from numba.core import config as numba_config
 from numba.core import event
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.registry import CPUDispatcher
@@ -110,7 +111,7 @@ class _FirstCompileNotice(event.Listener):
         self.told = False
 
     def on_start(self, ev: event.Event) -> None:
-        if self.told:
+        if self.told or ev.data is None:  # numba's compile events carry their dispatcher in data
             return
         module = getattr(ev.data["dispatcher"].py_func, "__module__", "") or ""
         if module.startswith("qwixx_env."):
@@ -148,13 +149,14 @@ class CachedKernel(CPUDispatcher):
 
     def _enable_package_cache(self) -> None:
         location = kernel_cache_dir()
-        previous = numba.config.CACHE_DIR
+        # numba.core.config sets its names at import through globals(), which pyright cannot see
+        previous = numba_config.CACHE_DIR  # pyright: ignore[reportAttributeAccessIssue]
         if location is not None:
-            numba.config.CACHE_DIR = location  # numba reads it once, in enable_caching
+            numba_config.CACHE_DIR = location  # pyright: ignore[reportAttributeAccessIssue]  # read once, in enable_caching
         try:
             self.enable_caching()
         finally:
-            numba.config.CACHE_DIR = previous
+            numba_config.CACHE_DIR = previous  # pyright: ignore[reportAttributeAccessIssue]
         self._caching = True
 
 

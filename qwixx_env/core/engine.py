@@ -134,7 +134,8 @@ def game_seeds(seed: int | Sequence[int] | None, num_games: int) -> np.ndarray:
     seed per game; None draws fresh entropy."""
     if seed is None:
         return np.random.SeedSequence().generate_state(num_games, np.uint64)
-    if is_int(seed) or isinstance(seed, (bool, np.bool_, float, np.floating, str)):
+    # an int, or a scalar that check_int refuses by name; spelt out so that what is left is a sequence
+    if isinstance(seed, (int, np.integer, np.bool_, float, np.floating, str)):
         seed = check_int("seed", seed, minimum=0, accepted="None, a non-negative integer or one per game")
         return np.array([seed_to_rng(seed + i) for i in range(num_games)], np.uint64)
     accepted = f"expected None, a non-negative integer or {num_games} of them (one per game)"
@@ -200,7 +201,7 @@ class Engine:
         self.num_players = table.num_players
         self.num_actions = self.variant.num_actions
         self.layout: ObservationLayout = layout_for(self.variant, self.num_players)
-        self.reward_mode = table.reward
+        self.reward_mode = table.reward_mode
         self.autoreset = check_flag("autoreset", autoreset)
         self.observe_turn = check_flag("observe_turn", observe_turn)
         self.history = check_flag("history", history)

@@ -93,6 +93,13 @@ class TableOptions:
         return {name: getattr(self, name) for name in self.names()}
 
     @property
+    def reward_mode(self) -> str:
+        """The reward mode in force: `reward` with its default filled in, never None."""
+        if self.reward is None:  # __post_init__ fills it in; None means the object skipped it
+            raise RuntimeError(f"{self!r}: reward is None; build a TableOptions with TableOptions(...)")
+        return self.reward
+
+    @property
     def start_seat(self) -> int:
         """The first active seat as the kernels take it: a seat, or -1 for ``"random"``."""
         return -1 if self.start_player == "random" else int(self.start_player)

@@ -57,7 +57,7 @@ class BatchedQwixx:
         self.table, self.variant, self.layout = table, e.variant, e.layout
         self.num_envs, self.num_players, self.num_actions = num_envs, e.num_players, e.num_actions
         self.num_games = num_envs  # the same number under its first name
-        self.reward_mode = table.reward
+        self.reward_mode = table.reward_mode
         self.reward_index = REWARD_MODES.index(self.reward_mode)
         self.lucky_numbers = table.lucky_array()  # zeros: drawn each game
         self.start_seat = table.start_seat  # -1: drawn

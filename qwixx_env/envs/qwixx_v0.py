@@ -159,7 +159,7 @@ class raw_env(AECEnv, EzPickle):
         self.num_actions = self.variant.num_actions
         self.options = table.as_dict()
         self.render_mode = render_mode
-        self.reward_mode = table.reward
+        self.reward_mode = table.reward_mode
         self.possible_agents = [f"player_{i}" for i in range(table.num_players)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
         self.layout = self.engine.layout
@@ -276,14 +276,14 @@ class raw_env(AECEnv, EzPickle):
     def check_action(self, agent: str, action: Any, mask: np.ndarray | None = None) -> int:
         """The action as an int if legal for `agent` now; else a ValueError that names it.
         `mask`: the agent's legal actions, when not the seat to decide (the parallel view)."""
-        mask = self._mask[0] if mask is None else mask
+        legal: np.ndarray = self._mask[0] if mask is None else mask
         if type(action) is int or isinstance(action, np.integer):
             action = int(action)
-            if 0 <= action < self.num_actions and mask[action]:
+            if 0 <= action < self.num_actions and legal[action]:
                 return action
         elif isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
-            return self.check_action(agent, action.item(), mask)
-        raise ValueError(self._illegal_message(agent, action, mask))
+            return self.check_action(agent, action.item(), legal)
+        raise ValueError(self._illegal_message(agent, action, legal))
 
     def is_legal(self, action: int) -> bool:
         """Whether `action` (an index inside the action space) is legal for the agent to act."""

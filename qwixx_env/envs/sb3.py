@@ -28,6 +28,8 @@ from qwixx_env.nets import afterstate_inputs, check_afterstate_table
 class Sb3VecEnv(VecEnv):
     """Adapts a `QwixxVectorEnv` (or builds one from its keyword arguments) to SB3."""
 
+    observation_space: spaces.Box  # the games' observation vectors (VecEnv declares any Space)
+
     def __init__(self, env: QwixxVectorEnv | None = None, **kwargs: Any):
         self.env = env if env is not None else QwixxVectorEnv(**kwargs)
         self.render_mode = None
@@ -52,6 +54,8 @@ class Sb3VecEnv(VecEnv):
         self._actions = actions
 
     def step_wait(self):
+        if self._actions is None:
+            raise RuntimeError("step_wait: no actions to play; call step_async(actions) first")
         obs, rewards, terminated, truncated, infos = self.env.step(self._actions)
         done = terminated | truncated
         info_list: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
@@ -130,6 +134,7 @@ class AfterstateInputs(VecEnvWrapper):
     """
 
     policy_inputs = ("afterstate",)
+    venv: Sb3VecEnv  # what __init__ wraps (VecEnvWrapper declares any VecEnv)
 
     def __init__(self, venv: Sb3VecEnv):
         game = venv.env

@@ -31,6 +31,7 @@ from typing import Any
 
 import gymnasium
 import numpy as np
+from gymnasium import spaces
 
 from qwixx_env.core.checks import check_choice
 from qwixx_env.envs.vector import ILLEGAL_ACTIONS, QwixxVectorEnv
@@ -44,15 +45,15 @@ class QwixxGymEnv(gymnasium.Env):
     `observation` (see the module docstring)."""
 
     metadata = {"render_modes": []}
+    action_space: spaces.Discrete  # as __init__ sets it (gymnasium.Env declares any Space)
 
     def __init__(self, illegal_action: str = "terminate", observation: str = "dict", **kwargs: Any):
         self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
         self.observation = check_choice("observation", observation, OBSERVATIONS)
         self.vector = QwixxVectorEnv(1, illegal_action="terminate", **kwargs)
         self.table, self.variant = self.vector.table, self.vector.variant  # options, and the Variant played
-        self.observation_space = self.vector.single_observation_space
-        if observation == "flat":
-            self.observation_space = self.observation_space["observation"]
+        space = self.vector.single_observation_space
+        self.observation_space = space["observation"] if observation == "flat" else space
         self.action_space = self.vector.single_action_space
         self._obs: dict[str, np.ndarray] | None = None
         self._over = True
@@ -73,7 +74,7 @@ class QwixxGymEnv(gymnasium.Env):
         return self._shown(_one(obs)), {}
 
     def step(self, action: int):
-        if self._over:
+        if self._over or self._obs is None:  # _obs is None only before the first reset
             raise RuntimeError("the game is over (or not started): call reset()")
         mask = self._obs["action_mask"][0]
         legal = (not isinstance(action, (bool, np.bool_)) and self.action_space.contains(action)

@@ -28,7 +28,7 @@ from gymnasium.vector.utils import batch_space
 
 from qwixx_env.bots.specs import ACCEPTED, opponent
 from qwixx_env.core import rules
-from qwixx_env.core.checks import check_choice, check_int, is_int, is_number
+from qwixx_env.core.checks import check_choice, check_int, is_number
 from qwixx_env.core.compile import batch_kernel
 from qwixx_env.core.engine import Engine, as_actions
 from qwixx_env.core.observation import encode_one
@@ -121,6 +121,9 @@ class QwixxVectorEnv(VectorEnv):
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+    # the spaces __init__ sets (VectorEnv declares them as any Space)
+    single_observation_space: spaces.Dict
+    single_action_space: spaces.Discrete
 
     def __init__(
         self,
@@ -187,8 +190,8 @@ class QwixxVectorEnv(VectorEnv):
         Without a seed, the generators go on from where they are (as Gymnasium asks; fresh
         entropy only on the first reset), so ``reset(seed=0)`` then ``reset()`` is reproducible."""
         if seed is not None or not self._has_reset:
-            self.engine.seed(seed)  # every game's generator; the games start below
-            root = None if seed is None else (seed if is_int(seed) else list(seed))
+            self.engine.seed(seed)  # checks seed; every game's generator; the games start below
+            root = None if seed is None else (seed if isinstance(seed, (int, np.integer)) else list(seed))
             self._rng = np.random.default_rng(root)
             self.policy_rng[:] = self._rng.integers(0, 2**63, self.num_envs, dtype=np.uint64)
         self.start_games(np.arange(self.num_envs))

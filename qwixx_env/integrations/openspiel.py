@@ -244,8 +244,14 @@ class _Position:
         pos.shared = True
         return pos
 
+    def played_in(self) -> QwixxGame:
+        """The game of this position; a deserialized one has it once its state's `_p` set it."""
+        if self.game is None:
+            raise RuntimeError("this position was deserialized and has no game yet; reach it through its state")
+        return self.game
+
     def first_roll(self) -> None:
-        self.game.start(self.core, self.start, self.lucky)
+        self.played_in().start(self.core, self.start, self.lucky)
         self.queue_dice()
 
     def queue_dice(self) -> None:
@@ -359,7 +365,7 @@ class QwixxState(pyspiel.State):
     def _decide(self, action: int) -> None:
         """Apply a legal decision through the rules core, and log what each seat sees of it."""
         pos = self._p
-        core, game = pos.core, pos.game
+        core, game = pos.core, pos.played_in()
         seat, phase, roll = int(core.turn[0]), int(core.phase[0]), int(core.roll[0])
         pos.mask = game.decide(core, self._legal_mask(), action)
         if phase in (WHITE, LUCKY):
@@ -379,6 +385,8 @@ class QwixxState(pyspiel.State):
         own decisions `own` done: `player` decides as given, every other seat draws uniformly
         from its legal actions (`draw()` a float in [0, 1))."""
         pos = self._p
+        if pos.roll_start is None:
+            raise RuntimeError(f"replay: seat {player} is in no white action to replay")
         pos.core.copy_from(pos.roll_start)
         pos.log, pos.own, pos.mask = pos.log[: pos.roll_log], (), None
         own = list(own)
@@ -545,7 +553,7 @@ class QwixxObserver:
         self.game.observe(state.core_state, player, self._out)
 
     def string_from(self, state: QwixxState, player: int) -> str:
-        if self.perfect_recall:
+        if self.perfect_recall or self.tensor is None:  # the same: perfect recall keeps no tensor
             return state.log_of(player)
         self.set_from(state, player)
         return f"seat {player}: " + self.game.observation_text(self.tensor)

@@ -36,7 +36,7 @@ import random
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -91,6 +91,11 @@ class QwixxMultiAgentEnv(MultiAgentEnv):
     never takes one.
     """
 
+    # What this env sets in __init__ (MultiAgentEnv declares them as Optional or for any agent id).
+    possible_agents: list[str]
+    observation_spaces: dict[str, spaces.Space]
+    action_spaces: dict[str, spaces.Space]
+
     def __init__(self, config: Mapping[str, Any] | None = None):
         super().__init__()
         options = dict(config or {})
@@ -137,7 +142,10 @@ class QwixxMultiAgentEnv(MultiAgentEnv):
 
     def render(self) -> str:
         """The game as text (`qwixx_v0`'s ansi rendering)."""
-        return self.game.render()
+        text = self.game.render()
+        if text is None:  # raw_env returns None only in render_mode="human", which this env never sets
+            raise RuntimeError(f"render: the game was built with render_mode={self.game.render_mode!r}")
+        return text
 
     def _in_space(self, agent: str, action: Any) -> int:
         """`action` as an int, or a `ValueError` when it is not an action of the action space."""
@@ -275,8 +283,13 @@ class BotModule(RLModule):
     ``"ppo-classic-2p"``, ...), ``variant``, ``num_players``, ``lucky`` and ``seed``. It returns
     actions directly; keep it out of ``policies_to_train`` (`ppo_config` does)."""
 
+    @property
+    def bot_config(self) -> dict[str, Any]:
+        """`model_config` as `ppo_config` builds it: a dict (RLlib types it as any model config)."""
+        return cast(dict[str, Any], self.model_config)
+
     def setup(self) -> None:
-        cfg = self.model_config
+        cfg = self.bot_config
         table = TableOptions(variant=cfg.get("variant", "classic"), num_players=cfg.get("num_players", 2),
                              lucky=cfg.get("lucky") or "bonus")
         self.bot = make_bot(cfg["bot"], table, cfg.get("seed", 0))
@@ -289,7 +302,7 @@ class BotModule(RLModule):
         return {Columns.ACTIONS: np.array(actions, np.int64)}
 
     def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        raise NotImplementedError(f"BotModule ({self.model_config.get('bot')}) is frozen: leave it out of "
+        raise NotImplementedError(f"BotModule ({self.bot_config.get('bot')}) is frozen: leave it out of "
                                   "policies_to_train")
 
 
@@ -319,8 +332,8 @@ class SeatMapping:
         others = draw.choices(self.modules, self.weights, k=self.num_players)
         return [LEARNER if seat == learner else others[seat] for seat in range(self.num_players)]
 
-    def __call__(self, agent_id: str, episode: Any, **kwargs: Any) -> str:
-        seat = int(agent_id.rsplit("_", 1)[1])
+    def __call__(self, agent_id: Any, episode: Any, **kwargs: Any) -> str:
+        seat = int(str(agent_id).rsplit("_", 1)[1])  # RLlib passes our env's agent ids, player_<seat>
         return self.seats(str(getattr(episode, "id_", episode)))[seat]
 
 
@@ -418,10 +431,11 @@ def export_module(
     """Write a `MaskedPPOModule`'s actor and critic as a policy checkpoint pair (`write_policy`)
     and return the JSON's path: `qwixx_env.bots.load` then plays it, its deterministic action
     being the module's inference action. `lucky` is Longo's rule; `meta` JSON-ready data."""
-    encoder = module.encoder
+    ppo = cast(DefaultPPOTorchRLModule, module)  # algo.get_module is typed as any RLModule
+    encoder = ppo.encoder
     if hasattr(encoder, "actor_encoder"):
-        actor, critic = [encoder.actor_encoder, module.pi], [encoder.critic_encoder, module.vf]
+        actor, critic = [encoder.actor_encoder, ppo.pi], [encoder.critic_encoder, ppo.vf]
     else:  # vf_share_layers: one encoder under both heads
-        actor, critic = [encoder, module.pi], [encoder, module.vf]
+        actor, critic = [encoder, ppo.pi], [encoder, ppo.vf]
     return write_policy(path, policy=_layers(actor, "policy"), value=_layers(critic, "value"), variant=variant,
                         num_players=num_players, lucky=lucky if get_variant(variant).lucky_count else None, meta=meta)

@@ -66,6 +66,14 @@ def mark_of(action: int, variant: Variant) -> dict[str, Any] | None:
     return {"row": color, "number": int(number), "label": action_label(action, variant)}
 
 
+def _cross_mark(action: int, variant: Variant) -> dict[str, Any]:
+    """`mark_of` for an action that crosses a number (a pass here is a bug)."""
+    mark = mark_of(action, variant)
+    if mark is None:
+        raise ValueError(f"action {action}: got a pass where a cross was expected")
+    return mark
+
+
 def crosses(snap: dict[str, Any], seat: int) -> int:
     """How many numbers `seat` has crossed on its sheet in snapshot `snap`."""
     return sum(len(numbers) for numbers in snap["players"][seat]["marks"].values())
@@ -248,7 +256,7 @@ class PlaySession:
             white = [a for s, p, a in self._white if s == seat and p == "white"]
             new, locks = gained(self._roll_start, after, seat)
             actions = [encode_action(cross, self.variant) for cross in new]
-            marks = [{**mark_of(a, self.variant), "lucky": not (n == total and a in white)}
+            marks = [{**_cross_mark(a, self.variant), "lucky": not (n == total and a in white)}
                      for a, (_, n) in zip(actions, new)]
             outcomes.append({"seat": seat, "crosses": marks, "locks": locks})
         return {

@@ -259,6 +259,8 @@ class TerminalGame:
 
     def table(self) -> str:
         text = self.env.render()
+        if text is None:  # raw_env returns None only in render_mode="human", which the session never sets
+            raise RuntimeError(f"table: the game was built with render_mode={self.env.render_mode!r}")
         for s, name in enumerate(self.setup.bots):
             tag = "you" if name is None else name
             text = re.sub(rf"^player_{s}\b", f"player_{s} [{tag}]", text, count=1, flags=re.M)
@@ -424,7 +426,7 @@ class TerminalGame:
         for o in sorted(advice.options, key=lambda o: (o.loss, o.action)):
             lines.append(f"      {o.label:<4} {o.text:<16}{self.coach_columns(advice, o)}")
         lines.append(_wrap(f"({_EXPLAINED[advice.source.name]})"))
-        if advice.bot is not None:
+        if advice.bot is not None and advice.bot_action is not None:  # set together (coach.Advice)
             lines.append(f"  {advice.bot} would play {action_label(advice.bot_action, self.variant)}.")
         return "\n".join(lines)
 
