@@ -22,10 +22,12 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(PY) -m qwixx_env.training.demo
 
-# Style (ruff) and the one-way import layers (import-linter's contracts in pyproject.toml).
+# Style (ruff), the one-way import layers (import-linter's contracts in pyproject.toml) and
+# types (pyright's basic rules over qwixx_env and training, as installed: .ci/typecheck).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
+	$(PY) .ci/typecheck
 
 # CI: lint, then every test.
 test: lint
