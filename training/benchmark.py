@@ -25,6 +25,8 @@ from qwixx_env import solver
 from qwixx_env.arena import run_arena
 from qwixx_env.arena.report import print_report
 from qwixx_env.arena.schedule import lineups
+from qwixx_env.core.variant import get_variant
+from qwixx_env.solver.states import check_variant
 from qwixx_env.training.evaluate import policy_factory
 
 TARGET_GAMES = 10_000
@@ -43,6 +45,16 @@ CLASSIC_ONLY = {  # bot -> why it sits out a Longo evaluation
     "solo_optimal": "classic only: the solver does not cover Qwixx Longo",
     "afterstate": "classic only: its win-chance networks are trained on classic",
 }
+
+
+def solver_covers(variant: str) -> bool:
+    """Whether the solo solver (and so `solo_optimal`, the optimum and the classic-trained
+    networks' bots) covers the variant named `variant`: read from the variant's data."""
+    try:
+        check_variant(get_variant(variant))
+    except ValueError:
+        return False
+    return True
 
 
 def default_deals(num_players: int, opponents: int) -> int:
@@ -93,7 +105,7 @@ def evaluate_policy(
         return result
 
     def skip(bot: str) -> bool:
-        if bot in CLASSIC_ONLY and variant != "classic":
+        if bot in CLASSIC_ONLY and not solver_covers(variant):
             out["skipped"][bot] = CLASSIC_ONLY[bot]
             return True
         if bot == "rollout" and search_games == 0:
@@ -107,7 +119,7 @@ def evaluate_policy(
         result = play([learner, *others], games, f"{name} alone, beside {', '.join(others)}")
         out["bots"] = [_score_row(row) for row in result.bots]
         out["optimum"] = None
-        if variant == "classic":
+        if solver_covers(variant):
             me = out["bots"][0]
             out["optimum"] = solver.load_table(variant).root
             out["regret"] = out["optimum"] - me["score_mean"]

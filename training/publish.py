@@ -43,6 +43,7 @@ from qwixx_env.training.benchmark import (
     TABLE,
     default_deals,
     evaluate_policy,
+    solver_covers,
 )
 from qwixx_env.training.install import check_folders, check_name, check_replace, install, read_run
 from qwixx_env.training.model_card import model_card
@@ -90,7 +91,7 @@ def publish(
     config = meta.get("config") or {}
     players = spec["num_players"]
     if games is None:
-        table = [b for b in TABLE if b not in CLASSIC_ONLY or spec["variant"] == "classic"]
+        table = [b for b in TABLE if b not in CLASSIC_ONLY or solver_covers(spec["variant"])]
         games = default_deals(players, len(table) if players > 2 else 1)
     if search_games is None:
         search_games = SEARCH_DEALS_2P if players == 2 else SEARCH_DEALS_TABLE if players > 2 else 0
