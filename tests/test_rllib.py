@@ -33,6 +33,8 @@ from qwixx_env.integrations.rllib import (  # noqa: E402
 from qwixx_env.training import main as qwixx_train  # noqa: E402
 from qwixx_env.training.rllib import config_from_dict, latest_checkpoint, load_config, train  # noqa: E402
 
+from conftest import random_legal_action  # noqa: E402
+
 
 def play_random(env, seed, steps=None):
     """Play masked random actions: (every (agent, observation, action) in order, the last
@@ -152,6 +154,24 @@ def test_an_illegal_ending_pays_less_than_any_legal_one_by_default_as_env_does(v
     assert terminated["__all__"]
     assert paid[offender] + rewards[offender] == illegal_return(reward, env.variant)  # the game's return
     assert all(rewards[a] == 0 for a in rewards if a != offender)
+
+
+@pytest.mark.parametrize("view", [QwixxMultiAgentEnv, QwixxParallelMultiAgentEnv])
+@pytest.mark.parametrize("illegal_at", [None, 7])
+def test_every_reward_is_a_float_an_illegal_ending_included(view, illegal_at):
+    env = view({"num_players": 3, "variant": "longo", "reward": "score_delta"})
+    rng = np.random.default_rng(1)
+    obs, _ = env.reset(seed=2)
+    for step in range(2000):
+        actions = {a: random_legal_action(o["action_mask"], rng) for a, o in obs.items()}
+        if step == illegal_at:
+            offender = next(iter(obs))
+            actions[offender] = int(np.flatnonzero(obs[offender]["action_mask"] == 0)[0])
+        obs, rewards, terminated, _, _ = env.step(actions)
+        assert rewards and all(type(r) is float for r in rewards.values()), rewards
+        if terminated["__all__"]:
+            break
+    assert terminated["__all__"]
 
 
 @pytest.mark.parametrize(
