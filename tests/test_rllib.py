@@ -13,6 +13,7 @@ pytest.importorskip("ray.rllib", reason="the rllib extra is not installed: pip i
 
 import ray  # noqa: E402
 import torch  # noqa: E402
+from ray.rllib.algorithms.algorithm import Algorithm  # noqa: E402
 from ray.rllib.core.columns import Columns  # noqa: E402
 from ray.rllib.utils.pre_checks.env import check_multiagent_environments  # noqa: E402
 
@@ -324,3 +325,30 @@ def test_a_tiny_self_play_run_checkpoints_resumes_exports_and_plays(tmp_path):
 def test_the_shipped_rllib_config_loads():
     cfg = load_config(Path(__file__).parent.parent / "configs" / "rllib_classic_2p.yaml")
     assert cfg.name == "rllib_classic_2p" and cfg.iterations > 0
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:.*Overriding environment rllib-multi-agent-env-v0")  # RLlib's own, on rebuild
+def test_the_training_command_saves_and_resumes_a_relative_run_folder(tmp_path, monkeypatch, capsys):
+    """As the docs type it: the default ``runs/<name>``, then, the folder moved, ``--out <folder>
+    --resume``, from the working directory; RLlib takes only absolute paths (a relative one is
+    "URI has empty scheme")."""
+    monkeypatch.chdir(tmp_path)
+    Path("tiny.yaml").write_text(
+        "name: tiny\niterations: 1\nnetwork: {hidden: [8]}\n"
+        "ppo: {train_batch_size: 64, minibatch_size: 32, num_epochs: 1}\n"
+        "env_runners: {num_env_runners: 0, num_envs_per_env_runner: 1}\nray: {num_cpus: 1, object_store_mb: 100}\n")
+    try:
+        assert qwixx_train(["--engine", "rllib", "tiny.yaml"]) == 0, capsys.readouterr().err
+        assert latest_checkpoint(Path("runs/tiny")) == Path("runs/tiny/checkpoints/iter_000001")
+        # latest.json names the checkpoint inside the run folder, so a moved folder still resumes
+        Path("runs/tiny").rename("runs/moved")
+        args = ["--engine", "rllib", "tiny.yaml", "--out", "runs/moved", "--resume", "--iterations", "2"]
+        assert qwixx_train(args) == 0, capsys.readouterr().err
+        assert json.loads(Path("runs/moved/checkpoints/latest.json").read_text()) == {"checkpoint": "iter_000002"}
+        algo = Algorithm.from_checkpoint(Path("runs/moved/checkpoints/iter_000002").resolve())  # as the docs show
+        assert algo.iteration == 2
+        algo.stop()
+    finally:
+        ray.shutdown()
+    assert bots.load("runs/moved").policy.meta["iteration"] == 2  # the run folder, as the arena takes it
