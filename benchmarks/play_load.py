@@ -64,6 +64,7 @@ class Client:
     """One keep-alive HTTP connection to the server, timing every request."""
 
     def __init__(self, port: int):
+        self.port = port
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
 
     def call(self, method: str, path: str, body: object = None, secret: str | None = None) -> tuple[int, dict, float]:
@@ -72,8 +73,17 @@ class Client:
         if secret is not None:
             headers[SEAT] = secret
         start = time.perf_counter()
-        self.conn.request(method, path, body=data, headers=headers)
-        response = self.conn.getresponse()
+        try:
+            self.conn.request(method, path, body=data, headers=headers)
+            response = self.conn.getresponse()
+        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+            # uvicorn closes a connection left idle for seconds (a person waiting for their
+            # turn); the request was not read, so open a new one and send it again, as a browser does
+            self.conn.close()
+            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+            start = time.perf_counter()
+            self.conn.request(method, path, body=data, headers=headers)
+            response = self.conn.getresponse()
         payload = json.loads(response.read())
         return response.status, payload, (time.perf_counter() - start) * 1000
 
