@@ -352,9 +352,15 @@ def start_table(driver, players, picks, names, seed):
 
 
 def moved(game, decided, timeout=20):
-    """Wait until the server's game has gone past `decided` decisions (or is over)."""
+    """Wait until the server's game has gone past `decided` decisions (or is over), the move
+    and the bots' answers to it done: a move holds the game's lock throughout."""
     deadline = time.time() + timeout
-    while not (game.over or game.decisions > decided):
+
+    def past():
+        with game.lock:
+            return game.over or game.decisions > decided
+
+    while not past():
         assert time.time() < deadline, "timed out"
         time.sleep(0.02)
 
@@ -421,6 +427,12 @@ def test_two_people_and_a_bot_play_from_their_own_browsers(site, browser, second
         wait(page, "return document.body.dataset.turn === 'over'")
         assert page.execute_script("return window.notReloaded") is True
         assert dict(page.execute_script(SHOWN_SCORES)) == {s: p["score"] for s, p in enumerate(snap["players"])}
+    for again in (link, f"{url}#game={game.id}"):  # Bob closes the tab: his link, or the page's memory, rejoins
+        bob.get("about:blank")
+        bob.get(again)
+        wait(bob, "return document.body.dataset.ready === '1' && !!S.game && S.game.you === 1 && "
+                  "document.body.dataset.turn === 'over'")
+        assert dict(bob.execute_script(SHOWN_SCORES)) == {s: p["score"] for s, p in enumerate(snap["players"])}
 
 
 def test_a_hot_seat_game_covers_the_table_between_people(site, browser):
