@@ -88,6 +88,14 @@ def test_info_lists_every_bot_and_the_game_of_each_pretrained_one(client):
     plays = {b["name"]: b["plays"] for b in info["bots"]}
     assert plays["greedy"] is None
     assert plays["ppo-classic-2p"] == {"variant": "classic", "players": 2, "lucky": None}
+    tables = {b["name"]: b["tables"] for b in info["bots"]}
+    assert tables["ppo-classic-2p"] == [{"variant": "classic", "players": 2, "lucky": None}]
+    assert tables["ppo-longo-2p"] == [{"variant": "longo", "players": 2, "lucky": "bonus"}]
+    # the bots' own check_table: afterstate where a network ships, solo_optimal where the solver covers
+    assert {(t["variant"], t["players"]) for t in tables["afterstate"]} == {("classic", p) for p in (2, 3, 4)}
+    assert {t["variant"] for t in tables["solo_optimal"]} == {"classic"}
+    longo = {(t["players"], t["lucky"]) for t in tables["random"] if t["variant"] == "longo"}
+    assert longo == {(p, rule) for p in range(1, 6) for rule in ("bonus", "instead")}
     assert info["max_games"] == 5 and info["max_players"] == 5
 
 

@@ -6,7 +6,7 @@ Starlette's TestClient. The routes (every body and answer is JSON; a refusal is 
 
 ====== =============================== ==========================================================
 GET    /                               the page (static files under /static, shipped in the package)
-GET    /api/info                       bots (and the one game a pretrained bot plays), limits
+GET    /api/info                       bots (the tables each plays, a pretrained bot's game), limits
 GET    /api/games                      the games held: id, options, decisions, over
 POST   /api/games                      a new game: {variant, lucky, players, bots, start_player, seed}
 GET    /api/games/{id}?since=N         the game, with its events from index N on
