@@ -239,8 +239,10 @@ class Game:
 
     def record(self) -> dict[str, Any]:
         """The game's record as the person may see it: during a white action it stops at the
-        roll, so that no bot's hidden choice is in it (`qwixx_env.replay` rebuilds it)."""
-        return self.session.record(public=True)
+        roll, so that no bot's hidden choice is in it (`qwixx_env.replay` rebuilds it); its
+        `seat_names` name the seats in the replay viewer."""
+        names = ["You" if seat["kind"] == "you" else seat["bot"] for seat in self.seats()]
+        return {**self.session.record(public=True), "seat_names": names}
 
     def advice(self, bot: str | None) -> dict[str, Any]:
         """The coach on the person's decision now (a `PlayError` when it is not theirs)."""
