@@ -2,7 +2,8 @@
 driven by Selenium against the server running under uvicorn on 127.0.0.1.
 
 Set QWIXX_SCREENSHOTS=1 to save the page's pictures into docs/images (the README and
-docs/play.md show them): a game in progress with the coach on, the end of a game, the replay viewer.
+docs/play.md show them): a game in progress with the coach on, the end of a game, the replay viewer,
+and the table at 1280 and 400 px wide.
 """
 
 import json
@@ -91,6 +92,13 @@ def start(driver, players, seed, speed="0"):
     driver.execute_script(f"document.getElementById('speed').value = '{speed}'")
     driver.find_element(By.ID, "start-game").click()
     wait(driver, "return ['you', 'over'].includes(document.body.dataset.turn)")
+
+
+def pass_anyway(driver):
+    """Take the penalty where the page asks before a pass that costs one (else nothing)."""
+    asked = driver.find_elements(By.CSS_SELECTOR, ".confirm-pass")
+    if asked:
+        asked[0].click()
 
 
 def attr(element, name):
@@ -316,3 +324,68 @@ def test_a_longo_lucky_cross_is_chosen_on_the_page(site, browser):
         score = browser.find_element(By.CSS_SELECTOR, f".sheet[data-seat='{seat}'] .sheet-score")
         assert attr(score, "data-score") == player["score"]
     assert snap["players"][0]["marks"]["green"] == [16]
+
+
+def viewport(driver, width, height=900):
+    """Make the page `width` CSS pixels wide (and `height` tall), as a window of that size."""
+    metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+    wait(driver, f"return window.innerWidth === {width}")
+
+
+# What overflows: the page (a horizontal scroll), any sheet, row, row count or banner whose
+# content is wider than its box, and a lock cell whose "5+" overlaps its number.
+OVERFLOW = """
+const out = [];
+const page = document.documentElement;
+if (page.scrollWidth > page.clientWidth) out.push(`page ${page.scrollWidth} > ${page.clientWidth}`);
+for (const el of document.querySelectorAll('.sheet, .row, .row-count, .banner, .topbar, .card')) {
+  if (el.offsetParent && el.scrollWidth > el.clientWidth) {
+    out.push(`${el.className} ${el.scrollWidth} > ${el.clientWidth}`);
+  }
+}
+for (const need of document.querySelectorAll('.lockcell .need')) {
+  if (!need.offsetParent) continue;
+  const a = need.getBoundingClientRect(), b = need.parentElement.querySelector('.num').getBoundingClientRect();
+  const apart = a.top >= b.bottom - 0.5 || b.top >= a.bottom - 0.5 || a.left >= b.right || b.left >= a.right;
+  if (!apart) out.push('5+ on its number');
+}
+return out;
+"""
+
+
+def new_table(driver, url, variant, players, seed):
+    """Start a game of `variant` at `players` players against `random` bots, at once (speed instant)."""
+    open_page(driver, url)
+    driver.find_element(By.CSS_SELECTOR, f"input[name=variant][value='{variant}'] + span").click()
+    driver.find_element(By.CSS_SELECTOR, f"input[name=players][value='{players}'] + span").click()
+    driver.execute_script("document.querySelectorAll('.seat-bot select').forEach((s) => { s.value = 'random'; })")
+    start(driver, players=players, seed=seed)
+
+
+def test_every_table_size_fits_at_1280_and_400_px(site, browser, tmp_path):
+    """1, 3 and 5 players of both variants, a few crosses in, at a laptop's and a phone's width:
+    no horizontal scroll, no sheet, row or banner wider than its box, no "5+" on its number."""
+    _, url = site
+    try:
+        for variant in ("classic", "longo"):
+            for players in (1, 3, 5):
+                viewport(browser, 1280)
+                new_table(browser, url, variant, players, seed=4)
+                for _ in range(3):  # cross the first option listed (or pass), so sheets have crosses
+                    seen = int(browser.execute_script("return document.body.dataset.decisions"))
+                    browser.find_element(By.TAG_NAME, "body").send_keys("1" if browser.find_elements(
+                        By.CSS_SELECTOR, ".sheet[data-seat='0'] .cell.legal") else "p")
+                    pass_anyway(browser)
+                    wait(browser, "return document.body.dataset.turn === 'over' || (document.body.dataset.turn "
+                                  f"=== 'you' && +document.body.dataset.decisions > {seen})")
+                assert len(browser.find_elements(By.CSS_SELECTOR, "#play-sheets .sheet")) == players
+                for width in (1280, 400):
+                    viewport(browser, width)
+                    assert browser.execute_script(OVERFLOW) == [], (variant, players, width)
+                    browser.save_screenshot(str(tmp_path / f"play-{variant}-{players}p-{width}.png"))
+                    if (variant, players, width) == ("classic", 3, 400):
+                        shot(browser, "play-400px.png")
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+

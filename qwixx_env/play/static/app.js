@@ -132,13 +132,14 @@ function drawSheet(sheet, snap, seat, opts) {
       const cls = ["cell", isCrossed && "crossed", gone && "gone", legal && "legal", isLock && "lockcell",
         opts.pending && opts.pending.has(action) && "pending", opts.flash && opts.flash.has(action) && "flash"]
         .filter(Boolean).join(" ");
-      const label = `${ROW_NAMES[row]} ${n}${isCrossed ? ", crossed" : gone ? ", skipped" : ""}${legal ? ", you may cross it" : ""}`;
+      const label = `${ROW_NAMES[row]} ${n}${isCrossed ? ", crossed" : gone ? ", skipped" : ""}${legal ? ", you may cross it" : ""}`
+        + (isLock ? ` (lock cell: crossable after ${sheet.lock_threshold} crosses in the row)` : "");
       const el = h("div", {
         class: cls, "data-action": String(action), "data-number": String(n), "aria-label": label, title: label,
         role: legal ? "button" : null, tabindex: legal && opts.onPick ? "0" : null,
-        "data-need": isLock ? `${sheet.lock_threshold}+` : null,
-      }, String(n));
-      if (isCrossed) el.append(svg(CROSS));
+      }, h("span", { class: "num", text: String(n) }));
+      if (isCrossed) el.prepend(svg(CROSS));  // under the number, which stays readable
+      if (isLock) el.append(h("span", { class: "need", "aria-hidden": "true", text: `${sheet.lock_threshold}+` }));
       if (legal && legal.key) el.append(h("span", { class: "key", text: legal.key }));
       if (legal && legal.value !== undefined) el.append(h("span", { class: "value" + (legal.best ? " best" : ""), text: legal.value }));
       if (legal && opts.onPick) {
@@ -154,10 +155,13 @@ function drawSheet(sheet, snap, seat, opts) {
     }, svg(PADLOCK, "padlock"));
     if (hasLock) lock.append(svg(CROSS));
     const count = rowCount(player, row);
+    const points = sheet.score_table[count];
+    const says = `${count} cross${count === 1 ? "" : "es"} in ${ROW_NAMES[row].toLowerCase()} (the lock counts as one): ${points} points${rowLocked ? "; the row is locked" : ""}`;
     return h("div", { class: `row ${row}` + (rowLocked ? " closed" : ""), "data-row": row },
-      h("span", { class: "row-name", text: ROW_NAMES[row] }),
+      h("span", { class: "row-name", "data-short": ROW_NAMES[row][0], text: ROW_NAMES[row] }),
       cells, lock,
-      h("span", { class: "row-count", text: `${rowLocked ? "locked · " : ""}${count}× · ${sheet.score_table[count]}` }));
+      h("span", { class: "row-count", title: says, "aria-label": says, "data-crosses": String(count) },
+        h("b", { text: `${count}×` }), h("span", { class: "pts", text: `${points} pts` })));
   });
   const sums = ROWS.map((row) => h("span", { class: `sum-box ${row}`, title: `${ROW_NAMES[row]} points` },
     String(sheet.score_table[rowCount(player, row)])));
@@ -176,8 +180,9 @@ function drawSheet(sheet, snap, seat, opts) {
   );
   return h("div", {
     class: "sheet" + (opts.compact ? " compact" : "") + (opts.deciding ? " deciding" : ""),
-    "data-seat": String(seat),
-  }, head, rows, foot);
+    "data-seat": String(seat), style: `--cells: ${K}`,
+  }, head, h("div", { class: "rows-head", "aria-hidden": "true" }, h("span", { class: "count-head", text: "crosses · points" })),
+  rows, foot);
 }
 
 function drawDice(el, snap, sheet, animate) {
