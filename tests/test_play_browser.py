@@ -216,6 +216,8 @@ def test_the_replay_viewer_steps_through_a_record(site, browser, tmp_path):
     shown = {attr(r, "data-action") for r in browser.find_elements(By.CSS_SELECTOR, "#rp-coach tr[data-action]")}
     position = min(last, 9)
     assert shown == set(app.state.replays.items()[-1][1].position(position).legal_actions())
+    asked = [o.get_attribute("value") for o in browser.find_elements(By.CSS_SELECTOR, "#coach-bot option")]
+    assert asked == ["", *(n for n in bots.available() if plays(n, TableOptions(num_players=2)))]  # this table's
     shot(browser, "play-replay.png")
     # a file that is not a record is refused with the server's reason
     bad = tmp_path / "bad.json"

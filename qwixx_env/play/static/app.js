@@ -596,7 +596,10 @@ function coachTable(coach, idle) {
   if (!coach) return h("div", { class: "source", text: idle || "The coach is thinking…" });
   if (coach.error) return h("div", { class: "error", text: coach.error });
   const unit = coach.source.unit;
-  const bots = (S.info ? S.info.bots : []).map((b) => b.name);
+  // the bots that play the table shown: the replay's in the viewer, else the game's
+  const rp = document.body.dataset.view === "replay" && S.replay ? S.replay.options : null;
+  const table = rp ? [rp.variant, rp.num_players, rp.lucky] : [S.game.options.variant, S.game.options.players, S.game.options.lucky];
+  const bots = (S.info ? S.info.bots : []).filter((b) => fitsTable(b, ...table)).map((b) => b.name);
   const pick = h("select", { id: "coach-bot", "aria-label": "Bot to ask" },
     h("option", { value: "", text: "—" }), bots.map((b) => h("option", { value: b, text: b, selected: b === coach.bot })));
   pick.addEventListener("change", () => (document.body.dataset.view === "replay" ? loadReplayCoach() : loadCoach()));
