@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from qwixx_env import BatchedQwixx, ObservationView, bots, qwixx_v0
+from qwixx_env.bots import registry
 from qwixx_env.core import layout_for, state_from_observation
+from qwixx_env.core.options import TableOptions
 from qwixx_env.policies.scratch import new_scratch
 from qwixx_env.policies.scripted import greedy_action
 
@@ -100,6 +102,29 @@ def test_make_rejects_bad_input_with_a_clear_message(kwargs, needle):
 
 def test_available_lists_the_registered_bots():
     assert {"random", "greedy", "solo_optimal"} <= set(bots.available())
+
+
+@pytest.mark.parametrize(
+    ("name", "table", "expected"),
+    [
+        ("greedy", {"variant": "longo", "num_players": 5}, True),  # no check_table: every table
+        ("afterstate", {"num_players": 3}, True),
+        ("afterstate", {"num_players": 5}, False),  # no network ships for 5 players
+        ("afterstate", {"variant": "longo"}, False),
+        ("solo_optimal", {"num_players": 4}, True),  # it plays its own sheet at any table
+        ("solo_optimal", {"variant": "longo", "num_players": 1}, False),  # the solver covers classic only
+        ("ppo-longo-2p", {"variant": "longo", "num_players": 2}, True),
+        ("ppo-longo-2p", {"variant": "longo", "num_players": 2, "lucky": "instead"}, False),
+        ("ppo-classic-2p", {"num_players": 3}, False),
+    ],
+)
+def test_plays_says_which_tables_a_bot_plays_without_making_it(name, table, expected):
+    """`registry.plays` asks the bot's own `check_table`; what it refuses, making the bot refuses too."""
+    table = TableOptions(**table)
+    assert registry.plays(name, table) is expected
+    if not expected:
+        with pytest.raises(ValueError):
+            bots.make_bot(name, table, seed=0)
 
 
 @pytest.mark.slow

@@ -2,7 +2,8 @@
 driven by Selenium against the server running under uvicorn on 127.0.0.1.
 
 Set QWIXX_SCREENSHOTS=1 to save the page's pictures into docs/images (the README and
-docs/play.md show them): a game in progress with the coach on, the end of a game, the replay viewer.
+docs/play.md show them): a game in progress with the coach on, the end of a game, the replay viewer,
+and the table at 1280 and 400 px wide.
 """
 
 import json
@@ -31,8 +32,10 @@ from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-from qwixx_env import replay, solver  # noqa: E402
+from qwixx_env import bots, replay, solver  # noqa: E402
 from qwixx_env.arena import run_arena  # noqa: E402
+from qwixx_env.bots.registry import plays  # noqa: E402
+from qwixx_env.core.options import TableOptions  # noqa: E402
 from qwixx_env.core.variant import encode_action  # noqa: E402
 from qwixx_env.envs.qwixx_v0 import raw_env  # noqa: E402
 from qwixx_env.play.games import Game, make_bots, parse_new_game  # noqa: E402
@@ -46,7 +49,7 @@ SHOTS = REPO / "docs" / "images" if os.environ.get("QWIXX_SCREENSHOTS") else Non
 @pytest.fixture(scope="module")
 def site():
     """The app under uvicorn on a free loopback port, for the module's tests."""
-    app = create_app(max_games=10)
+    app = create_app(max_games=40)  # the module starts about 25 games and leaves many in play
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -105,6 +108,13 @@ def start(driver, players, seed, speed="0"):
     wait(driver, "return ['you', 'over'].includes(document.body.dataset.turn)")
 
 
+def pass_anyway(driver):
+    """Take the penalty where the page asks before a pass that costs one (else nothing)."""
+    asked = driver.find_elements(By.CSS_SELECTOR, ".confirm-pass")
+    if asked:
+        asked[0].click()
+
+
 def attr(element, name):
     return int(element.get_attribute(name))
 
@@ -159,6 +169,7 @@ def test_a_whole_game_against_greedy_by_clicking(site, browser):
             browser.find_element(By.CSS_SELECTOR, f".sheet[data-seat='0'] .cell.legal[data-action='{target}']").click()
         else:  # nothing worth crossing: the pass button
             browser.find_element(By.CSS_SELECTOR, ".option:last-child").click()
+        pass_anyway(browser)
         clicks += 1
         if clicks == 12:  # the coach on, mid-game: its win chances beside the options
             browser.find_element(By.ID, "coach-on").click()
@@ -206,6 +217,9 @@ def test_the_replay_viewer_steps_through_a_record(site, browser, tmp_path):
     wait(browser, f"return document.getElementById('rp-pos').textContent === 'position {last} of {last}'")
     scores = [attr(el, "data-score") for el in browser.find_elements(By.CSS_SELECTOR, "#rp-sheets .sheet-score")]
     assert scores == [p["score"] for p in replay(record).snapshot()["players"]]
+    names = [el.text for el in browser.find_elements(By.CSS_SELECTOR, "#rp-sheets .sheet-name")]
+    assert names == record["seat_names"] == ["You", "heuristic"]  # the page's record names its seats
+    assert browser.find_element(By.ID, "rp-banner").text.startswith("End of the record: You ")
     browser.find_element(By.ID, "rp-first").click()
     for _ in range(min(last, 9)):
         browser.find_element(By.ID, "rp-next").click()
@@ -214,12 +228,17 @@ def test_the_replay_viewer_steps_through_a_record(site, browser, tmp_path):
     shown = {attr(r, "data-action") for r in browser.find_elements(By.CSS_SELECTOR, "#rp-coach tr[data-action]")}
     position = min(last, 9)
     assert shown == set(app.state.replays.items()[-1][1].position(position).legal_actions())
+    asked = [o.get_attribute("value") for o in browser.find_elements(By.CSS_SELECTOR, "#coach-bot option")]
+    assert asked == ["", *(n for n in bots.available() if plays(n, TableOptions(num_players=2)))]  # this table's
     shot(browser, "play-replay.png")
     # a file that is not a record is refused with the server's reason
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({**record, "rolls": {}}))
     browser.find_element(By.ID, "record-file").send_keys(str(bad))
     wait(browser, "return document.getElementById('replay-error').textContent.includes('record rolls')")
+    # ... and the replay it replaced is gone from view, leaving the error alone
+    assert browser.find_elements(By.CSS_SELECTOR, "#rp-sheets .sheet") == []
+    assert browser.find_element(By.ID, "rp-pos").text == "" and browser.execute_script("return S.replay") is None
     # a game the arena kept (run_arena(records=DIR)) opens the same way and ends on the arena's scores
     kept = run_arena(["greedy", "random"], games=1, seed=3, workers=1, records=tmp_path / "arena")
     path = kept.record_path(1)
@@ -230,6 +249,8 @@ def test_the_replay_viewer_steps_through_a_record(site, browser, tmp_path):
     wait(browser, f"return document.getElementById('rp-pos').textContent === 'position {last} of {last}'")
     scores = [attr(el, "data-score") for el in browser.find_elements(By.CSS_SELECTOR, "#rp-sheets .sheet-score")]
     assert scores == kept.games.scores[1].tolist()
+    names = [el.text for el in browser.find_elements(By.CSS_SELECTOR, "#rp-sheets .sheet-name")]
+    assert names == ["Player 1", "Player 2"]  # an arena record names no seats
 
 
 def test_a_solo_game_with_the_coach_shows_the_solvers_values(site, browser, classic):
@@ -254,6 +275,7 @@ def test_a_solo_game_with_the_coach_shows_the_solvers_values(site, browser, clas
         assert browser.find_element(By.CSS_SELECTOR, "#coach-panel tr.best").get_attribute("data-action") == str(best)
         seen = int(browser.execute_script("return document.body.dataset.decisions"))
         browser.find_element(By.CSS_SELECTOR, f".option[data-action='{best}']").click()
+        pass_anyway(browser)
         wait(browser, f"return document.body.dataset.turn === 'over' || +document.body.dataset.decisions > {seen}")
 
 
@@ -415,6 +437,7 @@ def test_two_people_and_a_bot_play_from_their_own_browsers(site, browser, second
         assert other.execute_script(controls) == 0
         me.find_element(By.CSS_SELECTOR, "#play-options .option:first-child" if moves < 12 else
                         "#play-options .option:last-child").click()  # crosses first, then passes to the end
+        pass_anyway(me)
         moves += 1
         moved(game, decided)
         wait(other, f"return document.body.dataset.turn === 'over' || +document.body.dataset.decisions === "
@@ -462,3 +485,149 @@ def test_a_hot_seat_game_covers_the_table_between_people(site, browser):
             browser.find_element(By.CSS_SELECTOR, "#play-options .option:first-child").click()
             moved(game, decided)
     assert covers >= 3 and hidden > 0
+
+
+def viewport(driver, width, height=900):
+    """Make the page `width` CSS pixels wide (and `height` tall), as a window of that size."""
+    metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+    wait(driver, f"return window.innerWidth === {width}")
+
+
+# What overflows: the page (a horizontal scroll), any sheet, row, row count or banner whose
+# content is wider than its box, and a lock cell whose "5+" overlaps its number.
+OVERFLOW = """
+const out = [];
+const page = document.documentElement;
+if (page.scrollWidth > page.clientWidth) out.push(`page ${page.scrollWidth} > ${page.clientWidth}`);
+for (const el of document.querySelectorAll('.sheet, .row, .row-count, .banner, .topbar, .card')) {
+  if (el.offsetParent && el.scrollWidth > el.clientWidth) {
+    out.push(`${el.className} ${el.scrollWidth} > ${el.clientWidth}`);
+  }
+}
+for (const need of document.querySelectorAll('.lockcell .need')) {
+  if (!need.offsetParent) continue;
+  const a = need.getBoundingClientRect(), b = need.parentElement.querySelector('.num').getBoundingClientRect();
+  const apart = a.top >= b.bottom - 0.5 || b.top >= a.bottom - 0.5 || a.left >= b.right || b.left >= a.right;
+  if (!apart) out.push('5+ on its number');
+}
+return out;
+"""
+
+
+def new_table(driver, url, variant, players, seed):
+    """Start a game of `variant` at `players` players against `random` bots, at once (speed instant)."""
+    open_page(driver, url)
+    driver.find_element(By.CSS_SELECTOR, f"input[name=variant][value='{variant}'] + span").click()
+    driver.find_element(By.CSS_SELECTOR, f"input[name=players][value='{players}'] + span").click()
+    driver.execute_script("document.querySelectorAll('.seat-bot select').forEach((s) => { s.value = 'random'; })")
+    start(driver, players=players, seed=seed)
+
+
+def test_every_table_size_fits_at_1280_and_400_px(site, browser, tmp_path):
+    """1, 3 and 5 players of both variants, a few crosses in, at a laptop's and a phone's width:
+    no horizontal scroll, no sheet, row or banner wider than its box, no "5+" on its number."""
+    _, url = site
+    try:
+        for variant in ("classic", "longo"):
+            for players in (1, 3, 5):
+                viewport(browser, 1280)
+                new_table(browser, url, variant, players, seed=4)
+                for _ in range(3):  # cross the first option listed (or pass), so sheets have crosses
+                    seen = int(browser.execute_script("return document.body.dataset.decisions"))
+                    browser.find_element(By.TAG_NAME, "body").send_keys("1" if browser.find_elements(
+                        By.CSS_SELECTOR, ".sheet[data-seat='0'] .cell.legal") else "p")
+                    pass_anyway(browser)
+                    wait(browser, "return document.body.dataset.turn === 'over' || (document.body.dataset.turn "
+                                  f"=== 'you' && +document.body.dataset.decisions > {seen})")
+                assert len(browser.find_elements(By.CSS_SELECTOR, "#play-sheets .sheet")) == players
+                for width in (1280, 400):
+                    viewport(browser, width)
+                    assert browser.execute_script(OVERFLOW) == [], (variant, players, width)
+                    browser.save_screenshot(str(tmp_path / f"play-{variant}-{players}p-{width}.png"))
+                    if (variant, players, width) == ("classic", 3, 400):
+                        shot(browser, "play-400px.png")
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def offered(driver):
+    """The bots each seat's menu offers, by seat (leaving out its two choices of a person,
+    '@here' and '@link')."""
+    return [[value for o in sel.find_elements(By.TAG_NAME, "option")
+             if not (value := o.get_attribute("value")).startswith("@")]
+            for sel in driver.find_elements(By.CSS_SELECTOR, ".seat-bot select")]
+
+
+@pytest.mark.parametrize(("variant", "players"), [("longo", 3), ("longo", 2), ("classic", 3), ("classic", 5)])
+def test_the_seat_menus_offer_only_the_bots_that_play_the_table(site, browser, variant, players):
+    """What each seat offers is what the bots' own `check_table` accepts (`registry.plays`),
+    and it follows the variant and the player count as they change."""
+    _, url = site
+    open_page(browser, url)
+    browser.find_element(By.CSS_SELECTOR, f"input[name=variant][value='{variant}'] + span").click()
+    browser.find_element(By.CSS_SELECTOR, f"input[name=players][value='{players}'] + span").click()
+    expected = [name for name in bots.available() if plays(name, TableOptions(num_players=players, variant=variant))]
+    assert offered(browser) == [expected] * (players - 1)
+    if variant == "longo":
+        assert not {"afterstate", "solo_optimal"} & set(expected)
+    else:
+        assert "solo_optimal" in expected and ("afterstate" in expected) == (players < 5)
+
+
+def test_the_help_panel_opens_and_closes(site, browser):
+    _, url = site
+    open_page(browser, url)
+    is_open = "return document.getElementById('help').open"
+    assert browser.execute_script(is_open) is False
+    browser.find_element(By.ID, "help-open").click()
+    assert browser.execute_script(is_open) is True
+    text = browser.find_element(By.ID, "help").text.lower()  # headings are upper case
+    assert "qwixx longo" in text and "“5+”" in text and "keys" in text
+    browser.find_element(By.ID, "help-close").click()
+    assert browser.execute_script(is_open) is False
+    browser.find_element(By.TAG_NAME, "body").send_keys("?")  # the key opens it, Escape closes it
+    assert browser.execute_script(is_open) is True
+    browser.switch_to.active_element.send_keys("\ue00c")  # Escape
+    wait(browser, "return document.getElementById('help').open === false")
+
+
+def test_a_pass_that_costs_a_penalty_asks_before_it_is_sent(site, browser):
+    """Solo, seed 6: you pass the white action, so passing the colour action costs a penalty.
+    The pass button and the P key each ask first (nothing is sent; Back returns to the
+    options); taking the penalty sends the pass."""
+    app, url = site
+    open_page(browser, url)
+    start(browser, players=1, seed=6)
+    game = app.state.games.get(browser.execute_script("return S.game.id"))
+    browser.find_element(By.TAG_NAME, "body").send_keys("p")  # the white action: a free pass, sent at once
+    wait(browser, "return +document.body.dataset.decisions === 1 && document.body.dataset.turn === 'you'")
+    assert browser.find_element(By.ID, "play-phase").text == "Colour action" and game.decisions == 1
+    browser.find_element(By.CSS_SELECTOR, "#play-options .option:last-child").click()  # the pass (penalty)
+    assert "Pass and take a penalty?" in browser.find_element(By.CSS_SELECTOR, "#play-options .confirm").text
+    assert game.decisions == 1 and browser.find_elements(By.CSS_SELECTOR, "#play-options .option") == []
+    browser.find_element(By.CSS_SELECTOR, ".cancel-pass").click()
+    assert browser.find_elements(By.CSS_SELECTOR, "#play-options .option") and game.decisions == 1
+    browser.find_element(By.TAG_NAME, "body").send_keys("0")  # the key asks the same
+    assert browser.find_elements(By.CSS_SELECTOR, ".confirm-pass") and game.decisions == 1
+    browser.switch_to.active_element.send_keys("p")  # again: take it
+    wait(browser, "return +document.body.dataset.decisions === 2")
+    assert game.decisions == 2 and game.env.snapshot()["players"][0]["penalties"] == 1
+    assert attr(browser.find_element(By.CSS_SELECTOR, "#play-sheets .penalties"), "data-penalties") == 1
+
+
+def test_a_solo_game_ends_with_the_score_not_a_win(site, browser):
+    app, url = site
+    games = app.state.games
+    new = parse_new_game({"players": 1, "bots": [], "seed": 2})
+    game = Game(games.new_id(), new, make_bots(new))
+    games.add(game.id, game)
+    while not game.over:
+        game.move({"seat": 0, "action": game.env.legal_actions()[0]}, game.seat_secrets[0])
+    browser.get("about:blank")  # a fresh page: from the page itself a new hash would not reload it
+    browser.get(f"{url}#join={game.id}.{game.seat_secrets[0]}")
+    wait(browser, "return document.body.dataset.turn === 'over'")
+    score = game.env.snapshot()["players"][0]["score"]
+    banner = browser.find_element(By.ID, "play-banner").text
+    assert banner == f"Game over — you scored {score} points." and "win" not in banner
+    assert browser.find_elements(By.CSS_SELECTOR, ".badge.winner, .result.win") == []

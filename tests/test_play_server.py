@@ -106,6 +106,14 @@ def test_info_lists_every_bot_and_the_game_of_each_pretrained_one(client):
     plays = {b["name"]: b["plays"] for b in info["bots"]}
     assert plays["greedy"] is None
     assert plays["ppo-classic-2p"] == {"variant": "classic", "players": 2, "lucky": None}
+    tables = {b["name"]: b["tables"] for b in info["bots"]}
+    assert tables["ppo-classic-2p"] == [{"variant": "classic", "players": 2, "lucky": None}]
+    assert tables["ppo-longo-2p"] == [{"variant": "longo", "players": 2, "lucky": "bonus"}]
+    # the bots' own check_table: afterstate where a network ships, solo_optimal where the solver covers
+    assert {(t["variant"], t["players"]) for t in tables["afterstate"]} == {("classic", p) for p in (2, 3, 4)}
+    assert {t["variant"] for t in tables["solo_optimal"]} == {"classic"}
+    longo = {(t["players"], t["lucky"]) for t in tables["random"] if t["variant"] == "longo"}
+    assert longo == {(p, rule) for p in range(1, 6) for rule in ("bonus", "instead")}
     assert info["max_games"] == 5 and info["max_players"] == 5
 
 
@@ -171,6 +179,10 @@ def test_a_replay_has_one_frame_per_position(client):
     assert frames[0]["snapshot"] == end["start"]
     assert all(f["decision"]["action"] in {o["action"] for o in f["legal"]} for f in frames[:-1])
     assert client.get(f"/api/replays/{rp['id']}").json()["frames"] == frames
+    # the page's record names its seats, and the viewer gets the names; a record without them, None
+    assert rec["seat_names"] == rp["seat_names"] == ["You", "greedy"]
+    unnamed = {k: v for k, v in rec.items() if k != "seat_names"}
+    assert client.post("/api/replays", json=unnamed).json()["seat_names"] is None
 
 
 def test_the_replay_viewer_opens_a_record_the_arena_kept(client, tmp_path):
@@ -276,6 +288,8 @@ def test_a_record_that_is_not_a_record_is_refused(client):
         "seed": ({**rec, "seed": [1]}, ["record"]),
         "dice": ({**rec, "rolls": [[1, 1, 1, 1, 1, 1], *rec["rolls"][1:]]}, ["roll 0", "dice"]),
         "snapshot": ({**rec, "snapshot": {**rec["snapshot"], "roll": 0}}, ["snapshot", "changed"]),
+        "seat names": ({**rec, "seat_names": ["one"]}, ["seat_names", "['one']", "one per seat"]),
+        "seat name": ({**rec, "seat_names": ["one", 2]}, ["seat_names", "non-empty names"]),
     }
     # a decision the rules refuse: the first decision crosses a number the white dice do not make
     w = sum(rec["rolls"][0][:2])

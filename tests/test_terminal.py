@@ -90,9 +90,9 @@ def test_end_of_input_mid_game_saves_the_record_and_exits_0(tmp_path, monkeypatc
     path = tmp_path / "left.json"
     monkeypatch.setattr("sys.stdin", io.StringIO("p\n"))
     status = main(["play", "--players", "3", "--bots", "random,heuristic", "--seed", "9", "--record", str(path)])
-    # the input ends at the second prompt: the colour action of roll 0
+    # the input ends at the second prompt: the colour action of the first roll (roll 1)
     assert status == 0
-    assert f"Game left at roll 0; the record so far is saved to {path}" in capsys.readouterr().out
+    assert f"Game left at roll 1; the record so far is saved to {path}" in capsys.readouterr().out
     game = replay(json.loads(path.read_text()))
     assert game.snapshot()["phase"] == "color" and game.agent_selection == "player_0"
     assert game.record()["decisions"][0] == [0, 44]

@@ -42,13 +42,18 @@ class AfterstateBot(registry.TableBot):
     name = "afterstate"
 
     def __init__(self, table: TableOptions = registry.DEFAULT_TABLE, *, seed: int | None = None):
-        check_afterstate_table(table.variant, table.num_players)
+        self.check_table(table)
         super().__init__(table)
         self._net = win_chance_network("afterstate", table.variant, table.num_players)
         self._weights = weights_array()
         self._base = new_state(self.num_players)
         self._scratch = new_scratch(self.variant, self.num_players, self._net)
         self._kernel = None
+
+    @staticmethod
+    def check_table(table: TableOptions) -> None:
+        """Refuse a table no win-chance network ships for (the registry's `check_table`)."""
+        check_afterstate_table(table.variant, table.num_players)
 
     def act(self, observation: dict[str, Any]) -> int:
         st, mask = registry.decision_state(observation, self.variant, self.num_players, out=self._base)

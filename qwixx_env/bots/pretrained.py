@@ -60,19 +60,9 @@ class PretrainedBot:
         seed: int | None = None,
     ):
         check_seed(seed)
-        table = table_with(checkpoint_table(policy), table, variant=variant, num_players=num_players, lucky=lucky)
-        reads = "a policy reads the observation it was trained on"
-        for option, plays, why in (
-            ("variant", policy.variant, reads),
-            ("num_players", policy.num_players, reads),
-            ("lucky", policy.lucky, "a policy plays the lucky rule it was trained under"),
-        ):
-            wanted = getattr(table, option)
-            if plays is not None and wanted != plays:  # lucky None: the game has no lucky numbers
-                raise ValueError(
-                    f"{option}: got {wanted!r}; checkpoint {policy.name!r} ({policy.source}) plays "
-                    f"{option}={plays!r} only ({why})"
-                )
+        check_checkpoint_table(
+            policy, table_with(checkpoint_table(policy), table, variant=variant, num_players=num_players, lucky=lucky)
+        )
         self.policy = policy
         self.name = policy.name
         self.variant, self.num_players = policy.variant, policy.num_players
@@ -89,6 +79,23 @@ class PretrainedBot:
 def checkpoint_table(policy: NumpyPolicy) -> TableOptions:
     """The table a checkpoint's policy plays: its variant, player count and lucky rule."""
     return TableOptions(variant=policy.variant, num_players=policy.num_players, lucky=policy.lucky or "bonus")
+
+
+def check_checkpoint_table(policy: NumpyPolicy, table: TableOptions) -> None:
+    """Refuse a table that is not the checkpoint's game (`checkpoint_table`): a `ValueError`
+    names the first option that differs (variant, player count, lucky rule) and why."""
+    reads = "a policy reads the observation it was trained on"
+    for option, plays, why in (
+        ("variant", policy.variant, reads),
+        ("num_players", policy.num_players, reads),
+        ("lucky", policy.lucky, "a policy plays the lucky rule it was trained under"),
+    ):
+        wanted = getattr(table, option)
+        if plays is not None and wanted != plays:  # lucky None: the game has no lucky numbers
+            raise ValueError(
+                f"{option}: got {wanted!r}; checkpoint {policy.name!r} ({policy.source}) plays "
+                f"{option}={plays!r} only ({why})"
+            )
 
 
 def load(
@@ -125,6 +132,10 @@ class Checkpoint:
     def default_table(self) -> TableOptions:
         """The checkpoint's own game (`checkpoint_table`)."""
         return checkpoint_table(NumpyPolicy.load(self.path))
+
+    def check_table(self, table: TableOptions) -> None:
+        """Refuse a table that is not the checkpoint's game (`check_checkpoint_table`)."""
+        check_checkpoint_table(NumpyPolicy.load(self.path), table)
 
 
 # --- finding checkpoints --------------------------------------------------------------------

@@ -3,10 +3,12 @@
 Each bot module registers its bot when `qwixx_env.bots` imports it; a user's bot is one
 `register` call. A bot factory is called ``factory(table=table, seed=seed, **params) -> Bot`` with
 the table it plays, a `TableOptions` (`qwixx_env.bots.specs.make_bot` makes every bot that
-way). Two optional attributes of a factory are data about it: `models_lucky` (True for the
+way). Three optional attributes of a factory are data about it: `models_lucky` (True for the
 bots that model Longo's lucky rule, which the observation does not show, so a spec may set
-``lucky``) and `default_table()` (the table `bots.make` fills in when none is given; the
-scripted bots: classic with 2 players; a checkpoint: its own game).
+``lucky``), `default_table()` (the table `bots.make` fills in when none is given; the
+scripted bots: classic with 2 players; a checkpoint: its own game) and `check_table(table)`
+(a `ValueError` naming why the bot cannot play a table, cheaply, without making the bot;
+without it a bot plays every table).
 """
 
 from __future__ import annotations
@@ -92,6 +94,20 @@ def default_table(bot: str | Callable[..., Bot]) -> TableOptions:
     `DEFAULT_TABLE`)."""
     made = getattr(factory(bot) if isinstance(bot, str) else bot, "default_table", None)
     return DEFAULT_TABLE if made is None else made()
+
+
+def plays(bot: str | Callable[..., Bot], table: TableOptions) -> bool:
+    """Whether a bot (a registered name, or a factory) plays `table`, by its factory's
+    `check_table` (without one: every table). Cheap: nothing is loaded or solved, so the play
+    page offers only the bots of the table chosen."""
+    check = getattr(factory(bot) if isinstance(bot, str) else bot, "check_table", None)
+    if check is None:
+        return True
+    try:
+        check(table)
+    except ValueError:
+        return False
+    return True
 
 
 def parameters(bot: Callable[..., Bot]) -> list[str] | None:

@@ -42,11 +42,7 @@ class SoloOptimalBot(registry.TableBot):
         if directory is not None and not isinstance(directory, (str, os.PathLike)):
             raise ValueError(f"directory: got {directory!r}; expected the solver's cache folder (a path) or None")
         check_flag("rebuild", rebuild)
-        try:
-            check_solvable(table.rules)
-        except ValueError as err:
-            raise ValueError(f"variant: got {table.variant!r}; the solo_optimal bot plays 'classic' only, what the "
-                             f"solo solver covers ({err})") from None
+        self.check_table(table)
         super().__init__(table)
         # the solver's table of the variant as printed (its own score table); `rebuild` solves
         # again once per process: an arena makes a bot per game
@@ -58,6 +54,16 @@ class SoloOptimalBot(registry.TableBot):
         self._values = self.solution.values
         self._space = self.solution.space
         self._tables = self.solution.variant.tables
+
+    @staticmethod
+    def check_table(table: TableOptions) -> None:
+        """Refuse a variant the solo solver does not cover (the registry's `check_table`); any
+        number of players, as the bot plays its own sheet."""
+        try:
+            check_solvable(table.rules)
+        except ValueError as err:
+            raise ValueError(f"variant: got {table.variant!r}; the solo_optimal bot plays 'classic' only, what the "
+                             f"solo solver covers ({err})") from None
 
     def _sheet(self, view: ObservationView) -> tuple[np.ndarray, int]:
         """Own row codes (a row is locked when anyone locked it) and penalties."""

@@ -34,7 +34,7 @@ def render_text(variant: Variant, snap: dict[str, Any], agents: list[str], to_de
     }
     active = agents[snap["active_player"]]
     head = (
-        f"Qwixx ({variant.name}) | roll {snap['roll']} | active: {active} | "
+        f"Qwixx ({variant.name}) | roll {snap['roll'] + 1} | active: {active} | "
         f"{phase_words[snap['phase']]}"
     )
     if to_decide is not None and snap["phase"] != "over":

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from qwixx_env import bots
+from qwixx_env.bots.registry import plays
 from qwixx_env.core.checks import check_choice, check_int, is_int
 from qwixx_env.core.options import MAX_PLAYERS, TableOptions
 from qwixx_env.core.variant import COLORS, LUCKY_RULES, VARIANT_NAMES
@@ -59,15 +60,32 @@ class PlayError(Exception):
         self.message = message
 
 
+def all_tables() -> list[TableOptions]:
+    """Every table the page can start: each variant at 1 to `MAX_PLAYERS` players, under each
+    lucky rule where the variant has lucky numbers."""
+    out = []
+    for variant in VARIANT_NAMES:
+        rules = LUCKY_RULES if TableOptions(variant=variant).rules.lucky_count else (TableOptions().lucky,)
+        out += [TableOptions(num_players=p, variant=variant, lucky=r) for p in range(1, MAX_PLAYERS + 1) for r in rules]
+    return out
+
+
 def bot_catalogue() -> list[dict[str, Any]]:
-    """Every bot a seat can take: its name and, for a pretrained bot, the one game it plays."""
+    """Every bot a seat can take: its name, the tables it plays (``{"variant", "players",
+    "lucky"}``, lucky None where the variant has no lucky numbers; from the bot's own
+    `check_table`, `bots.registry.plays`) and, for a pretrained bot, the one game it plays."""
     pretrained = set(checkpoint_names())
+    tables = all_tables()
     out = []
     for name in bots.available():
         entry: dict[str, Any] = {"name": name, "plays": None}
         if name in pretrained:
             policy = NumpyPolicy.load(name)
             entry["plays"] = {"variant": policy.variant, "players": policy.num_players, "lucky": policy.lucky}
+        entry["tables"] = [
+            {"variant": t.variant, "players": t.num_players, "lucky": t.lucky if t.rules.lucky_count else None}
+            for t in tables if plays(name, t)
+        ]
         out.append(entry)
     return out
 
@@ -362,8 +380,10 @@ class Game:
 
     def record(self) -> dict[str, Any]:
         """The game's record as anyone at the table may see it: during a white action it stops
-        at the roll, so that no seat's hidden choice is in it (`qwixx_env.replay` rebuilds it)."""
-        return self.session.record(public=True)
+        at the roll, so that no seat's hidden choice is in it (`qwixx_env.replay` rebuilds it);
+        its `seat_names` name the seats in the replay viewer."""
+        names = [seat["name"] for seat in self.seats()]
+        return {**self.session.record(public=True), "seat_names": names}
 
     def advice(self, bot: str | None, secret: str | None = None) -> dict[str, Any]:
         """The coach on the decision now of the seat `secret` belongs to (a `PlayError` when

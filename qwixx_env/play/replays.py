@@ -18,8 +18,9 @@ from qwixx_env.play.games import PlayError, advice, sheet_layout
 from qwixx_env.play.session import WHITE_PHASES, mark_of
 
 REQUIRED = ("format", "options", "rng_state", "rolls", "decisions")
-OPTIONAL = ("seed", "snapshot")
-_KINDS = {"format": str, "options": dict, "rng_state": str, "rolls": list, "decisions": list, "snapshot": dict}
+OPTIONAL = ("seed", "snapshot", "seat_names")  # seat_names: how the viewer names each seat
+_KINDS = {"format": str, "options": dict, "rng_state": str, "rolls": list, "decisions": list, "snapshot": dict,
+          "seat_names": list}
 
 
 def check_record(record: Any) -> dict[str, Any]:
@@ -38,9 +39,12 @@ def check_record(record: Any) -> dict[str, Any]:
     if record["format"] != RECORD_FORMAT:
         raise PlayError(400, f"record format: got {record['format']!r}; expected {RECORD_FORMAT!r}")
     try:
-        replay(record)
+        players = len(replay(record).possible_agents)
     except (ValueError, TypeError, KeyError, IndexError, OverflowError) as err:
         raise PlayError(400, f"record: {err}") from None
+    names = record.get("seat_names")
+    if names is not None and (len(names) != players or not all(isinstance(n, str) and n for n in names)):
+        raise PlayError(400, f"record seat_names: got {names!r}; expected {players} non-empty names, one per seat")
     return record
 
 
@@ -103,4 +107,7 @@ class Replay:
         return advice(env, bot)
 
     def view(self) -> dict[str, Any]:
-        return {"id": self.id, "options": self.options, "sheet": self._sheet, "frames": self.frames}
+        """The replay as the viewer shows it: its options, sheet layout, frames and the seats'
+        names (None where the record has none)."""
+        return {"id": self.id, "options": self.options, "sheet": self._sheet, "frames": self.frames,
+                "seat_names": self.record.get("seat_names")}

@@ -6,7 +6,7 @@ Starlette's TestClient. The routes (every body and answer is JSON; a refusal is 
 
 ====== =============================== ==========================================================
 GET    /                               the page (static files under /static, shipped in the package)
-GET    /api/info                       bots (and the one game a pretrained bot plays), limits
+GET    /api/info                       bots (the tables each plays, a pretrained bot's game), limits
 GET    /api/games                      your games (those of the seat secrets in X-Qwixx-Seats)
 POST   /api/games                      a new table: {variant, lucky, players, seats or bots, start_player,
                                        seed}; the answer has a join link per person's seat

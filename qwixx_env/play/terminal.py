@@ -284,7 +284,7 @@ class TerminalGame:
         except _EndOfInput:
             self.tell()
             path = self.save()
-            self.say(f"\nGame left at roll {self.env.snapshot()['roll']}; the record so far is saved to {path}")
+            self.say(f"\nGame left at roll {self.env.snapshot()['roll'] + 1}; the record so far is saved to {path}")
             return 0
         except KeyboardInterrupt:
             self.tell()  # what the bots did before Ctrl-C, as it would have been shown
@@ -378,7 +378,7 @@ class TerminalGame:
     def phase_line(self) -> str:
         snap = self.env.snapshot()
         white = snap["dice"]["white"]
-        roll = f"Roll {snap['roll']}"  # numbered as the sheets' header and the record number them
+        roll = f"Roll {snap['roll'] + 1}"  # counted from 1, as the sheets' header and the play page count them
         if snap["phase"] == "white":
             roller = snap["active_player"]
             active = "your roll" if roller == self.setup.seat else f"{self.who(roller)} rolled"
@@ -471,7 +471,7 @@ class TerminalGame:
         if rev.worst:
             lines.append("Your costliest decisions (the decision number is its index in the record):")
         for d in rev.worst:
-            lines.append(_wrap(f"decision {d.index}, roll {d.roll}, {_PHASE_WORDS[d.phase]}: you played {d.label}, "
+            lines.append(_wrap(f"decision {d.index}, roll {d.roll + 1}, {_PHASE_WORDS[d.phase]}: you played {d.label}, "
                                f"the best was {d.best_label}; {src.loss_name} {_format_loss(src, d.loss)}"))
         return "\n".join(lines)
 

@@ -28,6 +28,7 @@ const S = {
   step: 0,
   rpCoach: null,
   source: null,        // the game's event stream (tables of several people): "the game changed"
+  confirmPass: null,   // a pass that costs a penalty, asked about: {action, decisions}
 };
 // A seat's secret goes in this header; the page keeps the secrets of its seats in localStorage
 // (SEAT_STORE) so that a closed tab can rejoin, and lists them in SEATS_HEADER to see its games.
@@ -163,13 +164,14 @@ function drawSheet(sheet, snap, seat, opts) {
       const cls = ["cell", isCrossed && "crossed", gone && "gone", legal && "legal", isLock && "lockcell",
         opts.pending && opts.pending.has(action) && "pending", opts.flash && opts.flash.has(action) && "flash"]
         .filter(Boolean).join(" ");
-      const label = `${ROW_NAMES[row]} ${n}${isCrossed ? ", crossed" : gone ? ", skipped" : ""}${legal ? ", you may cross it" : ""}`;
+      const label = `${ROW_NAMES[row]} ${n}${isCrossed ? ", crossed" : gone ? ", skipped" : ""}${legal ? ", you may cross it" : ""}`
+        + (isLock ? ` (lock cell: crossable after ${sheet.lock_threshold} crosses in the row)` : "");
       const el = h("div", {
         class: cls, "data-action": String(action), "data-number": String(n), "aria-label": label, title: label,
         role: legal ? "button" : null, tabindex: legal && opts.onPick ? "0" : null,
-        "data-need": isLock ? `${sheet.lock_threshold}+` : null,
-      }, String(n));
-      if (isCrossed) el.append(svg(CROSS));
+      }, h("span", { class: "num", text: String(n) }));
+      if (isCrossed) el.prepend(svg(CROSS));  // under the number, which stays readable
+      if (isLock) el.append(h("span", { class: "need", "aria-hidden": "true", text: `${sheet.lock_threshold}+` }));
       if (legal && legal.key) el.append(h("span", { class: "key", text: legal.key }));
       if (legal && legal.value !== undefined) el.append(h("span", { class: "value" + (legal.best ? " best" : ""), text: legal.value }));
       if (legal && opts.onPick) {
@@ -185,10 +187,13 @@ function drawSheet(sheet, snap, seat, opts) {
     }, svg(PADLOCK, "padlock"));
     if (hasLock) lock.append(svg(CROSS));
     const count = rowCount(player, row);
+    const points = sheet.score_table[count];
+    const says = `${count} cross${count === 1 ? "" : "es"} in ${ROW_NAMES[row].toLowerCase()} (the lock counts as one): ${points} points${rowLocked ? "; the row is locked" : ""}`;
     return h("div", { class: `row ${row}` + (rowLocked ? " closed" : ""), "data-row": row },
-      h("span", { class: "row-name", text: ROW_NAMES[row] }),
+      h("span", { class: "row-name", "data-short": ROW_NAMES[row][0], text: ROW_NAMES[row] }),
       cells, lock,
-      h("span", { class: "row-count", text: `${rowLocked ? "locked · " : ""}${count}× · ${sheet.score_table[count]}` }));
+      h("span", { class: "row-count", title: says, "aria-label": says, "data-crosses": String(count) },
+        h("b", { text: `${count}×` }), h("span", { class: "pts", text: `${points} pts` })));
   });
   const sums = ROWS.map((row) => h("span", { class: `sum-box ${row}`, title: `${ROW_NAMES[row]} points` },
     String(sheet.score_table[rowCount(player, row)])));
@@ -207,8 +212,9 @@ function drawSheet(sheet, snap, seat, opts) {
   );
   return h("div", {
     class: "sheet" + (opts.compact ? " compact" : "") + (opts.deciding ? " deciding" : ""),
-    "data-seat": String(seat),
-  }, head, rows, foot);
+    "data-seat": String(seat), style: `--cells: ${K}`,
+  }, head, h("div", { class: "rows-head", "aria-hidden": "true" }, h("span", { class: "count-head", text: "crosses · points" })),
+  rows, foot);
 }
 
 function drawDice(el, snap, sheet, animate) {
@@ -260,12 +266,12 @@ function renderTable() {
     const badges = [];
     if (seat === snap.active_player && snap.phase !== "over") badges.push(["active", "rolls the dice"]);
     if (shown.to_decide === seat && seat !== g.you && !g.over) badges.push(["thinking", "deciding…"]);
-    if (winners.has(seat)) badges.push(["winner", winners.size > 1 ? "shares the win" : "winner"]);
+    if (winners.has(seat) && g.seats.length > 1) badges.push(["winner", winners.size > 1 ? "shares the win" : "winner"]);
     return drawSheet(sheet, snap, seat, {
       name: seatName(g, seat), badges, compact: seat !== g.you && g.seats.length > 2,
       legal: seat === g.you ? legal : null, pending: seat === g.you ? pending : null,
       flash: S.flashSeat === seat ? flash : null, deciding: shown.to_decide === seat && snap.phase !== "over",
-      onPick: seat === g.you && yourTurn ? (a) => sendMove(a) : null,
+      onPick: seat === g.you && yourTurn ? (a) => pickAction(a) : null,
     });
   });
   $("play-sheets").replaceChildren(drawn[0], h("div", { class: "others" + (drawn.length > 2 && sheet.cells <= 11 ? " many" : "") }, drawn.slice(1)));
@@ -282,7 +288,8 @@ function renderTable() {
   if (g.over && live) {
     banner.classList.add("over");
     const scores = snap.players.map((p) => p.score);
-    banner.textContent = g.winners.includes(g.you)
+    banner.textContent = g.seats.length === 1 ? `Game over — you scored ${scores[g.you]} points.`
+      : g.winners.includes(g.you)
       ? (g.winners.length > 1 ? `Game over — you share the win with ${Math.max(...scores)} points!` : `Game over — you win with ${scores[g.you]} points!`)
       : `Game over — ${g.winners.map((s) => seatName(g, s)).join(" and ")} ${g.winners.length > 1 ? "win" : "wins"} with ${Math.max(...scores)}; you scored ${scores[g.you]}.`;
   } else if (yourTurn) {
@@ -304,11 +311,12 @@ function renderTable() {
     if (g.pass_penalty) prompt.append(h("span", { class: "warn", text: " — passing now costs a penalty" }));
   } else prompt.append(g.over && live ? "The game is over." : S.playing ? "The bots are playing…" : "Waiting…");
   const box = $("play-options");
-  box.replaceChildren(...options.map((o) => {
+  if (yourTurn && confirmingPass(g)) box.replaceChildren(penaltyConfirm(g));
+  else box.replaceChildren(...options.map((o) => {
     const v = values && values.get(o.action);
     return h("button", {
       type: "button", class: "option" + (v && v.best ? " suggested" : "") , "data-action": String(o.action),
-      onclick: () => sendMove(o.action),
+      onclick: () => pickAction(o.action),
     },
     h("kbd", { text: o.key }),
     h("span", { class: `chip ${o.mark ? o.mark.row : "pass"}`, text: o.mark ? String(o.mark.number) : "–" }),
@@ -618,9 +626,74 @@ async function refreshGamesList() {
     sel.replaceChildren(h("option", { value: "", text: `${data.games.length} held (at most ${data.max_games})` }),
       ...data.games.slice().reverse().map((x) => h("option", {
         value: x.id, selected: S.game && x.id === S.game.id,
-        text: `${x.id} · ${x.options.variant} · ${x.options.players}p · ${x.over ? "over" : `${x.decisions} decisions`}`,
+        text: `${x.id.slice(0, 8)}… · ${x.options.variant} · ${x.options.players}p · ${x.over ? "over" : `${x.decisions} decisions`}`,
       })));
   } catch (err) { /* the list is a convenience */ }
+}
+
+// --- a pass that costs a penalty asks once ------------------------------------------------
+
+// Every pick on the table (a cell, an option, a key) comes here: a pass that costs a penalty
+// shows a confirmation in place of the options first; the same pass again (its button, P or
+// 0) takes it, Back or Escape returns to the options. Anything else is sent at once.
+function pickAction(action) {
+  const g = S.game;
+  const asked = S.confirmPass && S.confirmPass.decisions === g.decisions && S.confirmPass.action === action;
+  const pass = !markOfAction(g.sheet, action);
+  if (pass && g.pass_penalty && !asked) {
+    S.confirmPass = { action, decisions: g.decisions };
+    renderTable();
+    const yes = document.querySelector(".confirm-pass");
+    if (yes) yes.focus();
+    return;
+  }
+  S.confirmPass = null;
+  sendMove(action);
+}
+function cancelPass() {
+  if (!S.confirmPass) return false;
+  S.confirmPass = null;
+  renderTable();
+  return true;
+}
+function confirmingPass(g) {
+  return !!S.confirmPass && S.confirmPass.decisions === g.decisions;
+}
+function penaltyConfirm(g) {
+  const player = g.snapshot.players[g.you];
+  const n = player.penalties + 1;
+  const last = n >= g.sheet.max_penalties;
+  const action = S.confirmPass.action;
+  return h("div", { class: "confirm", role: "alertdialog", "aria-labelledby": "confirm-text" },
+    h("p", { id: "confirm-text" }, h("b", { text: "Pass and take a penalty?" }),
+      ` You crossed nothing this roll, so passing costs ${g.sheet.penalty_points} points (penalty ${n} of ${g.sheet.max_penalties}`
+      + (last ? ": it ends the game)." : ").")),
+    h("div", { class: "confirm-buttons" },
+      h("button", { type: "button", class: "confirm-pass danger", "data-action": String(action),
+        onclick: () => pickAction(action) }, h("kbd", { text: "P" }), " Take the penalty"),
+      h("button", { type: "button", class: "cancel-pass", onclick: cancelPass }, h("kbd", { text: "Esc" }), " Back")));
+}
+
+// --- rules and help ------------------------------------------------------------------------
+
+// The help panel is a <dialog> in the page: the button in the top bar or ? opens it, its
+// close button or Escape closes it. Wired here, before boot, as it needs nothing from the server.
+function openHelp() {
+  const d = $("help");
+  if (!d.open) d.showModal();
+}
+function closeHelp() {
+  const d = $("help");
+  if (d.open) d.close();
+}
+function setupHelp() {
+  $("help-open").addEventListener("click", openHelp);
+  $("help-close").addEventListener("click", closeHelp);
+  document.addEventListener("keydown", (e) => {
+    if (e.target.closest && e.target.closest("input, select, textarea")) return;
+    if (e.key === "?" && !$("help").open) { e.preventDefault(); openHelp(); }
+    else if (e.key === "Escape" && !$("help").open && cancelPass()) e.preventDefault();
+  });
 }
 
 // --- the coach (values per option; filled in by the coach module's API) -------------------
@@ -672,7 +745,10 @@ function coachTable(coach, idle) {
   if (!coach) return h("div", { class: "source", text: idle || "The coach is thinking…" });
   if (coach.error) return h("div", { class: "error", text: coach.error });
   const unit = coach.source.unit;
-  const bots = (S.info ? S.info.bots : []).map((b) => b.name);
+  // the bots that play the table shown: the replay's in the viewer, else the game's
+  const rp = document.body.dataset.view === "replay" && S.replay ? S.replay.options : null;
+  const table = rp ? [rp.variant, rp.num_players, rp.lucky] : [S.game.options.variant, S.game.options.players, S.game.options.lucky];
+  const bots = (S.info ? S.info.bots : []).filter((b) => fitsTable(b, ...table)).map((b) => b.name);
   const pick = h("select", { id: "coach-bot", "aria-label": "Bot to ask" },
     h("option", { value: "", text: "—" }), bots.map((b) => h("option", { value: b, text: b, selected: b === coach.bot })));
   pick.addEventListener("change", () => (document.body.dataset.view === "replay" ? loadReplayCoach() : loadCoach()));
@@ -701,7 +777,7 @@ async function showSummary() {
   box.replaceChildren(
     h("h2", { text: "Final scores" }),
     h("div", { class: "results" }, g.seats.map((s) => h("span", {
-      class: "result" + (g.winners.includes(s.seat) ? " win" : ""), "data-seat": String(s.seat),
+      class: "result" + (g.winners.includes(s.seat) && g.seats.length > 1 ? " win" : ""), "data-seat": String(s.seat),
       text: `${seatName(g, s.seat)}: ${scores[s.seat]}`,
     }))),
     h("div", { id: "summary-coach" }),
@@ -765,8 +841,8 @@ function formValue(name) {
   return el ? el.value : null;
 }
 function fitsTable(bot, variant, players, lucky) {
-  return !bot.plays || (bot.plays.variant === variant && bot.plays.players === players
-    && (variant !== "longo" || !bot.plays.lucky || bot.plays.lucky === lucky));
+  // the tables a bot plays come from the bot's own check (/api/info); lucky null: a variant without lucky numbers
+  return bot.tables.some((t) => t.variant === variant && t.players === players && (t.lucky === null || t.lucky === lucky));
 }
 function renderNewForm() {
   if (!S.info) return;
@@ -884,9 +960,30 @@ async function openReplay(record, step) {
     showView("replay");
     replayGo(step || 0);
   } catch (err) {
+    clearReplay();
     $("replay-error").textContent = err.message;
     showView("replay");
   }
+}
+// What the viewer shows of a replay, emptied: a refused record leaves only its error in view.
+function clearReplay() {
+  S.replay = null;
+  S.rpCoach = null;
+  for (const id of ["rp-sheets", "rp-dice", "rp-decision", "rp-coach"]) $(id).replaceChildren();
+  for (const id of ["rp-banner", "rp-roll", "rp-phase", "rp-pos"]) $(id).textContent = "";
+  $("rp-phase").className = "phase";
+  $("rp-slider").max = "0";
+  $("rp-slider").value = "0";
+  for (const id of ["rp-first", "rp-prev", "rp-next", "rp-last"]) $(id).disabled = true;
+}
+// The seats' names from the record (its seat_names, as the play page and the arena write
+// them); "Player N" only where the record has none. A name held by two seats gets its seat.
+function replayNames(rp, players) {
+  const given = rp.seat_names;
+  return Array.from({ length: players }, (_, s) => {
+    if (!given || typeof given[s] !== "string") return `Player ${s + 1}`;
+    return given.filter((x) => x === given[s]).length > 1 ? `${given[s]} (seat ${s + 1})` : given[s];
+  });
 }
 function replayGo(step) {
   const rp = S.replay;
@@ -900,7 +997,7 @@ function renderReplay() {
   const rp = S.replay;
   const f = rp.frames[S.step];
   const snap = f.snapshot;
-  const names = { seats: snap.players.map((_, s) => ({ seat: s, kind: "bot", bot: `Player ${s + 1}` })) };
+  const names = replayNames(rp, snap.players.length);
   const pending = new Map();
   for (const p of f.pending) { if (!pending.has(p.seat)) pending.set(p.seat, new Set()); pending.get(p.seat).add(p.action); }
   const values = S.rpCoach && $("rp-coach-on").checked ? coachByAction(S.rpCoach) : null;
@@ -910,7 +1007,7 @@ function renderReplay() {
   }]));
   const made = f.decision && f.decision.mark ? new Set([f.decision.action]) : new Set();
   $("rp-sheets").replaceChildren(...snap.players.map((_, seat) => drawSheet(rp.sheet, snap, seat, {
-    name: `Player ${seat + 1}`,
+    name: names[seat],
     badges: [seat === snap.active_player && snap.phase !== "over" ? ["active", "rolls the dice"] : null,
       f.to_decide === seat ? ["thinking", "to decide"] : null].filter(Boolean),
     legal: f.to_decide === seat ? legal : null, pending: pending.get(seat) || null,
@@ -924,10 +1021,10 @@ function renderReplay() {
   $("rp-slider").value = String(S.step);
   $("rp-pos").textContent = `position ${S.step} of ${rp.frames.length - 1}`;
   $("rp-banner").textContent = f.decision
-    ? `${names.seats[f.decision.seat].bot} (${PHASE_WORDS[snap.phase].toLowerCase()}) ${f.decision.mark ? `crosses ${markWords(f.decision.mark)}` : "passes"}`
-    : `End of the record: ${snap.players.map((p, s) => `Player ${s + 1} ${p.score}`).join(" · ")}`;
+    ? `${names[f.decision.seat]} (${PHASE_WORDS[snap.phase].toLowerCase()}) ${f.decision.mark ? `crosses ${markWords(f.decision.mark)}` : "passes"}`
+    : `End of the record: ${snap.players.map((p, s) => `${names[s]} ${p.score}`).join(" · ")}`;
   $("rp-decision").textContent = f.decision
-    ? `Player ${f.decision.seat + 1} chose: ${f.decision.mark ? `cross ${markWords(f.decision.mark)}` : "pass"}`
+    ? `${names[f.decision.seat]} chose: ${f.decision.mark ? `cross ${markWords(f.decision.mark)}` : "pass"}`
     : (snap.phase === "over" ? "The game is over." : "The record stops here.");
   const panel = $("rp-coach");
   panel.hidden = !$("rp-coach-on").checked;
@@ -965,7 +1062,7 @@ function onKey(e) {
   if (S.playing || S.game.over || S.game.to_decide !== S.game.you) return;
   const options = optionKeys(S.game.legal);
   const pick = options.find((o) => o.key.toLowerCase() === k || (k === "0" && o.key === "P"));
-  if (pick) { e.preventDefault(); sendMove(pick.action); }
+  if (pick) { e.preventDefault(); pickAction(pick.action); }
 }
 
 async function boot() {
@@ -1013,4 +1110,5 @@ async function boot() {
   document.body.dataset.ready = "1";
 }
 
+setupHelp();
 boot();
