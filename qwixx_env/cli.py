@@ -36,6 +36,9 @@ and docs/play.md)::
     qwixx serve                          # http://127.0.0.1:8000/
     qwixx serve --port 8080 --open       # another port, and open the page in the browser
     qwixx serve --max-games 20           # hold at most 20 games (the oldest is dropped first)
+    qwixx serve --host 0.0.0.0           # a table for friends on the home network: prints the
+                                         # address with its token (http://192.168.1.5:8000/?token=...)
+    qwixx serve --host 0.0.0.0 --allow-host qwixx.lan   # also answer to this name
 """
 
 from __future__ import annotations
@@ -220,7 +223,11 @@ def _serve(args: argparse.Namespace) -> int:
         return fail("needs the play extra (pip install 'qwixx_env[play]')")
     from qwixx_env.play.server import serve
 
-    serve(host=args.host, port=args.port, open_page=args.open, max_games=args.max_games)
+    try:
+        serve(host=args.host, port=args.port, open_page=args.open, max_games=args.max_games, token=args.token,
+              allow_hosts=args.allow_host)
+    except ValueError as err:  # a bad --token, refused before the server starts
+        return fail(f"--{err}")
     return 0
 
 
@@ -357,6 +364,11 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument(
         "--max-games", type=int, default=100, help="games held at once; the oldest is dropped first (default 100)"
     )
+    serve.add_argument("--token", default=None, metavar="TOKEN",
+                       help="the secret every request needs (default: a random one when bound beyond loopback, "
+                       "none on loopback); printed in the page's address")
+    serve.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                       help="another name the server is reached at (checked against the Host header); repeatable")
     args = parser.parse_args(argv)
     return {"arena": _arena, "play": _play, "serve": _serve, "solve": _solve}[args.command](args)
 
