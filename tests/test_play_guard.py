@@ -178,6 +178,7 @@ def test_the_token_in_the_address_becomes_a_cookie_and_a_script_sends_it_as_a_he
     assert locked.get(f"/api/games/{game['id']}", headers=bearer).status_code == 200
     new_game(locked, headers=bearer)
     assert locked.post(f"/api/games?token={TOKEN}", json=GAME).status_code == 201
+    assert locked.get(f"/api/games?token={TOKEN}").status_code == 200  # a script's call: no redirect
     assert len(locked.app.state.games) == 3
 
 

@@ -8,9 +8,9 @@ request without the token) and changes nothing. In order:
    web page whose name resolves to this machine (DNS rebinding) is refused. `hosts_for` gives
    the names of a bind address: the loopback names on loopback; otherwise the bound address,
    this machine's names and addresses and the names given with ``--allow-host``.
-2. **Token**: with a `token`, every request must carry it (401): as ``?token=`` (a GET is then
-   redirected to the same URL without it, with the token in an HttpOnly, SameSite=Strict
-   cookie, so that the page's own requests carry it), as that cookie, or as an
+2. **Token**: with a `token`, every request must carry it (401): as ``?token=`` (a page's GET
+   is then redirected to the same URL without it, with the token in an HttpOnly,
+   SameSite=Strict cookie, so that the page's own requests carry it), as that cookie, or as an
    ``Authorization: Bearer`` header. Tokens are compared in constant time.
 3. **State-changing requests** (POST, PUT, PATCH, DELETE): a declared body over `MAX_BODY`
    is 413; an ``Origin`` header must be this server's own (403; a request without one, from
@@ -280,7 +280,7 @@ class Guard:
         query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
         given = [v for k, v in query if k == "token"]
         if given and self._matches(given[0]):
-            if scope["method"] != "GET":
+            if scope["method"] != "GET" or scope["path"].startswith("/api/"):  # a script's call, not the page
                 return None
             rest = urlencode([(k, v) for k, v in query if k != "token"])
             answer = RedirectResponse(scope["path"] + (f"?{rest}" if rest else ""), status_code=303)
