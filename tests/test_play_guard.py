@@ -13,7 +13,11 @@ import pytest
 pytest.importorskip("starlette", reason="the play extra (starlette) is not installed")
 pytest.importorskip("httpx2", reason="Starlette's TestClient needs httpx2 (the test extra)")
 
+from starlette.applications import Starlette  # noqa: E402
+from starlette.middleware import Middleware  # noqa: E402
+from starlette.routing import WebSocketRoute  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402
+from starlette.websockets import WebSocketDisconnect  # noqa: E402
 
 from qwixx_env.core.compile import cache_root  # noqa: E402
 from qwixx_env.play import guard, server  # noqa: E402
@@ -381,3 +385,19 @@ def test_the_printed_address_beyond_loopback_carries_a_token():
     assert urls[-1] == f"http://127.0.0.1:8000/?token={TOKEN}"
     assert all(u.endswith(f":8000/?token={TOKEN}") and "0.0.0.0" not in u for u in urls)
     assert server.page_urls("::1", 8000, None) == ["http://[::1]:8000/"]
+
+
+def test_a_websocket_handshake_passes_the_same_checks():
+    async def echo(ws):
+        await ws.accept()
+        await ws.send_text("open")
+        await ws.close()
+
+    app = Starlette(routes=[WebSocketRoute("/ws", echo)], middleware=[Middleware(guard.Guard, token=TOKEN)])
+    with TestClient(app) as c:
+        with c.websocket_connect(f"/ws?token={TOKEN}") as ws:
+            assert ws.receive_text() == "open"
+        for path, headers in (("/ws", {}), (f"/ws?token={TOKEN}", {"origin": "http://evil.example"})):
+            with pytest.raises(WebSocketDisconnect) as closed, c.websocket_connect(path, headers=headers):
+                pass
+            assert closed.value.code == 1008

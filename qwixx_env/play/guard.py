@@ -16,7 +16,8 @@ request without the token) and changes nothing. In order:
    is 413; an ``Origin`` header must be this server's own (403; a request without one, from
    a script, passes); the body must be declared ``Content-Type: application/json`` (415). A
    web page elsewhere can send a ``text/plain`` POST without asking; it cannot send JSON or
-   hide its Origin.
+   hide its Origin. A WebSocket handshake passes the same Host, token and Origin checks (a
+   refused one is closed before it opens).
 4. **Failures**: an unexpected exception in a route is logged with its traceback and
    answered with a 500 ``{"error": "internal error ..."}`` that shows neither.
 
@@ -236,10 +237,14 @@ class Guard:
         self.token = token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
         answer = self.refusal(scope)
+        if answer is not None and scope["type"] == "websocket":
+            await receive()  # the handshake, refused: the server answers it with a 403
+            await send({"type": "websocket.close", "code": 1008})
+            return
         if answer is not None:
             await answer(scope, receive, send)
             return
@@ -271,16 +276,18 @@ class Guard:
             answer = self._token_refusal(scope, headers)
             if answer is not None:
                 return answer
-        if scope["method"] in STATE_CHANGING:
-            return self._write_refusal(scope, headers, host)
+        method = scope.get("method", "WEBSOCKET")  # a WebSocket handshake has none; a page elsewhere can open one
+        if method in STATE_CHANGING or scope["type"] == "websocket":
+            return self._write_refusal(scope, headers, host, method)
         return None
 
     def _token_refusal(self, scope: Scope, headers: Headers) -> Response | None:
         assert self.token is not None
         query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
         given = [v for k, v in query if k == "token"]
+        page = scope.get("method") == "GET" and not scope["path"].startswith("/api/")
         if given and self._matches(given[0]):
-            if scope["method"] != "GET" or scope["path"].startswith("/api/"):  # a script's call, not the page
+            if not page:  # a script's call: nothing to take out of an address bar
                 return None
             rest = urlencode([(k, v) for k, v in query if k != "token"])
             answer = RedirectResponse(scope["path"] + (f"?{rest}" if rest else ""), status_code=303)
@@ -298,7 +305,7 @@ class Guard:
         if scheme.lower() == "bearer" and self._matches(bearer.strip()):
             return None
         why = "a wrong token" if given or bearer else "no token"
-        if scope["path"].startswith("/api/") or scope["method"] != "GET":
+        if not page:
             return JSONResponse(
                 {"error": f"token: {why}; this server needs the token `qwixx serve` printed, as ?token=, "
                           "its cookie or an 'Authorization: Bearer' header"},
@@ -321,21 +328,21 @@ class Guard:
         server = scope.get("server") or ("", 0)
         return f"qwixx_token_{server[1] or 0}"
 
-    def _write_refusal(self, scope: Scope, headers: Headers, host: str) -> Response | None:
+    def _write_refusal(self, scope: Scope, headers: Headers, host: str, method: str) -> Response | None:
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > MAX_BODY:
             return JSONResponse({"error": TOO_LONG}, status_code=413)
         origin = headers.get("origin")
         if origin is not None and not _origin_matches(origin, host, scope.get("scheme", "http")):
             return JSONResponse(
-                {"error": f"origin: got {origin!r}; a {scope['method']} must come from this server's own page "
+                {"error": f"origin: got {origin!r}; a {method} must come from this server's own page "
                           f"(http://{host}) or from a script without an Origin"},
                 status_code=403,
             )
         kind = headers.get("content-type", "").split(";", 1)[0].strip().lower()
-        if kind != "application/json":
+        if kind != "application/json" and scope["type"] == "http":
             return JSONResponse(
-                {"error": f"content-type: got {kind or 'none'!r}; a {scope['method']} sends application/json"},
+                {"error": f"content-type: got {kind or 'none'!r}; a {method} sends application/json"},
                 status_code=415,
             )
         return None
