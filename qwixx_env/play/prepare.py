@@ -199,6 +199,10 @@ def _coach_kernels(progress: Progress) -> None:
 
 def _solo_table(progress: Progress) -> None:
     load_table(CLASSIC, progress=lambda done, total: progress(done / max(total, 1)))
+    env = qwixx_v0.raw_env(num_players=1)  # the solo coach's kernels: it plays an option ahead
+    env.reset(seed=0)
+    for _ in range(WARM_DECISIONS):
+        env.step(coach.advise(env).best_action)
 
 
 def default_tasks(catalogue: list[dict[str, Any]]) -> list[Task]:
