@@ -18,6 +18,7 @@ from starlette.middleware import Middleware  # noqa: E402
 from starlette.routing import WebSocketRoute  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402
 from starlette.websockets import WebSocketDisconnect  # noqa: E402
+from test_play_server import play_to_end, refused, state_of  # noqa: E402 (the server tests' helpers)
 
 from qwixx_env.core.compile import cache_root  # noqa: E402
 from qwixx_env.play import guard, server  # noqa: E402
@@ -45,19 +46,6 @@ def new_game(client, body=GAME, **kw):
 
 def held(client):
     return [gid for gid, _ in client.app.state.games.items()]
-
-
-def state_of(client, game_id):
-    g = client.get(f"/api/games/{game_id}").json()
-    return {k: g[k] for k in ("snapshot", "decisions", "events_total", "legal", "to_decide", "pending", "over")}
-
-
-def refused(response, status, *words):
-    assert response.status_code == status, response.text
-    message = response.json()["error"]
-    for word in words:
-        assert word in message, message
-    return message
 
 
 class Gate:
@@ -330,9 +318,7 @@ def test_no_request_writes_a_file(tmp_path, monkeypatch):
     with TestClient(create_app(max_games=5, prepare=prepare)) as c:
         game = new_game(c)
         assert c.get(f"/api/games/{game['id']}/coach").status_code == 200
-        while not game["over"]:
-            body = {"seat": 0, "action": game["legal"][-1]["action"], "decision": game["decisions"]}
-            game = c.post(f"/api/games/{game['id']}/moves", json=body).json()
+        game = play_to_end(c, game)
         assert c.get(f"/api/games/{game['id']}/summary").status_code == 200
         record = c.get(f"/api/games/{game['id']}/record").json()
         assert c.post("/api/replays", json=record).status_code == 201
