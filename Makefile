@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo lint test test-fast bench clean
+.PHONY: demo lint test test-fast bench clean docs docs-build
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -13,6 +13,8 @@ $(STAMP): pyproject.toml
 	# and the train extra's pin then installs nothing more (never a CUDA build).
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e ".[test,demo,bench,train,lint,play,rllib,openspiel,torchrl]"
+	# The docs site and the tutorial's runner: a dependency group (pip >= 25.1, upgraded above).
+	$(PY) -m pip install -q --group docs
 	# Compile the common kernels now, so that the first game does not (docs/environment.md).
 	$(PY) -m qwixx_env.warm
 	touch $(STAMP)
@@ -29,9 +31,19 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 	$(PY) .ci/typecheck
 
-# CI: lint, then every test.
-test: lint
+# CI: lint, the docs site, then every test.
+test: lint docs-build
 	$(PY) -m pytest -q
+
+# The documentation site (mkdocs.yml) into site/, --strict: a broken link, a missing page or an
+# API reference that does not resolve fails (not --quiet: it hides the warnings --strict counts).
+# NO_MKDOCS_2_WARNING: without it Material prints a banner about MkDocs' future on every build.
+docs-build: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+# The site served locally at http://127.0.0.1:8000/qwixx_env/, rebuilt on every change.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve
 
 # A developer's quick run: every test but those marked slow.
 test-fast: $(STAMP)
@@ -42,4 +54,4 @@ bench: $(STAMP)
 	$(PY) benchmarks/batched_speed.py
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis site .cache/mkdocs-jupyter

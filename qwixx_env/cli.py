@@ -35,7 +35,8 @@ and docs/play.md)::
 
     qwixx serve                          # http://127.0.0.1:8000/
     qwixx serve --port 8080 --open       # another port, and open the page in the browser
-    qwixx serve --max-games 20           # hold at most 20 games (the oldest is dropped first)
+    qwixx serve --max-games 20           # hold at most 20 games (finished or idle ones dropped first)
+    qwixx serve --store games/           # keep every game in games/; resumed after a restart
     qwixx serve --host 0.0.0.0           # a table for friends on the home network: prints the
                                          # address with its token (http://192.168.1.5:8000/?token=...)
     qwixx serve --host 0.0.0.0 --allow-host qwixx.lan   # also answer to this name
@@ -58,7 +59,7 @@ from qwixx_env.arena.schedule import parse_bot
 from qwixx_env.core.variant import VARIANT_NAMES, Variant, get_variant
 from qwixx_env.files import folder_problem, write_atomically
 from qwixx_env.nets import NumpyPolicy, checkpoint_names
-from qwixx_env.play import terminal
+from qwixx_env.play import saved, terminal
 from qwixx_env.solver import load_table, table_path
 from qwixx_env.solver.states import check_sheet, check_variant
 
@@ -216,6 +217,11 @@ def _serve(args: argparse.Namespace) -> int:
         return fail(f"--port: got {args.port}; expected 1 to 65535")
     if args.max_games < 1:
         return fail(f"--max-games: got {args.max_games}; expected a positive integer")
+    if args.store is not None:
+        try:
+            saved.check_folder(args.store)
+        except ValueError as err:
+            return fail(str(err))
     try:
         import starlette  # noqa: F401 (the play extra: checked before the server module needs it)
         import uvicorn  # noqa: F401
@@ -224,8 +230,8 @@ def _serve(args: argparse.Namespace) -> int:
     from qwixx_env.play.server import serve
 
     try:
-        serve(host=args.host, port=args.port, open_page=args.open, max_games=args.max_games, token=args.token,
-              allow_hosts=args.allow_host)
+        serve(host=args.host, port=args.port, open_page=args.open, max_games=args.max_games, store=args.store,
+              token=args.token, allow_hosts=args.allow_host)
     except ValueError as err:  # a bad --token, refused before the server starts
         return fail(f"--{err}")
     return 0
@@ -362,13 +368,17 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     serve.add_argument("--open", action="store_true", help="open the page in the default browser")
     serve.add_argument(
-        "--max-games", type=int, default=100, help="games held at once; the oldest is dropped first (default 100)"
+        "--max-games", type=int, default=100,
+        help="games held at once; when full a finished or idle game is dropped, never one in play (default 100)",
     )
     serve.add_argument("--token", default=None, metavar="TOKEN",
                        help="the secret every request needs (default: a random one when bound beyond loopback, "
                        "none on loopback); printed in the page's address")
     serve.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                        help="another name the server is reached at (checked against the Host header); repeatable")
+    serve.add_argument("--store", metavar="DIR", default=None,
+                       help="keep every game in DIR (written after each decision) and resume the games kept "
+                       "there at start; without it nothing is written")
     args = parser.parse_args(argv)
     return {"arena": _arena, "play": _play, "serve": _serve, "solve": _solve}[args.command](args)
 

@@ -50,6 +50,27 @@ def test_the_arena_plays_checkpoint_paths_and_tells_runs_apart(runs, capsys):
     assert "a/final" in out and "b/final" in out
 
 
+def test_an_rllib_run_folder_means_its_exported_policy_everywhere(runs, capsys):
+    """An RLlib run (`qwixx_env.training.rllib`) exports its module as policy.json + policy.npz."""
+    (runs / "rllib").mkdir()
+    tiny_checkpoint(runs / "rllib", "policy", seed=3)
+    assert bots.load("runs/rllib").policy.source == "runs/rllib/policy.json"
+    assert check_spec("runs/rllib", variant="classic", num_players=2).label == "rllib/policy"
+    assert qwixx(["arena", "runs/rllib", "runs/a", "--games", "1", "--workers", "1", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "rllib/policy" in out and "a/final" in out
+
+
+def test_a_folder_without_a_policy_names_both_files_looked_for(runs):
+    (runs / "empty").mkdir()
+    message = r"runs/empty: a folder without final\.json; nor policy\.json: .*runs/empty/final .*runs/empty/policy "
+    with pytest.raises(FileNotFoundError, match=message):
+        bots.load("runs/empty")
+    with pytest.raises(ValueError, match=message):
+        run_arena(["runs/empty", "random"], games=1, workers=1)
+    assert qwixx(["arena", "runs/empty", "random", "--games", "1", "--workers", "1", "--quiet"]) == 2
+
+
 def test_the_envs_take_checkpoint_paths_afterstate_and_bots_with_parameters(runs):
     specs = {"runs/a": 1, "afterstate": 1, "greedy:max_skip=1": 1, "heuristic": 1}
     env = QwixxVectorEnv(8, num_players=2, opponents=specs)

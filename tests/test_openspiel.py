@@ -214,3 +214,105 @@ def test_a_state_from_an_observation_is_the_position_the_seat_sees(variant, luck
         assert state.current_player() == 0 and state.legal_actions() == env.legal_actions()
         assert np.array_equal(np.array(state.observation_tensor(0), np.float32), obs["observation"])
         env.step(int(rng.choice(env.legal_actions())))
+
+
+def _chance_outcome(state, rng):
+    """A chance outcome drawn so that, half the time, the white sum is a lucky number of some
+    seat (Longo), where lucky crosses and their ties come from."""
+    outcomes = [k for k, _ in state.chance_outcomes()]
+    core = state.core_state
+    second_white = state.action_to_string(pyspiel.PlayerId.CHANCE, 0).startswith("die 1 ")
+    if second_white and core.lucky.any() and rng.random() < 0.5:
+        second = int(rng.choice(core.lucky[0].ravel())) - int(core.dice[0, 0]) - 1
+        if second in outcomes:
+            return second
+    return int(rng.choice(outcomes))
+
+
+def _perfect_recall_walk(game, seed, rolls=12, branches=12):
+    """Check OpenSpiel's perfect recall over many histories of `game`: two histories that give
+    seat p the same information state give p the same action-observation history (p's own
+    actions, and what p observed: its observation each time it changed, from the start). A
+    random game, and at each white action `branches` random ways to play it out. Returns
+    (information states reached by two different histories, lucky tie-break decisions made)."""
+    rng = np.random.default_rng(seed)
+    players = game.num_players()
+    seen: dict[tuple[int, str], tuple] = {}
+    histories: dict[tuple[int, str], set] = {}
+    ties = 0
+
+    def visit(state, aoh):
+        for p in range(players):
+            seen_now = bytes(np.array(state.observation_tensor(p), np.float32))
+            if not aoh[p] or aoh[p][-1] != seen_now:  # another seat's hidden choice shows p nothing
+                aoh[p].append(seen_now)
+            key = (p, state.information_state_string(p))
+            assert seen.setdefault(key, tuple(aoh[p])) == tuple(aoh[p]), f"seat {p}: {key[1]}"
+            histories.setdefault(key, set()).add(tuple(state.history()))
+
+    def advance(state, aoh):
+        nonlocal ties
+        if state.is_chance_node():
+            state.apply_action(_chance_outcome(state, rng))
+        else:
+            player = state.current_player()
+            ties += state.core_state.phase[0] == qwixx_spiel.LUCKY
+            action = int(rng.choice(state.legal_actions()))
+            aoh[player].append(("own", action))
+            state.apply_action(action)
+        visit(state, aoh)
+
+    state, aoh = game.new_initial_state(), [[] for _ in range(players)]
+    visit(state, aoh)
+    for _ in range(rolls):
+        while state.is_chance_node():
+            advance(state, aoh)
+        if state.is_terminal():
+            break
+        roll = int(state.core_state.roll[0])
+        for _ in range(branches):  # the white action's decisions, hidden from the other seats
+            branch, branch_aoh = state.clone(), [list(a) for a in aoh]
+            while not branch.is_terminal() and int(branch.core_state.roll[0]) == roll:
+                advance(branch, branch_aoh)
+        while not state.is_terminal() and int(state.core_state.roll[0]) == roll:
+            advance(state, aoh)
+    shared = sum(len(h) > 1 for h in histories.values())
+    return shared, ties
+
+
+@pytest.mark.parametrize("players,variant,lucky,start", [
+    (3, "longo", "bonus", 0), (5, "longo", "bonus", 0), (3, "longo", "bonus", -1), (2, "longo", "bonus", 0),
+    (3, "longo", "instead", 0), (2, "classic", "bonus", 0), (4, "classic", "bonus", -1),
+])
+def test_information_states_have_perfect_recall(players, variant, lucky, start):
+    """A seat that sees another seat break a lucky tie (its observation shows the lucky phase)
+    tells that history from one without the tie: its information state must too."""
+    game = load(players, variant, lucky, start_player=start)
+    shared, ties = _perfect_recall_walk(game, seed=players)
+    assert shared >= 10  # histories a seat cannot tell apart were compared
+    assert ties > 0 or lucky == "instead" or variant == "classic"
+
+
+@pytest.mark.parametrize("players", [3, 5])
+def test_resampling_keeps_who_broke_a_lucky_tie(players):
+    """The seat to decide saw which earlier seats broke a lucky tie: every resampled state shows
+    it the same information state."""
+    game = load(players, "longo", "bonus")
+    rng = np.random.default_rng(players)
+    sampler = pyspiel.UniformProbabilitySampler(0.0, 1.0)
+    state, checked = game.new_initial_state(), 0
+    while checked < 200:
+        if state.is_terminal():
+            state = game.new_initial_state()
+        if state.is_chance_node():
+            state.apply_action(_chance_outcome(state, rng))
+            continue
+        player = state.current_player()
+        tokens = state.information_state_string(player).split()
+        this_roll = tokens[max(i for i, t in enumerate(tokens) if t.startswith("d")):]
+        if state.core_state.phase[0] == qwixx_spiel.WHITE and any(t[0] == "t" and t[1:].isdigit() for t in this_roll):
+            for _ in range(10):
+                sample = state.resample_from_infostate(player, sampler)
+                assert sample.information_state_string(player) == state.information_state_string(player)
+                checked += 1
+        state.apply_action(int(rng.choice(state.legal_actions())))

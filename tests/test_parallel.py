@@ -389,3 +389,36 @@ def run_snippets(section: str, capsys) -> tuple[str, str]:
 def test_docs_snippets_run_as_written_and_print_what_the_docs_show(capsys):
     out, shown = run_snippets("PettingZoo's Parallel API", capsys)
     assert out == shown
+
+
+@pytest.mark.parametrize("mode", ["win", "score_delta", "margin"])
+def test_every_reward_is_a_float_in_both_views_an_illegal_ending_included(mode):
+    """Not int 0 beside float -2.0: every reward the AEC env and the Parallel view hand out, at
+    reset, each step and an illegal ending, is a Python float."""
+    rng = np.random.default_rng(0)
+    for seed in range(4):
+        options = dict(num_players=3, variant="longo" if seed % 2 else "classic", reward=mode)
+        aec = qwixx_v0.env(**options)
+        aec.reset(seed=seed)
+        illegal_at = rng.integers(5, 30) if seed < 2 else None  # two games end on an illegal action
+        for step, agent in enumerate(aec.agent_iter()):
+            _, reward, done, truncated, _ = aec.last()
+            assert type(reward) is float and all(type(r) is float for r in aec.rewards.values())
+            if done or truncated:
+                aec.step(None)
+                continue
+            mask = aec.observe(agent)["action_mask"]
+            aec.step(int(np.flatnonzero(mask == 0)[0]) if step == illegal_at else random_legal_action(mask, rng))
+        par = qwixx_v0.parallel_env(**options)
+        obs, _ = par.reset(seed=seed)
+        for step in range(1000):
+            actions = {a: random_legal_action(obs[a]["action_mask"], rng) for a in par.acting_agents}
+            if step == illegal_at:
+                actions[par.acting_agents[0]] = illegal_white_action(obs, par.acting_agents[0])
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                obs, rewards, terminations, truncations, _ = par.step(actions)
+            assert rewards and all(type(r) is float for r in rewards.values()), rewards
+            if not par.agents:
+                break
+        assert not par.agents

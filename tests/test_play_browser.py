@@ -70,14 +70,26 @@ def site():
         yield app, url
 
 
-@pytest.fixture(scope="module")
-def browser():
+def new_driver():
+    """A headless Chromium of its own: a separate browser session (its own localStorage)."""
     options = Options()
     options.binary_location = CHROMIUM
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1440,1000",
                 "--force-device-scale-factor=1", "--force-prefers-reduced-motion"):
         options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    return webdriver.Chrome(service=Service(DRIVER), options=options)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    driver = new_driver()
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture
+def second_browser():
+    driver = new_driver()
     yield driver
     driver.quit()
 
@@ -118,7 +130,7 @@ def play_direct(app, seed):
     game = Game(games.new_id(), new, make_bots(new))
     games.add(game.id, game)
     while not game.over:
-        game.move({"seat": 0, "action": game.env.legal_actions()[0]})
+        game.move({"seat": 0, "action": game.env.legal_actions()[0]}, game.seat_secrets[0])
     return game
 
 
@@ -343,3 +355,137 @@ def test_a_longo_lucky_cross_is_chosen_on_the_page(site, browser):
         score = browser.find_element(By.CSS_SELECTOR, f".sheet[data-seat='{seat}'] .sheet-score")
         assert attr(score, "data-score") == player["score"]
     assert snap["players"][0]["marks"]["green"] == [16]
+
+
+# --- several people at one table -----------------------------------------------------------
+
+
+def start_table(driver, players, picks, names, seed):
+    """Start a table from the new-game form: `picks` for the seats after yours (a bot's name,
+    '@here' for a person at this screen, '@link' for one with a join link), `names` by seat."""
+    driver.find_element(By.CSS_SELECTOR, f"input[name=players][value='{players}'] + span").click()
+    driver.execute_script("""
+      const [picks, names] = arguments;
+      document.querySelectorAll('.seat-bot select').forEach((sel, i) => {
+        sel.value = picks[i]; sel.dispatchEvent(new Event('change'));
+      });
+      document.querySelectorAll('.seat-name').forEach((box, i) => { box.value = names[i] || ''; });
+      document.getElementById('speed').value = '0';""", picks, names)
+    seed_box = driver.find_element(By.ID, "seed")
+    seed_box.clear()
+    seed_box.send_keys(str(seed))
+    driver.find_element(By.ID, "start-game").click()
+    wait(driver, "return !!S.game && ['you', 'wait', 'cover', 'over'].includes(document.body.dataset.turn)")
+
+
+def moved(game, decided, timeout=20):
+    """Wait until the server's game has gone past `decided` decisions (or is over), the move
+    and the bots' answers to it done: a move holds the game's lock throughout."""
+    deadline = time.time() + timeout
+
+    def past():
+        with game.lock:
+            return game.over or game.decisions > decided
+
+    while not past():
+        assert time.time() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+SHOWN_SCORES = "return [...document.querySelectorAll('#play-sheets .sheet')].map(" \
+               "(el) => [+el.dataset.seat, +el.querySelector('.sheet-score').dataset.score])"
+# whether the page shows no other seat's white-action choice before its reveal
+NOTHING_HIDDEN_SHOWN = """
+const me = S.game.you;
+return document.querySelectorAll(`.sheet:not([data-seat='${me}']) .cell.pending`).length === 0
+  && S.game.pending.every((p) => p.seat === me)
+  && S.game.events.every((e) => e.kind !== 'decision' || !['white', 'lucky'].includes(e.phase)
+    || e.seat === me || e.hidden);
+"""
+FORGED_MOVES = """
+const done = arguments[arguments.length - 1];
+const send = (headers) => fetch(`/api/games/${S.game.id}/moves`, {method: 'POST',
+  headers: {'Content-Type': 'application/json', ...headers}, body: JSON.stringify({seat: 0, action: 44})})
+  .then((r) => r.status);
+Promise.all([send({'X-Qwixx-Seat': seatsOf(S.game.id)[S.game.you]}), send({})]).then(done);
+"""
+
+
+def test_two_people_and_a_bot_play_from_their_own_browsers(site, browser, second_browser):
+    """Ann hosts (seat 0), Bob joins from his link in another browser session (seat 1), random
+    plays seat 2. Each page follows the other's moves live, offers no control for the other's
+    seat and never shows the other's white choice before the reveal; a forged move for Ann's
+    seat from Bob's page is refused; both show the server's final scores."""
+    app, url = site
+    open_page(browser, url)
+    start_table(browser, 3, ["@link", "random"], ["Ann", "Bob"], seed=11)
+    game = app.state.games.get(browser.execute_script("return S.game.id"))
+    link = browser.find_element(By.CSS_SELECTOR, "#join-links li[data-seat='1'] a.join-link").get_attribute("href")
+    assert f"join={game.id}." in link and game.seat_of(link.rsplit(".", 1)[1]) == 1
+    bob = second_browser
+    bob.get(link)
+    wait(bob, "return document.body.dataset.ready === '1' && !!S.game && S.game.you === 1")
+    assert "join=" not in bob.current_url  # the secret leaves the address bar; the page keeps it
+    pages = {0: browser, 1: bob}
+    for page in pages.values():
+        page.execute_script("document.getElementById('speed').value = '0'; window.notReloaded = true")
+    before = game.decisions
+    assert bob.execute_async_script(FORGED_MOVES) == [403, 403]  # as Ann with Bob's secret, and with none
+    assert game.decisions == before
+    moves = hidden = 0
+    while not game.over:
+        seat, decided = game.to_decide(), game.decisions
+        me, other = pages[seat], pages[1 - seat]
+        wait(me, f"return document.body.dataset.turn === 'you' && +document.body.dataset.decisions === {decided}")
+        wait(other, f"return +document.body.dataset.decisions === {decided}")
+        controls = "return document.querySelectorAll('#play-options .option, .cell.legal').length"
+        assert other.execute_script(controls) == 0
+        me.find_element(By.CSS_SELECTOR, "#play-options .option:first-child" if moves < 12 else
+                        "#play-options .option:last-child").click()  # crosses first, then passes to the end
+        moves += 1
+        moved(game, decided)
+        wait(other, f"return document.body.dataset.turn === 'over' || +document.body.dataset.decisions === "
+                    f"{game.decisions}")  # live, without a reload
+        assert other.execute_script(NOTHING_HIDDEN_SHOWN)
+        hidden += bool(game.session.pending(seat)) and game.to_decide() == 1 - seat
+    assert hidden > 0  # the other decided while this seat's white choice was pending, unseen
+    snap = game.env.snapshot()
+    for page in pages.values():
+        wait(page, "return document.body.dataset.turn === 'over'")
+        assert page.execute_script("return window.notReloaded") is True
+        assert dict(page.execute_script(SHOWN_SCORES)) == {s: p["score"] for s, p in enumerate(snap["players"])}
+    for again in (link, f"{url}#game={game.id}"):  # Bob closes the tab: his link, or the page's memory, rejoins
+        bob.get("about:blank")
+        bob.get(again)
+        wait(bob, "return document.body.dataset.ready === '1' && !!S.game && S.game.you === 1 && "
+                  "document.body.dataset.turn === 'over'")
+        assert dict(bob.execute_script(SHOWN_SCORES)) == {s: p["score"] for s, p in enumerate(snap["players"])}
+
+
+def test_a_hot_seat_game_covers_the_table_between_people(site, browser):
+    """Ann and Cy share one screen: between their decisions the page covers the table ('pass
+    to Cy'), and the next person's table never shows the last person's pending white choice."""
+    app, url = site
+    open_page(browser, url)
+    start_table(browser, 3, ["@here", "random"], ["Ann", "Cy"], seed=12)
+    game = app.state.games.get(browser.execute_script("return S.game.id"))
+    names = {0: "Ann", 1: "Cy"}
+    covers = hidden = 0
+    while not game.over and covers < 6:
+        wait(browser, f"return ['you', 'cover'].includes(document.body.dataset.turn) && "
+                      f"+document.body.dataset.decisions === {game.decisions}")
+        if browser.execute_script("return document.body.dataset.turn") == "cover":
+            seat, last = int(browser.execute_script("return document.body.dataset.cover")), 1 - game.to_decide()
+            assert seat == game.to_decide()
+            assert browser.find_element(By.ID, "cover").text.startswith(f"Pass to {names[seat]}")
+            assert not browser.find_element(By.ID, "play-sheets").is_displayed()  # the table is covered
+            hidden += bool(game.session.pending(last))
+            browser.find_element(By.ID, "cover-ready").click()
+            wait(browser, f"return S.game.you === {seat} && document.body.dataset.turn === 'you'")
+            assert browser.execute_script(NOTHING_HIDDEN_SHOWN)
+            covers += 1
+        else:
+            decided = game.decisions
+            browser.find_element(By.CSS_SELECTOR, "#play-options .option:first-child").click()
+            moved(game, decided)
+    assert covers >= 3 and hidden > 0

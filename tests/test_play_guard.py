@@ -18,7 +18,7 @@ from starlette.middleware import Middleware  # noqa: E402
 from starlette.routing import WebSocketRoute  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402
 from starlette.websockets import WebSocketDisconnect  # noqa: E402
-from test_play_server import play_to_end, refused, state_of  # noqa: E402 (the server tests' helpers)
+from test_play_server import play_to_end, refused, sit, state_of  # noqa: E402 (the server tests' helpers)
 
 from qwixx_env.core.compile import cache_root  # noqa: E402
 from qwixx_env.play import guard, server  # noqa: E402
@@ -39,9 +39,12 @@ def client():
 
 
 def new_game(client, body=GAME, **kw):
+    """A new game; the client acts as its person's seat from now on, as the page does."""
     r = client.post("/api/games", json=body, **kw)
     assert r.status_code == 201, r.text
-    return r.json()
+    game = r.json()
+    sit(client, game["id"], game["joins"][0]["secret"])
+    return game
 
 
 def held(client):
@@ -212,7 +215,7 @@ def test_a_failed_preparation_is_reported_without_its_path():
 def test_an_unexpected_exception_is_a_json_500_without_a_traceback_or_path(client, monkeypatch, caplog):
     game = new_game(client)
 
-    def broken(self, since=0):
+    def broken(self, *args, **kwargs):
         raise RuntimeError(f"broken at {server.__file__}")
 
     monkeypatch.setattr(Game, "view", broken)

@@ -30,26 +30,44 @@ def client():
         yield c
 
 
+SEAT = "X-Qwixx-Seat"
+SECRETS: dict = {}  # game id -> the secret of its (first) person's seat, as the page keeps them
+
+
 def new_game(client, **body):
+    """A new game; the client acts as its person's seat from now on (its X-Qwixx-Seat header)
+    and lists it among its games (X-Qwixx-Seats), as the page does."""
     body = {"players": 2, "bots": ["greedy"], "seed": 3, **body}
     r = client.post("/api/games", json=body)
     assert r.status_code == 201, r.text
-    return r.json()
+    game = r.json()
+    sit(client, game["id"], game["joins"][0]["secret"])
+    return game
+
+
+def sit(client, game_id, secret):
+    SECRETS[game_id] = secret
+    client.headers[SEAT] = secret
+    client.headers["X-Qwixx-Seats"] = ",".join(SECRETS.values())
+
+
+def as_seat(game_id):
+    return {SEAT: SECRETS[game_id]}
 
 
 def play_to_end(client, game, pick=lambda legal: legal[0]["action"]):
     while not game["over"]:
         action = pick(game["legal"])
-        body = {"seat": 0, "action": action, "decision": game["decisions"]}
-        r = client.post(f"/api/games/{game['id']}/moves", json=body)
+        body = {"seat": game["you"], "action": action, "decision": game["decisions"]}
+        r = client.post(f"/api/games/{game['id']}/moves", json=body, headers=as_seat(game["id"]))
         assert r.status_code == 200, r.text
         game = r.json()
     return game
 
 
-def state_of(client, game_id):
+def state_of(client, game_id, headers=None):
     """Everything a refused request must leave as it was."""
-    g = client.get(f"/api/games/{game_id}").json()
+    g = client.get(f"/api/games/{game_id}", headers=headers or as_seat(game_id)).json()
     return {k: g[k] for k in ("snapshot", "decisions", "events_total", "legal", "to_decide", "pending", "over")}
 
 
@@ -130,13 +148,14 @@ def test_bots_white_choices_stay_hidden_until_the_white_action_resolves(client):
 
 
 def test_the_game_list_and_the_limit(client):
-    ids = [new_game(client, seed=s)["id"] for s in range(5)]
+    ids = [play_to_end(client, new_game(client, seed=0))["id"]]  # finished: a full store may drop it
+    ids += [new_game(client, seed=s)["id"] for s in range(1, 5)]
     listed = client.get("/api/games").json()
     assert [g["id"] for g in listed["games"]] == ids and listed["max_games"] == 5
     sixth = client.post("/api/games", json={"players": 1, "bots": [], "seed": 9}).json()
     assert sixth["dropped"] == [ids[0]] and "at most 5 games" in sixth["notice"]
     refused(client.get(f"/api/games/{ids[0]}"), 404, ids[0], "dropped", "at most 5")
-    assert client.get(f"/api/games/{ids[1]}").status_code == 200
+    assert client.get(f"/api/games/{ids[1]}", headers=as_seat(ids[1])).status_code == 200
 
 
 def test_a_replay_has_one_frame_per_position(client):
@@ -325,8 +344,8 @@ def test_qwixx_serve_parses_and_hands_over(monkeypatch):
     got = {}
     monkeypatch.setattr(server, "serve", lambda **kw: got.update(kw))
     assert cli_main(["serve", "--port", "8123", "--max-games", "7", "--open"]) == 0
-    assert got == {"host": "127.0.0.1", "port": 8123, "open_page": True, "max_games": 7, "token": None,
-                   "allow_hosts": []}
+    assert got == {"host": "127.0.0.1", "port": 8123, "open_page": True, "max_games": 7, "store": None,
+                   "token": None, "allow_hosts": []}
     token = "t" * 20
     assert cli_main(["serve", "--host", "0.0.0.0", "--token", token, "--allow-host", "a.lan", "--allow-host", "b"]) == 0
     assert got["host"] == "0.0.0.0" and got["token"] == token and got["allow_hosts"] == ["a.lan", "b"]

@@ -13,6 +13,7 @@ pytest.importorskip("ray.rllib", reason="the rllib extra is not installed: pip i
 
 import ray  # noqa: E402
 import torch  # noqa: E402
+from ray.rllib.algorithms.algorithm import Algorithm  # noqa: E402
 from ray.rllib.core.columns import Columns  # noqa: E402
 from ray.rllib.utils.pre_checks.env import check_multiagent_environments  # noqa: E402
 
@@ -32,6 +33,8 @@ from qwixx_env.integrations.rllib import (  # noqa: E402
 )
 from qwixx_env.training import main as qwixx_train  # noqa: E402
 from qwixx_env.training.rllib import config_from_dict, latest_checkpoint, load_config, train  # noqa: E402
+
+from conftest import random_legal_action  # noqa: E402
 
 
 def play_random(env, seed, steps=None):
@@ -152,6 +155,24 @@ def test_an_illegal_ending_pays_less_than_any_legal_one_by_default_as_env_does(v
     assert terminated["__all__"]
     assert paid[offender] + rewards[offender] == illegal_return(reward, env.variant)  # the game's return
     assert all(rewards[a] == 0 for a in rewards if a != offender)
+
+
+@pytest.mark.parametrize("view", [QwixxMultiAgentEnv, QwixxParallelMultiAgentEnv])
+@pytest.mark.parametrize("illegal_at", [None, 7])
+def test_every_reward_is_a_float_an_illegal_ending_included(view, illegal_at):
+    env = view({"num_players": 3, "variant": "longo", "reward": "score_delta"})
+    rng = np.random.default_rng(1)
+    obs, _ = env.reset(seed=2)
+    for step in range(2000):
+        actions = {a: random_legal_action(o["action_mask"], rng) for a, o in obs.items()}
+        if step == illegal_at:
+            offender = next(iter(obs))
+            actions[offender] = int(np.flatnonzero(obs[offender]["action_mask"] == 0)[0])
+        obs, rewards, terminated, _, _ = env.step(actions)
+        assert rewards and all(type(r) is float for r in rewards.values()), rewards
+        if terminated["__all__"]:
+            break
+    assert terminated["__all__"]
 
 
 @pytest.mark.parametrize(
@@ -304,3 +325,30 @@ def test_a_tiny_self_play_run_checkpoints_resumes_exports_and_plays(tmp_path):
 def test_the_shipped_rllib_config_loads():
     cfg = load_config(Path(__file__).parent.parent / "configs" / "rllib_classic_2p.yaml")
     assert cfg.name == "rllib_classic_2p" and cfg.iterations > 0
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:.*Overriding environment rllib-multi-agent-env-v0")  # RLlib's own, on rebuild
+def test_the_training_command_saves_and_resumes_a_relative_run_folder(tmp_path, monkeypatch, capsys):
+    """As the docs type it: the default ``runs/<name>``, then, the folder moved, ``--out <folder>
+    --resume``, from the working directory; RLlib takes only absolute paths (a relative one is
+    "URI has empty scheme")."""
+    monkeypatch.chdir(tmp_path)
+    Path("tiny.yaml").write_text(
+        "name: tiny\niterations: 1\nnetwork: {hidden: [8]}\n"
+        "ppo: {train_batch_size: 64, minibatch_size: 32, num_epochs: 1}\n"
+        "env_runners: {num_env_runners: 0, num_envs_per_env_runner: 1}\nray: {num_cpus: 1, object_store_mb: 100}\n")
+    try:
+        assert qwixx_train(["--engine", "rllib", "tiny.yaml"]) == 0, capsys.readouterr().err
+        assert latest_checkpoint(Path("runs/tiny")) == Path("runs/tiny/checkpoints/iter_000001")
+        # latest.json names the checkpoint inside the run folder, so a moved folder still resumes
+        Path("runs/tiny").rename("runs/moved")
+        args = ["--engine", "rllib", "tiny.yaml", "--out", "runs/moved", "--resume", "--iterations", "2"]
+        assert qwixx_train(args) == 0, capsys.readouterr().err
+        assert json.loads(Path("runs/moved/checkpoints/latest.json").read_text()) == {"checkpoint": "iter_000002"}
+        algo = Algorithm.from_checkpoint(Path("runs/moved/checkpoints/iter_000002").resolve())  # as the docs show
+        assert algo.iteration == 2
+        algo.stop()
+    finally:
+        ray.shutdown()
+    assert bots.load("runs/moved").policy.meta["iteration"] == 2  # the run folder, as the arena takes it

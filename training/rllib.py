@@ -175,7 +175,8 @@ def latest_checkpoint(run: Path) -> Path | None:
 
 
 def save(algo: Any, cfg: RLlibConfig, run: Path, started: float) -> Path:
-    """An RLlib checkpoint and the numpy export of the learned module; old checkpoints pruned."""
+    """An RLlib checkpoint and the numpy export of the learned module in the run folder `run`
+    (an absolute path, as RLlib takes it); old checkpoints pruned."""
     folder = run / "checkpoints"
     target = folder / f"iter_{algo.iteration:06d}"
     if target.exists():
@@ -212,6 +213,7 @@ def train(cfg: RLlibConfig, run: Path, *, resume: bool = False) -> dict[str, Any
     if not resume and latest_checkpoint(run) is not None:
         raise ValueError(f"--out: {run} already holds a run; pass --resume to continue it, or another folder")
     run.mkdir(parents=True, exist_ok=True)
+    run = run.resolve()  # RLlib saves and restores by URI, and a relative path's has an empty scheme
     start_ray(cfg.ray)
     started = time.perf_counter()
     algo = algo_config(cfg).build_algo()

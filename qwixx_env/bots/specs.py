@@ -9,8 +9,8 @@ play page and OpenSpiel's and RLlib's bots all take the same strings:
 - an installed checkpoint's name (``"ppo-classic-2p"``; each is a registered bot too);
 - a checkpoint file's path, with or without ``.json`` (``"runs/my2p/final"``,
   ``"/abs/runs/my2p/final.json"``), or a training run's folder, meaning its final policy
-  (``"runs/my2p"``). Text with a path separator or a ``.json``/``.npz`` ending before any
-  colon is a path.
+  (``"runs/my2p"``; an RLlib run's folder means its exported ``policy``). Text with a path
+  separator or a ``.json``/``.npz`` ending before any colon is a path.
 
 In Python a spec may also be a ``(name, params)`` pair or a factory ``factory(*, table, seed)
 -> Bot`` (`as_spec`). `make_bot(spec, table, seed)` makes any of them for a table (a

@@ -101,7 +101,7 @@ class ParallelQwixx(ParallelEnv, EzPickle):
         acting = self.acting_agents
         todo, offender = self._checked(actions, acting)
         live = self.agents
-        totals: dict[str, float] = dict.fromkeys(live, 0)
+        totals: dict[str, float] = dict.fromkeys(live, 0.0)
         if offender is not None:
             # Only with env(): the game ends as env() ends it on an illegal action.
             cast(GuardedEnv, self.aec).end_on_illegal(offender)

@@ -201,8 +201,8 @@ class raw_env(AECEnv, EzPickle):
 
     def _start_agents(self) -> None:
         self.agents = self.possible_agents[:]
-        self.rewards = {a: 0 for a in self.agents}
-        self._cumulative_rewards = {a: 0 for a in self.agents}
+        self.rewards = {a: 0.0 for a in self.agents}  # floats throughout, as the illegal ending's
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {} for a in self.agents}
@@ -234,7 +234,7 @@ class raw_env(AECEnv, EzPickle):
             self._was_dead_step(action)
             return
         action = self.check_action(agent, action)
-        self._cumulative_rewards[agent] = 0
+        self._cumulative_rewards[agent] = 0.0
         self.engine.step(action)  # apply, then the next decision's mask and the rewards
         self._set_rewards()
         self._after_decision()
@@ -293,16 +293,21 @@ class raw_env(AECEnv, EzPickle):
         """End the game as PettingZoo's TerminateIllegalWrapper does for an illegal action by
         `agent`: its rewards for the game sum to `illegal_reward` (this step pays the rest), the
         others get 0, every agent is done and no seat has a legal action left."""
-        self._cumulative_rewards[agent] = 0
+        self._cumulative_rewards[agent] = 0.0
         self.terminations = dict.fromkeys(self.agents, True)
         self.truncations = dict.fromkeys(self.agents, True)
-        self.rewards = dict.fromkeys(self.agents, 0)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
         self.rewards[agent] = illegal_reward - float(self.engine.last_scores[0, self.agent_name_mapping[agent]])
         self._accumulate_rewards()
         self._deads_step_first()
         self.engine.end_games([0])
 
     # --- internals -----------------------------------------------------------------------
+
+    def _clear_rewards(self) -> None:
+        # PettingZoo's clears to int 0 (after a dead step); every reward here is a float
+        for agent in self.rewards:
+            self.rewards[agent] = 0.0
 
     def _to_decide(self) -> str | None:
         if not hasattr(self, "agents") or self.core_state.phase[0] == OVER:
@@ -334,6 +339,6 @@ class raw_env(AECEnv, EzPickle):
 
     def _set_rewards(self) -> None:
         if self.reward_mode != "score_delta" and self.core_state.phase[0] != OVER:
-            self.rewards = dict.fromkeys(self.agents, 0)  # terminal modes: nothing until the end
+            self.rewards = dict.fromkeys(self.agents, 0.0)  # terminal modes: nothing until the end
             return
-        self.rewards = dict(zip(self.agents, self.engine.rewards[0].tolist()))
+        self.rewards = dict(zip(self.agents, self.engine.rewards[0].astype(float).tolist()))

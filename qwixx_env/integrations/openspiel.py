@@ -30,10 +30,11 @@ choices are hidden from the other seats until every seat has decided, exactly as
 env shows them. `observation_tensor(p)` is the env's observation vector of seat p (the same
 vector for the same position; fields named as in `qwixx_env.core.observation`);
 `information_state_string(p)` is seat p's perfect-recall view of the history: every chance
-outcome, every colour action, the sheets as each white action resolves, and p's own
-decisions, but no other seat's white choice. `resample_from_infostate` (what OpenSpiel's
-ISMCTS calls) redraws the hidden choices of the current white action uniformly from each
-seat's legal actions.
+outcome, every colour action, the sheets as each white action resolves, p's own decisions,
+and when which seat breaks a lucky tie (every seat's observation shows the lucky phase), but
+no other seat's white choice. `resample_from_infostate` (what OpenSpiel's ISMCTS calls)
+redraws the hidden choices of the current white action uniformly from each seat's legal
+actions that agree with what p saw.
 
 Returns are the env's default reward: ``"win"`` with 2+ players (+1 sole winner, 0 for each
 seat sharing the top score, -1 the others; zero-sum with 2 players), the final score solo.
@@ -62,6 +63,10 @@ RANDOM_START = -1  # start_player: a chance node draws the first active seat
 DIE_NAMES = ("white", "white", *COLORS)
 LUCKY_DRAW = 10
 START_DRAW = 20
+# In an information state (Longo, lucky="bonus"): "t<seat>" that seat breaks a lucky tie next,
+# "b<seat>" it has.
+TIE_TOKEN = "t"
+TIE_BROKEN_TOKEN = "b"
 FIRST_LUCKY = 2  # the lowest number on a sheet: lucky outcome k is number k + 2
 
 
@@ -371,6 +376,11 @@ class QwixxState(pyspiel.State):
         if phase in (WHITE, LUCKY):
             pos.log += ((seat, f"w{action}"),)  # hidden from the other seats
             pos.own += ((seat, action),)
+            # every seat's observation shows the lucky phase begin and end: who breaks a tie is public
+            if core.phase[0] == LUCKY:
+                pos.log += ((-1, f"{TIE_TOKEN}{seat}"),)
+            elif phase == LUCKY:
+                pos.log += ((-1, f"{TIE_BROKEN_TOKEN}{seat}"),)
             if core.phase[0] not in (WHITE, LUCKY):  # all decided: every sheet shows the crosses
                 pos.log += ((-1, "sheets:" + ",".join(map(str, core.marks[0].ravel().tolist())) + ";"),)
         else:
@@ -380,10 +390,11 @@ class QwixxState(pyspiel.State):
         if core.phase[0] == OVER:
             pos.returns = game.returns_now()
 
-    def _replay_white_action(self, player: int, own: list[int], draw) -> None:
+    def _replay_white_action(self, player: int, own: list[int], draw, ties: set[int] | None = None) -> None:
         """Replay the current white action from its start, up to `player`'s decision with its
         own decisions `own` done: `player` decides as given, every other seat draws uniformly
-        from its legal actions (`draw()` a float in [0, 1))."""
+        from its legal actions (`draw()` a float in [0, 1)); with `ties`, from those that make
+        it break a lucky tie if and only if it is in `ties` (what `player` saw)."""
         pos = self._p
         if pos.roll_start is None:
             raise RuntimeError(f"replay: seat {player} is in no white action to replay")
@@ -391,18 +402,29 @@ class QwixxState(pyspiel.State):
         pos.log, pos.own, pos.mask = pos.log[: pos.roll_log], (), None
         own = list(own)
         while not (int(pos.core.turn[0]) == player and not own):
-            if int(pos.core.turn[0]) == player:
+            seat = int(pos.core.turn[0])
+            if seat == player:
                 action = own.pop(0)
             else:
                 legal = np.flatnonzero(self._legal_mask())
+                if ties is not None and pos.core.phase[0] == WHITE:
+                    legal = legal[[self._breaks_tie(int(a)) == (seat in ties) for a in legal]]
                 action = int(legal[min(int(draw() * len(legal)), len(legal) - 1)])
             self._decide(action)
             if pos.core.phase[0] not in (WHITE, LUCKY):
                 raise RuntimeError("replaying the white action resolved it before the player's decision")
 
+    def _breaks_tie(self, action: int) -> bool:
+        """Whether the seat to decide would break a lucky tie next after this white choice."""
+        pos = self._pos
+        core = pos.core.clone()
+        self._game().decide(core, self._legal_mask().copy(), action)
+        return bool(core.phase[0] == LUCKY)
+
     def resample_from_infostate(self, player_id: int, probability_sampler) -> QwixxState:
         """A state the seat `player_id` cannot tell from this one, with the hidden white choices
         of the current white action drawn again, each uniformly from that seat's legal actions
+        that agree with what `player_id` saw (whether that seat broke a lucky tie)
         (`probability_sampler()` gives the uniform numbers, e.g. `pyspiel.UniformProbabilitySampler`).
         Only the seat to decide can be resampled while choices are hidden. The copy's
         `history()` still lists this state's actions; its position and information states are
@@ -423,8 +445,10 @@ class QwixxState(pyspiel.State):
     def redraw_white_action(self, player_id: int, probability_sampler) -> None:
         """Replay this white action with `player_id`'s own choices as made and every hidden
         choice of the other seats drawn again (`resample_from_infostate` on a copy)."""
-        own = [a for s, a in self._pos.own if s == player_id]
-        self._replay_white_action(player_id, own, probability_sampler)
+        pos = self._pos
+        own = [a for s, a in pos.own if s == player_id]
+        ties = {int(t[len(TIE_TOKEN):]) for s, t in pos.log[pos.roll_log:] if s < 0 and t.startswith(TIE_TOKEN)}
+        self._replay_white_action(player_id, own, probability_sampler, ties)
 
     # --- the end ------------------------------------------------------------------------
 

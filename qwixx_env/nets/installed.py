@@ -4,7 +4,8 @@ Installed checkpoints live in the ``qwixx_env.checkpoints`` package (the reposit
 top-level ``checkpoints/`` folder). A checkpoint is named by a plain name
 (``"ppo-classic-2p"``: an installed one) or by a path (a str with a path separator or a
 ``.json``/``.npz`` ending, or any `os.PathLike`): a file with or without its suffix, or a
-training run's folder, which means its final policy (``runs/my2p`` is ``runs/my2p/final``).
+training run's folder, which means its policy: a PPO run's final one (``runs/my2p`` is
+``runs/my2p/final``), an RLlib run's export (``runs/rllib_2p`` is ``runs/rllib_2p/policy``).
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ def is_checkpoint_name(name_or_path: str | os.PathLike[str]) -> bool:
     )
 
 
-RUN_POLICY = "final"  # the policy a training run's folder holds when the run is done
+RUN_POLICY = "final"  # the policy a PPO training run's folder holds when the run is done
+RLLIB_RUN_POLICY = "policy"  # an RLlib run's (qwixx_env.training.rllib): exported at each checkpoint
 
 
 def checkpoint_label(name_or_path: str | os.PathLike[str]) -> str:
@@ -77,11 +79,19 @@ def resolve(name_or_path: str | os.PathLike[str]) -> tuple[Path, Path]:
         base = checkpoints_dir() / text
     else:
         base = Path(text)
-        if base.is_dir():  # a training run's folder: its final policy
-            if not (base / f"{RUN_POLICY}.json").is_file():
-                raise FileNotFoundError(
-                    f"checkpoint {text}: a folder without {RUN_POLICY}.json; a training run's folder holds its "
-                    f"policy as {base / RUN_POLICY} once the run is done (pass a checkpoint file's path otherwise)"
-                )
-            base = base / RUN_POLICY
+        if base.is_dir():  # a training run's folder: its policy
+            base = run_policy(base, text)
     return json_and_npz(base)
+
+
+def run_policy(folder: Path, text: str) -> Path:
+    """The policy (path without suffix) of a training run's `folder` (given as `text`): a PPO
+    run's ``final``, else an RLlib run's ``policy``; a FileNotFoundError naming both if neither."""
+    for name in (RUN_POLICY, RLLIB_RUN_POLICY):
+        if (folder / f"{name}.json").is_file():
+            return folder / name
+    raise FileNotFoundError(
+        f"checkpoint {text}: a folder without {RUN_POLICY}.json; nor {RLLIB_RUN_POLICY}.json: a PPO training "
+        f"run's folder holds its policy as {folder / RUN_POLICY} once the run is done, an RLlib run's as "
+        f"{folder / RLLIB_RUN_POLICY} from its first checkpoint (pass a checkpoint file's path otherwise)"
+    )

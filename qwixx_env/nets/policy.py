@@ -51,7 +51,8 @@ class NumpyPolicy:
     def load(cls, name_or_path: str | os.PathLike[str]) -> NumpyPolicy:
         """Load an installed checkpoint by name (``"ppo-classic-2p"``) or a checkpoint file
         by path (with or without the ``.json``/``.npz`` suffix; a str with a path separator
-        or one of those suffixes is a path; a training run's folder means its ``final``).
+        or one of those suffixes is a path; a training run's folder means its ``final``, an
+        RLlib run's its ``policy``).
         Raises `FileNotFoundError` for a missing file and `CheckpointError` (a `ValueError`)
         for an unknown name or a bad file."""
         json_path, npz_path = resolve(name_or_path)

@@ -7,9 +7,11 @@ Starlette's TestClient. The routes (every body and answer is JSON; a refusal is 
 ====== =============================== ==========================================================
 GET    /                               the page (static files under /static, shipped in the package)
 GET    /api/info                       bots (and the one game a pretrained bot plays), limits, "ready"
-GET    /api/games                      the games held: id, options, decisions, over
-POST   /api/games                      a new game: {variant, lucky, players, bots, start_player, seed}
-GET    /api/games/{id}?since=N         the game, with its events from index N on
+GET    /api/games                      your games (those of the seat secrets in X-Qwixx-Seats)
+POST   /api/games                      a new table: {variant, lucky, players, seats or bots, start_player,
+                                       seed}; the answer has a join link per person's seat
+GET    /api/games/{id}?since=N         the game as your seat sees it, with its events from index N on
+GET    /api/games/{id}/events          server-sent events: "version N" each time the game changes
 POST   /api/games/{id}/moves           your decision {seat, action, decision}; the bots answer
 GET    /api/games/{id}/record          the game record (JSON, as a download)
 GET    /api/games/{id}/coach?bot=NAME  the coach's value of each of your options; what NAME would play
@@ -18,6 +20,13 @@ POST   /api/replays                    open a record in the replay viewer: its f
 GET    /api/replays/{id}               a replay's frames again
 GET    /api/replays/{id}/coach?step=I  the coach at position I of a replay (and &bot=NAME)
 ====== =============================== ==========================================================
+
+A person's seat is named by its secret in the ``X-Qwixx-Seat`` header: moves, the coach and the
+summary need it (403 otherwise, the game unchanged), and the game's view shows that seat's own
+pending white choice and options only (without the header: a spectator's view). The page keeps
+the secrets it holds in its localStorage and lists them in ``X-Qwixx-Seats`` (comma-separated)
+to see its games. With ``store`` (``qwixx serve --store DIR``) every game is written to DIR
+after each decision and read back at start (`play.saved`).
 
 Bots think in Starlette's thread pool, never on the event loop, so one game's bot never holds
 up another game's request. No route takes a file path: records come in as request bodies, bots
@@ -28,7 +37,10 @@ the background (`prepare`), and a request for what is not ready yet is a 503 "ge
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import json
+import sys
 import threading
 import webbrowser
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -40,13 +52,23 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse
+from starlette.responses import FileResponse, JSONResponse, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from qwixx_env.core.options import MAX_PLAYERS
 from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES
-from qwixx_env.play.games import Game, PlayError, Store, bot_catalogue, make_bots, parse_new_game
+from qwixx_env.play import saved
+from qwixx_env.play.games import (
+    DEFAULT_IDLE_LIMIT,
+    Game,
+    PlayError,
+    Store,
+    bot_catalogue,
+    drop_finished_or_idle,
+    make_bots,
+    parse_new_game,
+)
 from qwixx_env.play.guard import (
     LOCAL_HOSTS,
     MAX_BODY,
@@ -66,7 +88,47 @@ from qwixx_env.play.replays import Replay
 STATIC = Path(__file__).resolve().parent / "static"
 DEFAULT_MAX_GAMES = 100
 # The server's public names; the request limits are the guard's, named here as before.
-__all__ = ["DEFAULT_MAX_GAMES", "LOCAL_HOSTS", "MAX_BODY", "STATIC", "create_app", "page_urls", "serve"]
+__all__ = ["DEFAULT_MAX_GAMES", "LOCAL_HOSTS", "MAX_BODY", "STATIC", "create_app", "join_link", "page_urls", "serve"]
+SEAT_HEADER = "X-Qwixx-Seat"  # the secret of the seat a request acts as
+SEATS_HEADER = "X-Qwixx-Seats"  # the secrets a page holds, comma-separated: whose games to list
+STREAM_SECONDS = 30.0  # an event stream ends after this long without a change; the page reconnects
+STREAM_RETRY_MS = 500  # how soon the page's EventSource reconnects
+
+
+class Watchers:
+    """The open event streams of every game, by game id: each a queue that `changed` feeds the
+    game's new version. Used on the event loop only (the routes call it after a move)."""
+
+    def __init__(self) -> None:
+        self._queues: dict[str, set[asyncio.Queue[int]]] = {}
+
+    def watch(self, game_id: str) -> asyncio.Queue[int]:
+        queue: asyncio.Queue[int] = asyncio.Queue()
+        self._queues.setdefault(game_id, set()).add(queue)
+        return queue
+
+    def leave(self, game_id: str, queue: asyncio.Queue[int]) -> None:
+        left = self._queues.get(game_id, set())
+        left.discard(queue)
+        if not left:
+            self._queues.pop(game_id, None)
+
+    def changed(self, game_id: str, version: int) -> None:
+        for queue in self._queues.get(game_id, ()):
+            queue.put_nowait(version)
+
+
+def _secret(request: Request) -> str | None:
+    return request.headers.get(SEAT_HEADER)
+
+
+def _held_secrets(request: Request) -> list[str]:
+    return [s.strip() for s in request.headers.get(SEATS_HEADER, "").split(",") if s.strip()]
+
+
+def join_link(game_id: str, secret: str) -> str:
+    """The page's address that opens `game_id` as the seat of `secret` (relative to the server)."""
+    return f"/#join={game_id}.{secret}"
 
 
 def _since(request: Request) -> int:
@@ -79,21 +141,48 @@ def _since(request: Request) -> int:
 def create_app(
     max_games: int = DEFAULT_MAX_GAMES,
     allowed_hosts: list[str] | None = None,
+    store: str | Path | None = None,
+    idle_limit: float = DEFAULT_IDLE_LIMIT,
     *,
     token: str | None = None,
     prepare: Preparation | None = None,
 ) -> Starlette:
-    """The app. It holds at most `max_games` games (and as many replays), the oldest dropped
-    first; `allowed_hosts`, when given, refuses requests whose Host header names another host
-    (`serve` always passes `guard.hosts_for` its bind address, against DNS rebinding); `token`,
-    when given, is needed by every request (`guard.Guard`). `prepare` is what the server
-    prepares in the background from its start (`serve` passes `prepare.default_tasks`);
-    None prepares nothing, so what a request needs is computed in it on first use."""
-    games: Store[Game] = Store("game", max_games)
+    """The app. It holds at most `max_games` games (and as many replays): when full it drops
+    a finished game, else one left without a decision for over `idle_limit` seconds, else it
+    refuses the new game (503); replays go oldest first. `allowed_hosts`, when given, refuses
+    requests whose Host header names another host (`serve` passes the loopback names when it
+    binds to loopback, against DNS rebinding; `guard.hosts_for` any other bind address).
+    `store`, a folder: every game is kept there and the games kept there are resumed now
+    (`app.state.store_problems` names the files that could not be); a `ValueError` when it is
+    not a writable folder. `token`, when given, is needed by every request (`guard.Guard`).
+    `prepare` is what the server prepares in the background from its start (`serve` passes
+    `prepare.default_tasks`); None prepares nothing, so what a request needs is computed in
+    it on first use."""
+    games: Store[Game] = Store(
+        "game", max_games, drop_finished_or_idle(idle_limit),
+        drop_rule=f"drops finished games first, then games left without a decision for {idle_limit:g} s",
+    )
     replays: Store[Replay] = Store("replay", max_games)
     catalogue: list[dict[str, Any]] = []
+    watchers = Watchers()
     preparation = Preparation([]) if prepare is None else prepare
     token = None if token is None else check_token(token)
+    folder = None if store is None else saved.check_folder(store)
+    problems: list[str] = []
+    if folder is not None:
+        kept, problems = saved.load_folder(folder)
+        for game in kept:
+            try:
+                games.add(game.id, game)
+            except PlayError as err:
+                problems.append(f"{saved.game_file(folder, game.id)}: not resumed: {err.message}")
+
+    def keep(game: Game, dropped: list[str]) -> None:
+        """Write `game` to the store folder (if any) and remove the dropped games' files."""
+        if folder is not None:
+            saved.save(game, folder)
+            for game_id in dropped:
+                saved.forget(folder, game_id)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -115,11 +204,14 @@ def create_app(
         )
 
     async def list_games(request: Request) -> JSONResponse:
-        held = [
-            {"id": gid, "options": g.options(), "decisions": g.decisions, "over": g.over}
-            for gid, g in games.items()
-        ]
-        return JSONResponse({"games": held, "max_games": games.max_items})
+        held = _held_secrets(request)
+        mine = []
+        for gid, g in games.items():
+            seats = [seat for seat in (g.seat_of(secret) for secret in held) if seat is not None]
+            if seats:
+                mine.append({"id": gid, "options": g.options(), "seats": g.seats(), "yours": sorted(set(seats)),
+                             "decisions": g.decisions, "over": g.over})
+        return JSONResponse({"games": mine, "max_games": games.max_items, "held": len(games)})
 
     async def new_game(request: Request) -> JSONResponse:
         new = parse_new_game(await read_json(request))
@@ -128,22 +220,63 @@ def create_app(
         game_id = games.new_id()
         game = await run_in_threadpool(Game, game_id, new, seat_bots)
         dropped = games.add(game_id, game)
-        view = await run_in_threadpool(_locked_view, game, 0)
+        await run_in_threadpool(_locked, game, lambda: keep(game, dropped))
+        view = await run_in_threadpool(_locked_view, game, 0, new.humans[0])
+        view["joins"] = [
+            {"seat": seat, "name": new.seats[seat].name, "secret": secret, "link": join_link(game_id, secret)}
+            for seat, secret in game.seat_secrets.items()
+        ]
         view["dropped"] = dropped
         if dropped:
             view["notice"] = (
-                f"the server holds at most {games.max_items} games: the oldest, {', '.join(dropped)}, was dropped"
+                f"the server holds at most {games.max_items} games: {', '.join(dropped)} (finished or left) "
+                "was dropped"
             )
         return JSONResponse(view, status_code=201)
 
     async def show_game(request: Request) -> JSONResponse:
         game = games.get(request.path_params["game_id"])
-        return JSONResponse(await run_in_threadpool(_locked_view, game, _since(request)))
+        viewer = game.viewer(_secret(request), "game")
+        return JSONResponse(await run_in_threadpool(_locked_view, game, _since(request), viewer))
 
     async def move(request: Request) -> JSONResponse:
         game = games.get(request.path_params["game_id"])
         body = await read_json(request)
-        return JSONResponse(await run_in_threadpool(_move, game, body))
+        secret = _secret(request)
+
+        def decide() -> dict[str, Any]:
+            first = game.move(body, secret)
+            keep(game, [])
+            return game.view(first, game.seat_of(secret))
+
+        view = await run_in_threadpool(_locked, game, decide)
+        watchers.changed(game.id, view["decisions"])
+        return JSONResponse(view)
+
+    async def game_events(request: Request) -> StreamingResponse:
+        game = games.get(request.path_params["game_id"])
+        queue = watchers.watch(game.id)
+
+        async def stream() -> AsyncIterator[str]:
+            try:
+                yield f"retry: {STREAM_RETRY_MS}\n\n"
+                version = -1
+                while True:
+                    now = game.decisions
+                    if now != version:
+                        version = now
+                        yield f"data: {json.dumps({'version': version, 'over': game.over})}\n\n"
+                    if game.over:
+                        return
+                    try:
+                        await asyncio.wait_for(queue.get(), STREAM_SECONDS)
+                    except TimeoutError:
+                        return  # the page's EventSource opens a new stream
+            finally:
+                watchers.leave(game.id, queue)
+
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
 
     async def record(request: Request) -> JSONResponse:
         game = games.get(request.path_params["game_id"])
@@ -154,13 +287,15 @@ def create_app(
     async def game_coach(request: Request) -> JSONResponse:
         game = games.get(request.path_params["game_id"])
         bot = request.query_params.get("bot") or None
+        secret = _secret(request)
         preparation.require(bot or "the coach", needs_of_coach(game.new.table, bot))
-        return JSONResponse(await run_in_threadpool(_locked, game, lambda: game.advice(bot)))
+        return JSONResponse(await run_in_threadpool(_locked, game, lambda: game.advice(bot, secret)))
 
     async def summary(request: Request) -> JSONResponse:
         game = games.get(request.path_params["game_id"])
+        secret = _secret(request)
         preparation.require("the coach's review", needs_of_coach(game.new.table, None))
-        return JSONResponse(await run_in_threadpool(_locked, game, game.review))
+        return JSONResponse(await run_in_threadpool(_locked, game, lambda: game.review(secret)))
 
     async def replay_coach(request: Request) -> JSONResponse:
         item = replays.get(request.path_params["replay_id"])
@@ -187,6 +322,7 @@ def create_app(
         Route("/api/games", list_games, methods=["GET"]),
         Route("/api/games", new_game, methods=["POST"]),
         Route("/api/games/{game_id}", show_game),
+        Route("/api/games/{game_id}/events", game_events),
         Route("/api/games/{game_id}/moves", move, methods=["POST"]),
         Route("/api/games/{game_id}/record", record),
         Route("/api/games/{game_id}/coach", game_coach),
@@ -200,6 +336,7 @@ def create_app(
     app = Starlette(routes=routes, middleware=middleware, exception_handlers={PlayError: refused}, lifespan=lifespan)
     app.state.games = games
     app.state.replays = replays
+    app.state.store_problems = problems
     app.state.preparation = preparation
     return app
 
@@ -214,20 +351,14 @@ def _locked(game: Game, work: Callable[[], Any]) -> Any:
         return work()
 
 
-def _locked_view(game: Game, since: int) -> dict[str, Any]:
+def _locked_view(game: Game, since: int, viewer: int | None = None) -> dict[str, Any]:
     with game.lock:
-        return game.view(since)
+        return game.view(since, viewer)
 
 
 def _locked_record(game: Game) -> dict[str, Any]:
     with game.lock:
         return game.record()
-
-
-def _move(game: Game, body: Any) -> dict[str, Any]:
-    with game.lock:
-        first = game.move(body)
-        return game.view(first)
 
 
 class _Server(uvicorn.Server):
@@ -261,24 +392,29 @@ def serve(
     port: int = 8000,
     open_page: bool = False,
     max_games: int = DEFAULT_MAX_GAMES,
+    store: str | Path | None = None,
     token: str | None = None,
     allow_hosts: Sequence[str] = (),
 ) -> None:
     """Run the server until Ctrl-C, printing the page's address once it listens (and opening
-    it if asked). Bound beyond loopback it needs a token (`token`, else a random one, in the
-    printed address); on loopback only when `token` is given. `allow_hosts` adds Host names
-    it answers to (`guard.hosts_for`). What games need is prepared in the background. A bad
-    `token` is a `ValueError` (`guard.check_token`) before anything starts."""
+    it if asked); with `store`, games are kept in that folder and the ones kept there resumed.
+    Bound beyond loopback it needs a token (`token`, else a random one, in the printed
+    address); on loopback only when `token` is given. `allow_hosts` adds Host names it answers
+    to (`guard.hosts_for`). What games need is prepared in the background. A bad `token` is a
+    `ValueError` (`guard.check_token`) before anything starts."""
     if token is None:
         token = None if is_loopback(host) else new_token()
     else:
         check_token(token)
-    app = create_app(max_games, allowed_hosts=hosts_for(host, allow_hosts), token=token,
+    app = create_app(max_games, allowed_hosts=hosts_for(host, allow_hosts), store=store, token=token,
                      prepare=Preparation(default_tasks(bot_catalogue())))
+    for problem in app.state.store_problems:
+        print(f"qwixx serve: {problem}", file=sys.stderr)
     urls = page_urls(host, port, token)
+    kept = f"; keeps games in {store}, {len(app.state.games)} resumed" if store is not None else ""
 
     def listening() -> None:
-        lines = [f"qwixx serve: the page is at {urls[0]}  (holds at most {max_games} games; Ctrl-C stops)"]
+        lines = [f"qwixx serve: the page is at {urls[0]}  (holds at most {max_games} games{kept}; Ctrl-C stops)"]
         lines += [f"             or at {url}" for url in urls[1:]]
         if token is not None:
             lines.append("             the token in the address lets a browser in; share it only with your table")
@@ -286,4 +422,6 @@ def serve(
         if open_page:
             threading.Thread(target=webbrowser.open, args=[urls[-1]], daemon=True).start()
 
-    _Server(uvicorn.Config(app, host=host, port=port, log_level="warning"), listening).run()
+    # open event streams would hold a stop up; they reconnect to the next server by themselves
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=2)
+    _Server(config, listening).run()

@@ -27,7 +27,15 @@ const S = {
   replay: null,        // the replay viewer's record: {id, options, sheet, frames}
   step: 0,
   rpCoach: null,
+  source: null,        // the game's event stream (tables of several people): "the game changed"
 };
+// A seat's secret goes in this header; the page keeps the secrets of its seats in localStorage
+// (SEAT_STORE) so that a closed tab can rejoin, and lists them in SEATS_HEADER to see its games.
+const SEAT_HEADER = "X-Qwixx-Seat";
+const SEATS_HEADER = "X-Qwixx-Seats";
+const SEAT_STORE = "qwixx-seats";
+const HERE = "@here";  // a seat's choice in the new-game form: a person at this screen (hot-seat)
+const LINK = "@link";  // a person who plays from their own browser, by a join link
 
 // --- small helpers ---------------------------------------------------------------------
 
@@ -55,8 +63,8 @@ const CROSS = '<svg viewBox="0 0 40 40" class="x"><path d="M8 9 L32 31 M31 8 L9 
 const PADLOCK = '<svg viewBox="0 0 24 24" class="padlock"><path d="M7 10V7a5 5 0 0 1 10 0v3" stroke="currentColor" stroke-width="2.4" fill="none"/><rect x="4.5" y="10" width="15" height="11" rx="2.5" fill="currentColor"/></svg>';
 const CLOVER = '<svg viewBox="0 0 24 24" width="14" height="14"><g fill="#2e7d32"><circle cx="8" cy="8" r="4.5"/><circle cx="16" cy="8" r="4.5"/><circle cx="8" cy="16" r="4.5"/><circle cx="16" cy="16" r="4.5"/></g><path d="M12 12 L18 22" stroke="#2e7d32" stroke-width="2"/></svg>';
 
-async function api(method, path, body) {
-  const init = { method, headers: {} };
+async function api(method, path, body, headers) {
+  const init = { method, headers: { ...(headers || {}) } };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = typeof body === "string" ? body : JSON.stringify(body);
@@ -78,7 +86,8 @@ function toast(text, bad) {
 function seatName(game, seat) {
   if (!game.seats) return `Player ${seat + 1}`;
   const s = game.seats[seat];
-  if (s.kind === "you") return "You";
+  if (s.kind === "you") return Object.keys(seatsOf(game.id)).length > 1 ? s.name : "You";
+  if (s.kind === "human") return s.name;
   const same = game.seats.filter((x) => x.bot === s.bot).length;
   return same > 1 ? `${s.bot} (seat ${seat + 1})` : s.bot;
 }
@@ -89,6 +98,28 @@ function markOfAction(sheet, action) {
 }
 function markWords(mark) { return mark ? `${ROW_NAMES[mark.row].toLowerCase()} ${mark.number}` : "pass"; }
 function rowCount(player, row) { return player.marks[row].length + (player.locks.includes(row) ? 1 : 0); }
+
+// --- the seats this page holds (their secrets, kept in localStorage) -------------------------
+
+function keptSeats() {
+  try { return JSON.parse(localStorage.getItem(SEAT_STORE)) || {}; } catch (e) { return {}; }
+}
+function keepSeats(gameId, seats, links) {
+  const all = keptSeats();
+  const had = all[gameId] || { seats: {}, links: [] };
+  all[gameId] = { seats: { ...had.seats, ...seats }, links: links || had.links };
+  try { localStorage.setItem(SEAT_STORE, JSON.stringify(all)); } catch (e) { /* no storage: this tab only */ }
+}
+function forgetGames(keep) {
+  // drop what the page kept for games the server no longer holds
+  const all = keptSeats();
+  for (const id of Object.keys(all)) if (!keep.has(id)) delete all[id];
+  try { localStorage.setItem(SEAT_STORE, JSON.stringify(all)); } catch (e) { /* no storage */ }
+}
+function seatsOf(gameId) { return (keptSeats()[gameId] || { seats: {} }).seats; }  // seat -> secret
+function linksOf(gameId) { return (keptSeats()[gameId] || { links: [] }).links; }
+function asSeat(secret) { return secret ? { [SEAT_HEADER]: secret } : {}; }
+function secretOf(g) { return g && g.you !== null && g.you !== undefined ? seatsOf(g.id)[g.you] : undefined; }
 
 // --- views -------------------------------------------------------------------------------
 
@@ -406,10 +437,15 @@ function finishEvents() {
   renderTable();
   if (S.game.over) { showSummary(); refreshGamesList(); }
   else if ($("coach-on").checked && S.game.to_decide === S.game.you) loadCoach();
+  handOver();
 }
 
 function takeGame(view, animate) {
   const fresh = !S.game || S.game.id !== view.id;
+  if (!fresh && view.decisions < S.game.decisions) return;  // an answer overtaken by a newer one
+  // the events this page has not shown yet (a move's answer and a live update may overlap)
+  let events = view.events;
+  if (!fresh && view.events_from !== undefined) events = events.slice(Math.max(0, S.game.events_total - view.events_from));
   if (fresh) {
     clearTimeout(S.timer);
     S.queue = [];
@@ -425,7 +461,8 @@ function takeGame(view, animate) {
     S.shown = { snapshot: view.start, to_decide: null };
     logLine(`Roll 1: ${seatName(view, view.start.active_player)} ${view.start.active_player === view.you ? "roll" : "rolls"}`, "log-roll");
   }
-  if (animate) enqueue(view.events);
+  document.body.dataset.seat = String(view.you);
+  if (animate) enqueue(events);
   else {
     if (fresh) {
       let before = view.start;
@@ -433,15 +470,17 @@ function takeGame(view, animate) {
     }
     finishEvents();
   }
-  if (fresh) refreshGamesList();
+  if (fresh) { refreshGamesList(); watchGame(view); }
+  renderLinks();
 }
 
 async function sendMove(action) {
   const g = S.game;
-  if (!g || S.playing || g.over || g.to_decide !== g.you || sendMove.busy) return;
+  if (!g || S.playing || g.over || g.to_decide !== g.you || sendMove.busy || coverUp()) return;
   sendMove.busy = true;
   try {
-    const view = await api("POST", `/api/games/${g.id}/moves`, { seat: g.you, action, decision: g.decisions });
+    const view = await api("POST", `/api/games/${g.id}/moves`, { seat: g.you, action, decision: g.decisions },
+      asSeat(secretOf(g)));
     S.coach = null;
     takeGame(view, true);
   } catch (err) {
@@ -452,8 +491,15 @@ async function sendMove(action) {
 }
 
 async function loadGame(id) {
+  // as the seat this page holds; in hot-seat the one to decide now
+  const held = seatsOf(id);
+  const seats = Object.keys(held).map(Number);
   try {
-    const view = await api("GET", `/api/games/${id}`);
+    let view = await api("GET", `/api/games/${id}`, undefined, asSeat(held[seats[0]]));
+    if (view.to_decide !== view.you && view.to_decide in held) {
+      view = await api("GET", `/api/games/${id}`, undefined, asSeat(held[view.to_decide]));
+    }
+    hideCover();
     S.game = null;
     takeGame(view, false);
     showView("play");
@@ -463,9 +509,111 @@ async function loadGame(id) {
   }
 }
 
+async function joinGame(id, secret) {
+  // a join link: the page keeps the seat's secret, so the game's plain address rejoins it later
+  try {
+    const view = await api("GET", `/api/games/${id}`, undefined, asSeat(secret));
+    keepSeats(id, { [view.you]: secret });
+    hideCover();
+    S.game = null;
+    takeGame(view, false);
+    showView("play");
+  } catch (err) {
+    toast(`This join link does not open a seat: ${err.message}`, true);
+    showView("new");
+  }
+}
+
+// --- live updates and hot-seat ------------------------------------------------------------
+
+function watchGame(g) {
+  // several people at the table: the server says when the game changes, the page then asks
+  // for its seat's view (the server is the only authority)
+  if (S.source) S.source.close();
+  S.source = null;
+  if (g.over || g.seats.filter((s) => s.kind !== "bot").length < 2) return;
+  const source = new EventSource(`/api/games/${g.id}/events`);
+  source.onmessage = (e) => {
+    const news = JSON.parse(e.data);
+    if (news.over) source.close();
+    if (S.game && S.game.id === g.id && news.version > S.game.decisions) refreshGame();
+  };
+  S.source = source;
+}
+async function refreshGame() {
+  if (refreshGame.busy || coverUp()) { refreshGame.again = !coverUp(); return; }
+  const g = S.game;
+  refreshGame.busy = true;
+  try {
+    const view = await api("GET", `/api/games/${g.id}?since=${g.events_total}`, undefined, asSeat(secretOf(g)));
+    if (S.game && S.game.id === view.id) takeGame(view, true);
+  } catch (err) {
+    toast(err.message, true);
+  } finally {
+    refreshGame.busy = false;
+    if (refreshGame.again) { refreshGame.again = false; refreshGame(); }
+  }
+}
+function coverUp() { return !!$("cover") && !$("cover").hidden; }
+function hideCover() {
+  if ($("cover")) $("cover").hidden = true;
+  $("view-play").style.visibility = "";
+  delete document.body.dataset.cover;
+}
+function handOver() {
+  // hot-seat: the next decision is another seat this page holds; cover the table (and the
+  // last person's pending white choice) until the next person is ready
+  const g = S.game;
+  if (!g || g.over || S.playing || g.to_decide === null || g.to_decide === g.you || !(g.to_decide in seatsOf(g.id))) return;
+  const seat = g.to_decide;
+  let cover = $("cover");
+  if (!cover) {
+    cover = h("div", { id: "cover", role: "dialog", "aria-modal": "true", style: "position: fixed; inset: 0; z-index: 50; "
+      + "display: flex; flex-direction: column; align-items: center; justify-content: center; gap: 1em; "
+      + "background: var(--paper, #f4efe2); font-size: 1.3em; text-align: center" });
+    document.body.append(cover);
+  }
+  const name = g.seats[seat].name;
+  cover.replaceChildren(h("p", { class: "cover-title", text: `Pass to ${name}` }),
+    h("p", { text: "The last player's choices stay hidden. Click when ready." }),
+    h("button", { type: "button", id: "cover-ready", class: "primary big", text: `I am ${name}: show my sheet`,
+      onclick: () => takeSeat(seat) }));
+  cover.hidden = false;
+  $("view-play").style.visibility = "hidden";
+  document.body.dataset.cover = String(seat);
+  document.body.dataset.turn = "cover";
+}
+async function takeSeat(seat) {
+  const g = S.game;
+  try {
+    // the whole game again as this seat sees it: the log must not keep the last person's choice
+    const view = await api("GET", `/api/games/${g.id}`, undefined, asSeat(seatsOf(g.id)[seat]));
+    hideCover();
+    S.coach = null;
+    S.game = null;
+    takeGame(view, false);
+  } catch (err) { toast(err.message, true); }
+}
+function renderLinks() {
+  // the host's join links, one per person playing from their own browser
+  const g = S.game;
+  let box = $("join-links");
+  if (!box) {
+    box = h("div", { id: "join-links", class: "card join-links" });
+    $("play-sheets").before(box);
+  }
+  const links = g ? linksOf(g.id) : [];
+  box.hidden = !links.length || g.over;
+  box.replaceChildren(h("b", { text: "Join links: send each person their own (it opens their seat)" }),
+    h("ul", {}, links.map((l) => h("li", { "data-seat": String(l.seat) }, `${l.name} (seat ${l.seat + 1}): `,
+      h("a", { href: l.link, class: "join-link", text: l.link }), " ",
+      h("button", { type: "button", text: "copy", onclick: () => navigator.clipboard && navigator.clipboard.writeText(l.link) })))));
+}
+
 async function refreshGamesList() {
   try {
-    const data = await api("GET", "/api/games");
+    const data = await api("GET", "/api/games", undefined, { [SEATS_HEADER]: Object.values(keptSeats()).flatMap((x) => Object.values(x.seats)).join(",") });
+    forgetGames(new Set(data.games.map((x) => x.id)));
     const sel = $("games-list");
     sel.replaceChildren(h("option", { value: "", text: `${data.games.length} held (at most ${data.max_games})` }),
       ...data.games.slice().reverse().map((x) => h("option", {
@@ -501,7 +649,8 @@ async function loadCoach() {
   if (!g || g.over || g.to_decide !== g.you) return;
   const bot = $("coach-bot") ? $("coach-bot").value : "";
   try {
-    S.coach = await api("GET", `/api/games/${g.id}/coach${bot ? `?bot=${encodeURIComponent(bot)}` : ""}`);
+    S.coach = await api("GET", `/api/games/${g.id}/coach${bot ? `?bot=${encodeURIComponent(bot)}` : ""}`, undefined,
+      asSeat(secretOf(g)));
   } catch (err) {
     S.coach = { error: err.message };
   }
@@ -565,7 +714,7 @@ async function showSummary() {
   box.hidden = false;
   try {
     $("summary-coach").textContent = "The coach is reviewing your decisions…";
-    renderSummaryCoach(await api("GET", `/api/games/${g.id}/summary`));
+    renderSummaryCoach(await api("GET", `/api/games/${g.id}/summary`, undefined, asSeat(secretOf(g))));
   } catch (err) {
     $("summary-coach").textContent = `No review: ${err.message}`;
   }
@@ -597,7 +746,10 @@ async function downloadRecord() {
 }
 async function playAgain() {
   const o = S.game.options;
-  await startGame({ variant: o.variant, lucky: o.lucky, players: o.players, bots: o.bots, start_player: o.start_player, seed: o.seed });
+  const table = { variant: o.variant, lucky: o.lucky, players: o.players, start_player: o.start_player, seed: o.seed };
+  const alone = o.seats[0].kind === "human" && o.seats.filter((s) => s.kind === "human").length === 1;
+  if (alone) await startGame({ ...table, bots: o.bots }, [0]);
+  else await startGame({ ...table, seats: o.seats }, Object.keys(seatsOf(S.game.id)).map(Number));
 }
 async function openGameReplay(step) {
   try {
@@ -631,23 +783,33 @@ function renderNewForm() {
   }
   const players = Number(formValue("players") || 2);
   const old = [...document.querySelectorAll(".seat-bot select")].map((s) => s.value);
-  const seats = [h("div", { class: "seat-bot seat-you" }, h("label", {}, "Seat 1", h("span", { text: "You" }), h("small", { text: "you play this sheet" })))];
+  const oldNames = [...document.querySelectorAll(".seat-name")].map((i) => i.value);
+  // a seat's name box, shown when another seat is a person's (the table shows the names)
+  const nameBox = (s) => h("input", { class: "seat-name", "data-seat": String(s), maxlength: "24", value: oldNames[s] || "",
+    placeholder: `Player ${s + 1}`, "aria-label": `Name for seat ${s + 1}` });
+  const seats = [h("div", { class: "seat-bot seat-you" }, h("label", {}, "Seat 1", h("span", { text: "You" }), h("small", { text: "you play this sheet" }), nameBox(0)))];
   for (let s = 1; s < players; s++) {
     const choices = S.info.bots.filter((b) => fitsTable(b, variant, players, lucky));
-    const preferred = old[s - 1] && choices.some((b) => b.name === old[s - 1]) ? old[s - 1]
+    const preferred = old[s - 1] && (old[s - 1] === HERE || old[s - 1] === LINK || choices.some((b) => b.name === old[s - 1])) ? old[s - 1]
       : (choices.find((b) => b.plays) || choices.find((b) => b.name === "heuristic") || choices[0]).name;
     const sel = h("select", { name: `bot${s}`, "aria-label": `Bot for seat ${s + 1}` },
-      choices.map((b) => h("option", { value: b.name, selected: b.name === preferred, text: b.name })));
+      choices.map((b) => h("option", { value: b.name, selected: b.name === preferred, text: b.name })),
+      h("optgroup", { label: "a person" },
+        h("option", { value: HERE, selected: preferred === HERE, text: "a person at this screen" }),
+        h("option", { value: LINK, selected: preferred === LINK, text: "a person with a join link" })));
     const note = h("small", {});
     const describeBot = () => {
       const b = S.info.bots.find((x) => x.name === sel.value);
-      note.textContent = b && b.plays ? `pretrained (PPO) for ${b.plays.variant}, ${b.plays.players} players` : BOT_WORDS[sel.value] || "";
+      note.textContent = sel.value === HERE ? "plays on this screen: the page covers the table between people"
+        : sel.value === LINK ? "plays from their own browser: you get a link to send"
+          : b && b.plays ? `pretrained (PPO) for ${b.plays.variant}, ${b.plays.players} players` : BOT_WORDS[sel.value] || "";
     };
-    sel.addEventListener("change", describeBot);
+    sel.addEventListener("change", () => { describeBot(); showNameBoxes(); });
     describeBot();
-    seats.push(h("div", { class: "seat-bot" }, h("label", {}, `Seat ${s + 1}`, sel, note)));
+    seats.push(h("div", { class: "seat-bot" }, h("label", {}, `Seat ${s + 1}`, sel, note, nameBox(s))));
   }
   $("seat-bots").replaceChildren(...seats);
+  showNameBoxes();
   const start = $("start-player");
   const was = start.value;
   start.replaceChildren(h("option", { value: "0", text: "You" }),
@@ -656,11 +818,29 @@ function renderNewForm() {
   if ([...start.options].some((o) => o.value === was)) start.value = was;
 }
 
-async function startGame(body) {
+function showNameBoxes() {
+  // the people's seats get a name box once the table has more than one person
+  const person = (v) => v === HERE || v === LINK;
+  const people = [...document.querySelectorAll(".seat-bot select")].some((x) => person(x.value));
+  document.querySelectorAll(".seat-name").forEach((box) => {
+    const at = Number(box.dataset.seat);
+    box.hidden = !people || !(at === 0 || person(document.querySelector(`.seat-bot select[name=bot${at}]`).value));
+  });
+}
+
+async function startGame(body, here) {
+  // `here`: the seats played at this screen; the page keeps their secrets, and the join links
+  // of the other people's seats to show them
   $("new-error").textContent = "";
   $("start-game").disabled = true;
   try {
     const view = await api("POST", "/api/games", body);
+    const kept = {};
+    for (const j of view.joins) if (here.includes(j.seat)) kept[j.seat] = j.secret;
+    const links = view.joins.filter((j) => !here.includes(j.seat))
+      .map((j) => ({ seat: j.seat, name: j.name, link: new URL(j.link, location.href).href }));
+    keepSeats(view.id, kept, links);
+    hideCover();
     S.game = null;
     showView("play");
     if (view.notice) toast(view.notice);
@@ -677,13 +857,19 @@ function submitNew(e) {
   const players = Number(formValue("players") || 2);
   const seedText = $("seed").value.trim();
   const sp = $("start-player").value;
+  const picks = [...document.querySelectorAll(".seat-bot select")].map((s) => s.value);
   const body = {
     variant: formValue("variant"), lucky: formValue("lucky"), players,
-    bots: [...document.querySelectorAll(".seat-bot select")].map((s) => s.value),
     start_player: sp === "random" ? "random" : Number(sp),
     seed: seedText === "" ? null : (/^\d+$/.test(seedText) ? Number(seedText) : seedText),
   };
-  startGame(body);
+  const person = (v) => v === HERE || v === LINK;
+  if (picks.some(person)) {
+    const names = [...document.querySelectorAll(".seat-name")].map((i) => i.value.trim());
+    body.seats = [{ kind: "human", name: names[0] || "Player 1" }, ...picks.map((v, i) => (person(v)
+      ? { kind: "human", name: names[i + 1] || `Player ${i + 2}` } : { kind: "bot", bot: v }))];
+  } else body.bots = picks;
+  startGame(body, [0, ...picks.map((v, i) => (v === HERE ? i + 1 : null)).filter((x) => x !== null)]);
 }
 
 // --- replay viewer -----------------------------------------------------------------------
@@ -772,7 +958,7 @@ function onKey(e) {
     if (e.key in moves) { e.preventDefault(); replayGo(moves[e.key]); }
     return;
   }
-  if (view !== "play" || !S.game) return;
+  if (view !== "play" || !S.game || coverUp()) return;
   const k = e.key.toLowerCase();
   if (k === "s") { skipEvents(); return; }
   if (k === "c") { $("coach-on").click(); return; }
@@ -819,8 +1005,10 @@ async function boot() {
   }
   renderNewForm();
   refreshGamesList();
+  const join = location.hash.match(/join=([0-9a-f]+)\.([A-Za-z0-9_-]+)/);
   const m = location.hash.match(/game=([0-9a-f]+)/);
-  if (m) loadGame(m[1]);
+  if (join) joinGame(join[1], join[2]);
+  else if (m) loadGame(m[1]);
   else showView("new");
   document.body.dataset.ready = "1";
 }
