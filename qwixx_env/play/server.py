@@ -126,9 +126,10 @@ def _held_secrets(request: Request) -> list[str]:
     return [s.strip() for s in request.headers.get(SEATS_HEADER, "").split(",") if s.strip()]
 
 
-def join_link(game_id: str, secret: str) -> str:
-    """The page's address that opens `game_id` as the seat of `secret` (relative to the server)."""
-    return f"/#join={game_id}.{secret}"
+def join_link(game_id: str, secret: str, token: str | None = None) -> str:
+    """The page's address that opens `game_id` as the seat of `secret` (relative to the server);
+    with the server's `token`, which the guard moves into a cookie (the fragment survives)."""
+    return f"/?token={token}#join={game_id}.{secret}" if token else f"/#join={game_id}.{secret}"
 
 
 def _since(request: Request) -> int:
@@ -223,7 +224,7 @@ def create_app(
         await run_in_threadpool(_locked, game, lambda: keep(game, dropped))
         view = await run_in_threadpool(_locked_view, game, 0, new.humans[0])
         view["joins"] = [
-            {"seat": seat, "name": new.seats[seat].name, "secret": secret, "link": join_link(game_id, secret)}
+            {"seat": seat, "name": new.seats[seat].name, "secret": secret, "link": join_link(game_id, secret, token)}
             for seat, secret in game.seat_secrets.items()
         ]
         view["dropped"] = dropped
