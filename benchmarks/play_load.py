@@ -97,13 +97,16 @@ def free_port() -> int:
 def start_server(port: int, max_games: int) -> subprocess.Popen:
     command = [sys.executable, "-m", "qwixx_env.cli", "serve", "--port", str(port), "--max-games", str(max_games)]
     server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.time() + 180  # a cold kernel cache compiles first
+    deadline = time.time() + 600  # a cold cache compiles the kernels and solves the solo table first
     while time.time() < deadline and server.poll() is None:
         try:
-            if Client(port).call("GET", "/api/info")[0] == 200:
+            status, info, _ = Client(port).call("GET", "/api/info")
+            # measured once the server has prepared what games need (its "getting ready" is not load)
+            if status == 200 and all(item["state"] in ("ready", "failed") for item in info["ready"].values()):
                 return server
         except OSError:
-            time.sleep(0.25)
+            pass
+        time.sleep(0.25)
     server.terminate()
     raise SystemExit(f"the server did not answer on port {port}: {server.stdout.read() if server.stdout else ''}")
 

@@ -37,6 +37,9 @@ and docs/play.md)::
     qwixx serve --port 8080 --open       # another port, and open the page in the browser
     qwixx serve --max-games 20           # hold at most 20 games (finished or idle ones dropped first)
     qwixx serve --store games/           # keep every game in games/; resumed after a restart
+    qwixx serve --host 0.0.0.0           # a table for friends on the home network: prints the
+                                         # address with its token (http://192.168.1.5:8000/?token=...)
+    qwixx serve --host 0.0.0.0 --allow-host qwixx.lan   # also answer to this name
 """
 
 from __future__ import annotations
@@ -226,7 +229,11 @@ def _serve(args: argparse.Namespace) -> int:
         return fail("needs the play extra (pip install 'qwixx_env[play]')")
     from qwixx_env.play.server import serve
 
-    serve(host=args.host, port=args.port, open_page=args.open, max_games=args.max_games, store=args.store)
+    try:
+        serve(host=args.host, port=args.port, open_page=args.open, max_games=args.max_games, store=args.store,
+              token=args.token, allow_hosts=args.allow_host)
+    except ValueError as err:  # a bad --token, refused before the server starts
+        return fail(f"--{err}")
     return 0
 
 
@@ -364,6 +371,11 @@ def main(argv: list[str] | None = None) -> int:
         "--max-games", type=int, default=100,
         help="games held at once; when full a finished or idle game is dropped, never one in play (default 100)",
     )
+    serve.add_argument("--token", default=None, metavar="TOKEN",
+                       help="the secret every request needs (default: a random one when bound beyond loopback, "
+                       "none on loopback); printed in the page's address")
+    serve.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                       help="another name the server is reached at (checked against the Host header); repeatable")
     serve.add_argument("--store", metavar="DIR", default=None,
                        help="keep every game in DIR (written after each decision) and resume the games kept "
                        "there at start; without it nothing is written")

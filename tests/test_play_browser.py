@@ -6,6 +6,7 @@ docs/play.md show them): a game in progress with the coach on, the end of a game
 and the table at 1280 and 400 px wide.
 """
 
+import contextlib
 import json
 import os
 import shutil
@@ -46,10 +47,9 @@ REPO = Path(__file__).resolve().parents[1]
 SHOTS = REPO / "docs" / "images" if os.environ.get("QWIXX_SCREENSHOTS") else None
 
 
-@pytest.fixture(scope="module")
-def site():
-    """The app under uvicorn on a free loopback port, for the module's tests."""
-    app = create_app(max_games=40)  # the module starts about 25 games and leaves many in play
+@contextlib.contextmanager
+def serving(app):
+    """`app` under uvicorn on a free loopback port: yields the page's address."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -60,9 +60,17 @@ def site():
     while not server.started and time.time() < deadline:
         time.sleep(0.05)
     assert server.started, "uvicorn did not start"
-    yield app, f"http://127.0.0.1:{port}/"
+    yield f"http://127.0.0.1:{port}/"
     server.should_exit = True
     thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def site():
+    """The app under uvicorn on a free loopback port, for the module's tests (no token)."""
+    app = create_app(max_games=40)  # the module starts about 25 games and leaves many in play
+    with serving(app) as url:
+        yield app, url
 
 
 def new_driver():
@@ -277,6 +285,25 @@ def test_a_solo_game_with_the_coach_shows_the_solvers_values(site, browser, clas
         browser.find_element(By.CSS_SELECTOR, f".option[data-action='{best}']").click()
         pass_anyway(browser)
         wait(browser, f"return document.body.dataset.turn === 'over' || +document.body.dataset.decisions > {seen}")
+
+
+def test_the_address_with_its_token_opens_the_page_and_plays(browser):
+    """A server with a token: the printed ?token= address opens the page (the token moves into
+    a cookie, out of the address) and a move is played; without it the page is refused."""
+    token = "a-browser-test-token-0123456789"
+    app = create_app(max_games=2, token=token)
+    with serving(app) as url:
+        browser.delete_all_cookies()
+        browser.get(url)
+        assert "needs its link" in browser.find_element(By.TAG_NAME, "body").text
+        open_page(browser, f"{url}?token={token}")
+        assert "token" not in browser.current_url
+        start(browser, players=2, seed=21)
+        seen = int(browser.execute_script("return document.body.dataset.decisions"))
+        browser.find_element(By.CSS_SELECTOR, ".option:last-child").click()  # pass
+        wait(browser, f"return +document.body.dataset.decisions > {seen}")
+        game = app.state.games.get(browser.execute_script("return S.game.id"))
+        assert game.decisions > seen and len(app.state.games) == 1
 
 
 def solo_worth(record, action):

@@ -358,11 +358,17 @@ def test_qwixx_serve_parses_and_hands_over(monkeypatch):
     got = {}
     monkeypatch.setattr(server, "serve", lambda **kw: got.update(kw))
     assert cli_main(["serve", "--port", "8123", "--max-games", "7", "--open"]) == 0
-    assert got == {"host": "127.0.0.1", "port": 8123, "open_page": True, "max_games": 7, "store": None}
+    assert got == {"host": "127.0.0.1", "port": 8123, "open_page": True, "max_games": 7, "store": None,
+                   "token": None, "allow_hosts": []}
+    token = "t" * 20
+    assert cli_main(["serve", "--host", "0.0.0.0", "--token", token, "--allow-host", "a.lan", "--allow-host", "b"]) == 0
+    assert got["host"] == "0.0.0.0" and got["token"] == token and got["allow_hosts"] == ["a.lan", "b"]
 
 
 @pytest.mark.parametrize(
-    "args, words", [(["--port", "0"], "--port: got 0"), (["--max-games", "0"], "--max-games: got 0")]
+    "args, words",
+    [(["--port", "0"], "--port: got 0"), (["--max-games", "0"], "--max-games: got 0"),
+     (["--token", "short"], "--token: got 5 characters")],
 )
 def test_qwixx_serve_refuses_bad_options(capsys, args, words):
     assert cli_main(["serve", *args]) == 2

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import itertools
 import re
+import threading
+import time
 import warnings
 from functools import cache
 
@@ -530,3 +532,26 @@ def test_qwixx_solve_names_what_is_wrong_with_a_sheet(classic, capsys, monkeypat
 def test_qwixx_solve_refuses_longo(capsys):
     assert cli.main(["solve", "--variant", "longo"]) == 2
     assert "lucky numbers" in capsys.readouterr().err
+
+
+def test_concurrent_first_callers_share_one_solve(tmp_path, monkeypatch):
+    """Three threads asking for a table nobody has solved: one solves (slowly here), the
+    others wait for it and get the same table; one file is written."""
+    solves = []
+    real_solve = solver_table.solve
+
+    def slow_solve(*args, **kwargs):
+        solves.append(1)
+        time.sleep(0.3)  # long enough for every caller to be waiting
+        return real_solve(*args, **kwargs)
+
+    monkeypatch.setattr(solver_table, "solve", slow_solve)
+    v = reduced(2, lock_threshold=1)
+    got = []
+    callers = [threading.Thread(target=lambda: got.append(load_table(v, directory=tmp_path))) for _ in range(3)]
+    for t in callers:
+        t.start()
+    for t in callers:
+        t.join(timeout=60)
+    assert len(solves) == 1 and len(got) == 3 and all(table is got[0] for table in got)
+    assert [p.name for p in tmp_path.iterdir()] == [table_path(v, tmp_path).name]

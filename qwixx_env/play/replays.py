@@ -63,6 +63,7 @@ class Replay:
         self.record = check_record(record)
         env = _start(self.record, 0, 1)
         self.options = env.options
+        self.table = env.table  # what the coach needs prepared for this record
         self._sheet = sheet_layout(env.variant)
         self.frames: list[dict[str, Any]] = []
         pending: list[dict[str, Any]] = []

@@ -6,7 +6,7 @@ Starlette's TestClient. The routes (every body and answer is JSON; a refusal is 
 
 ====== =============================== ==========================================================
 GET    /                               the page (static files under /static, shipped in the package)
-GET    /api/info                       bots (the tables each plays, a pretrained bot's game), limits
+GET    /api/info                       bots (the tables each plays, a pretrained bot's game), limits, "ready"
 GET    /api/games                      your games (those of the seat secrets in X-Qwixx-Seats)
 POST   /api/games                      a new table: {variant, lucky, players, seats or bots, start_player,
                                        seed}; the answer has a join link per person's seat
@@ -30,18 +30,20 @@ after each decision and read back at start (`play.saved`).
 
 Bots think in Starlette's thread pool, never on the event loop, so one game's bot never holds
 up another game's request. No route takes a file path: records come in as request bodies, bots
-by registered name only.
+by registered name only. Every request passes `guard.Guard` first (Host, token, Origin and
+Content-Type, bounded JSON, a JSON 500 for the unexpected); what games need is prepared in
+the background (`prepare`), and a request for what is not ready yet is a 503 "getting ready".
 """
 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
+import contextlib
 import json
 import sys
 import threading
 import webbrowser
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +51,6 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, StreamingResponse
 from starlette.routing import Mount, Route
@@ -68,12 +69,26 @@ from qwixx_env.play.games import (
     make_bots,
     parse_new_game,
 )
+from qwixx_env.play.guard import (
+    LOCAL_HOSTS,
+    MAX_BODY,
+    Guard,
+    check_token,
+    hosts_for,
+    is_loopback,
+    is_wildcard,
+    machine_addresses,
+    new_token,
+    read_json,
+    refused,
+)
+from qwixx_env.play.prepare import Preparation, default_tasks, needs_of_coach, needs_of_game
 from qwixx_env.play.replays import Replay
 
 STATIC = Path(__file__).resolve().parent / "static"
-MAX_BODY = 2**20  # bytes; a 5-player record is far smaller
 DEFAULT_MAX_GAMES = 100
-LOCAL_HOSTS = ["127.0.0.1", "localhost", "[::1]", "::1"]
+# The server's public names; the request limits are the guard's, named here as before.
+__all__ = ["DEFAULT_MAX_GAMES", "LOCAL_HOSTS", "MAX_BODY", "STATIC", "create_app", "join_link", "page_urls", "serve"]
 SEAT_HEADER = "X-Qwixx-Seat"  # the secret of the seat a request acts as
 SEATS_HEADER = "X-Qwixx-Seats"  # the secrets a page holds, comma-separated: whose games to list
 STREAM_SECONDS = 30.0  # an event stream ends after this long without a change; the page reconnects
@@ -111,23 +126,10 @@ def _held_secrets(request: Request) -> list[str]:
     return [s.strip() for s in request.headers.get(SEATS_HEADER, "").split(",") if s.strip()]
 
 
-def join_link(game_id: str, secret: str) -> str:
-    """The page's address that opens `game_id` as the seat of `secret` (relative to the server)."""
-    return f"/#join={game_id}.{secret}"
-
-
-async def _body(request: Request) -> Any:
-    """The request body as JSON, read up to `MAX_BODY` bytes."""
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY:
-            raise PlayError(413, f"request body: more than {MAX_BODY} bytes; a game record is far smaller")
-        chunks.append(chunk)
-    try:
-        return json.loads(b"".join(chunks))
-    except ValueError as err:
-        raise PlayError(400, f"request body: not JSON ({err})") from None
+def join_link(game_id: str, secret: str, token: str | None = None) -> str:
+    """The page's address that opens `game_id` as the seat of `secret` (relative to the server);
+    with the server's `token`, which the guard moves into a cookie (the fragment survives)."""
+    return f"/?token={token}#join={game_id}.{secret}" if token else f"/#join={game_id}.{secret}"
 
 
 def _since(request: Request) -> int:
@@ -137,24 +139,26 @@ def _since(request: Request) -> int:
     return int(text)
 
 
-async def _refused(request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, PlayError)
-    return JSONResponse({"error": exc.message}, status_code=exc.status)
-
-
 def create_app(
     max_games: int = DEFAULT_MAX_GAMES,
     allowed_hosts: list[str] | None = None,
     store: str | Path | None = None,
     idle_limit: float = DEFAULT_IDLE_LIMIT,
+    *,
+    token: str | None = None,
+    prepare: Preparation | None = None,
 ) -> Starlette:
     """The app. It holds at most `max_games` games (and as many replays): when full it drops
     a finished game, else one left without a decision for over `idle_limit` seconds, else it
     refuses the new game (503); replays go oldest first. `allowed_hosts`, when given, refuses
     requests whose Host header names another host (`serve` passes the loopback names when it
-    binds to loopback, against DNS rebinding). `store`, a folder: every game is kept there
-    and the games kept there are resumed now (`app.state.store_problems` names the files
-    that could not be); a `ValueError` when it is not a writable folder."""
+    binds to loopback, against DNS rebinding; `guard.hosts_for` any other bind address).
+    `store`, a folder: every game is kept there and the games kept there are resumed now
+    (`app.state.store_problems` names the files that could not be); a `ValueError` when it is
+    not a writable folder. `token`, when given, is needed by every request (`guard.Guard`).
+    `prepare` is what the server prepares in the background from its start (`serve` passes
+    `prepare.default_tasks`); None prepares nothing, so what a request needs is computed in
+    it on first use."""
     games: Store[Game] = Store(
         "game", max_games, drop_finished_or_idle(idle_limit),
         drop_rule=f"drops finished games first, then games left without a decision for {idle_limit:g} s",
@@ -162,6 +166,8 @@ def create_app(
     replays: Store[Replay] = Store("replay", max_games)
     catalogue: list[dict[str, Any]] = []
     watchers = Watchers()
+    preparation = Preparation([]) if prepare is None else prepare
+    token = None if token is None else check_token(token)
     folder = None if store is None else saved.check_folder(store)
     problems: list[str] = []
     if folder is not None:
@@ -179,6 +185,11 @@ def create_app(
             for game_id in dropped:
                 saved.forget(folder, game_id)
 
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        preparation.start()
+        yield
+
     async def page(request: Request) -> FileResponse:
         return FileResponse(STATIC / "index.html")
 
@@ -189,6 +200,7 @@ def create_app(
             {
                 "bots": catalogue, "variants": list(VARIANT_NAMES), "lucky_rules": list(LUCKY_RULES),
                 "max_players": MAX_PLAYERS, "max_games": games.max_items, "games_held": len(games),
+                "max_body": MAX_BODY, "ready": preparation.status(),
             }
         )
 
@@ -203,7 +215,8 @@ def create_app(
         return JSONResponse({"games": mine, "max_games": games.max_items, "held": len(games)})
 
     async def new_game(request: Request) -> JSONResponse:
-        new = parse_new_game(await _body(request))
+        new = parse_new_game(await read_json(request))
+        preparation.require(_who(new.bots), needs_of_game(new))
         seat_bots = await run_in_threadpool(make_bots, new)
         game_id = games.new_id()
         game = await run_in_threadpool(Game, game_id, new, seat_bots)
@@ -211,7 +224,7 @@ def create_app(
         await run_in_threadpool(_locked, game, lambda: keep(game, dropped))
         view = await run_in_threadpool(_locked_view, game, 0, new.humans[0])
         view["joins"] = [
-            {"seat": seat, "name": new.seats[seat].name, "secret": secret, "link": join_link(game_id, secret)}
+            {"seat": seat, "name": new.seats[seat].name, "secret": secret, "link": join_link(game_id, secret, token)}
             for seat, secret in game.seat_secrets.items()
         ]
         view["dropped"] = dropped
@@ -229,7 +242,7 @@ def create_app(
 
     async def move(request: Request) -> JSONResponse:
         game = games.get(request.path_params["game_id"])
-        body = await _body(request)
+        body = await read_json(request)
         secret = _secret(request)
 
         def decide() -> dict[str, Any]:
@@ -276,11 +289,13 @@ def create_app(
         game = games.get(request.path_params["game_id"])
         bot = request.query_params.get("bot") or None
         secret = _secret(request)
+        preparation.require(bot or "the coach", needs_of_coach(game.new.table, bot))
         return JSONResponse(await run_in_threadpool(_locked, game, lambda: game.advice(bot, secret)))
 
     async def summary(request: Request) -> JSONResponse:
         game = games.get(request.path_params["game_id"])
         secret = _secret(request)
+        preparation.require("the coach's review", needs_of_coach(game.new.table, None))
         return JSONResponse(await run_in_threadpool(_locked, game, lambda: game.review(secret)))
 
     async def replay_coach(request: Request) -> JSONResponse:
@@ -289,10 +304,11 @@ def create_app(
         if not text.isdigit():
             raise PlayError(400, f"step: got {text!r}; expected a position number (0 or more)")
         bot = request.query_params.get("bot") or None
+        preparation.require(bot or "the coach", needs_of_coach(item.table, bot))
         return JSONResponse(await run_in_threadpool(item.advice, int(text), bot))
 
     async def open_replay(request: Request) -> JSONResponse:
-        body = await _body(request)
+        body = await read_json(request)
         replay_id = replays.new_id()
         item = await run_in_threadpool(Replay, replay_id, body)
         replays.add(replay_id, item)
@@ -317,12 +333,18 @@ def create_app(
         Route("/api/replays/{replay_id}/coach", replay_coach),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)] if allowed_hosts else []
-    app = Starlette(routes=routes, middleware=middleware, exception_handlers={PlayError: _refused})
+    middleware = [Middleware(Guard, allowed_hosts=allowed_hosts, token=token)]
+    app = Starlette(routes=routes, middleware=middleware, exception_handlers={PlayError: refused}, lifespan=lifespan)
     app.state.games = games
     app.state.replays = replays
     app.state.store_problems = problems
+    app.state.preparation = preparation
     return app
+
+
+def _who(seat_bots: Sequence[str]) -> str:
+    """What a new game asks for, for a "getting ready" message: its bots, or the game itself."""
+    return ", ".join(dict.fromkeys(seat_bots)) or "the game"
 
 
 def _locked(game: Game, work: Callable[[], Any]) -> Any:
@@ -340,14 +362,30 @@ def _locked_record(game: Game) -> dict[str, Any]:
         return game.record()
 
 
-def is_loopback(host: str) -> bool:
-    """Whether `host` names this machine only (127.0.0.0/8, ::1, localhost)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+class _Server(uvicorn.Server):
+    """uvicorn's server, calling `listening` once its socket is bound: the address is printed
+    (and the page opened) only when a browser can reach it, never before a failed bind."""
+
+    def __init__(self, config: uvicorn.Config, listening: Callable[[], None]):
+        super().__init__(config)
+        self.listening = listening
+
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets)
+        if self.started:
+            self.listening()
+
+
+def page_urls(host: str, port: int, token: str | None) -> list[str]:
+    """The page's addresses to print for a server bound to `host`: the bound one, or for a
+    wildcard bind this machine's network address and its loopback one; with ``?token=``."""
+    names = [host]
+    if is_wildcard(host):
+        found = [a for a in machine_addresses() if not is_loopback(a) and ":" not in a and "." in a]
+        numeric = [a for a in found if a.replace(".", "").isdigit()]
+        names = [*(numeric[-1:] or found[:1]), "127.0.0.1"]
+    query = f"?token={token}" if token else ""
+    return [f"http://{f'[{n}]' if ':' in n else n}:{port}/{query}" for n in names]
 
 
 def serve(
@@ -356,17 +394,35 @@ def serve(
     open_page: bool = False,
     max_games: int = DEFAULT_MAX_GAMES,
     store: str | Path | None = None,
+    token: str | None = None,
+    allow_hosts: Sequence[str] = (),
 ) -> None:
-    """Run the server until Ctrl-C, printing the page's address (and opening it if asked);
-    with `store`, games are kept in that folder and the ones kept there resumed."""
-    app = create_app(max_games, allowed_hosts=LOCAL_HOSTS if is_loopback(host) else None, store=store)
+    """Run the server until Ctrl-C, printing the page's address once it listens (and opening
+    it if asked); with `store`, games are kept in that folder and the ones kept there resumed.
+    Bound beyond loopback it needs a token (`token`, else a random one, in the printed
+    address); on loopback only when `token` is given. `allow_hosts` adds Host names it answers
+    to (`guard.hosts_for`). What games need is prepared in the background. A bad `token` is a
+    `ValueError` (`guard.check_token`) before anything starts."""
+    if token is None:
+        token = None if is_loopback(host) else new_token()
+    else:
+        check_token(token)
+    app = create_app(max_games, allowed_hosts=hosts_for(host, allow_hosts), store=store, token=token,
+                     prepare=Preparation(default_tasks(bot_catalogue())))
     for problem in app.state.store_problems:
         print(f"qwixx serve: {problem}", file=sys.stderr)
-    shown = f"[{host}]" if ":" in host else host
-    url = f"http://{shown}:{port}/"
+    urls = page_urls(host, port, token)
     kept = f"; keeps games in {store}, {len(app.state.games)} resumed" if store is not None else ""
-    print(f"qwixx serve: the page is at {url}  (holds at most {max_games} games{kept}; Ctrl-C stops)", flush=True)
-    if open_page:
-        threading.Timer(1.0, webbrowser.open, [url]).start()
+
+    def listening() -> None:
+        lines = [f"qwixx serve: the page is at {urls[0]}  (holds at most {max_games} games{kept}; Ctrl-C stops)"]
+        lines += [f"             or at {url}" for url in urls[1:]]
+        if token is not None:
+            lines.append("             the token in the address lets a browser in; share it only with your table")
+        print("\n".join(lines), flush=True)
+        if open_page:
+            threading.Thread(target=webbrowser.open, args=[urls[-1]], daemon=True).start()
+
     # open event streams would hold a stop up; they reconnect to the next server by themselves
-    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=2)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=2)
+    _Server(config, listening).run()

@@ -19,6 +19,7 @@ import hashlib
 import io
 import json
 import os
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable
@@ -165,6 +166,10 @@ def solve(variant: str | Variant = "classic", progress: Callable[[int, int], Non
 
 
 _LOADED: dict[Path, ValueTable] = {}
+# One load or solve at a time: concurrent first callers (the play server's background
+# preparation and a terminal game, two threads of one test) wait for the one solve and then
+# share its table instead of each solving for a minute and writing the same file.
+_LOAD_LOCK = threading.Lock()
 
 
 def load_table(
@@ -177,11 +182,20 @@ def load_table(
     """The value table of a variant: from memory, else from the cache, else solved and saved.
 
     `directory` overrides the cache directory; `rebuild` solves again even if a table exists.
-    An unreadable or mismatched file is solved again and replaced (with a warning).
+    An unreadable or mismatched file is solved again and replaced (with a warning). Callers in
+    several threads share one load or solve (a lock).
     """
     v = get_variant(variant)
     check_variant(v)
     path = table_path(v, directory)
+    with _LOAD_LOCK:
+        return _load_or_solve(v, path, rebuild, progress)
+
+
+def _load_or_solve(
+    v: Variant, path: Path, rebuild: bool, progress: Callable[[int, int], None] | None
+) -> ValueTable:
+    """`load_table`'s work, under its lock."""
     if not rebuild:
         if path in _LOADED:
             return _LOADED[path]
@@ -189,7 +203,7 @@ def load_table(
             try:
                 table = ValueTable.load(path, v)
             except Exception as err:  # any damage (numpy and zipfile raise many kinds): solve again
-                warnings.warn(f"solo value table {path} is unreadable ({err}); solving again", stacklevel=2)
+                warnings.warn(f"solo value table {path} is unreadable ({err}); solving again", stacklevel=3)
             else:
                 _LOADED[path] = table
                 return table

@@ -1,0 +1,219 @@
+"""What the play server's tables need, prepared in one background thread when it starts.
+
+A first game or coach request would otherwise compute inside the request: the solo solver's
+value table (`solver.load_table` solves for about a minute when nothing is cached, then writes
+the cache file) and the compiled kernels of the bots (numba compiles for seconds when its
+cache is cold, then writes it). A `Preparation` does that work once, in the background, item
+by item (a `Task` each), keeping a status per item that ``/api/info`` reports under
+``"ready"``; a request that needs an item not ready yet is refused at once with a `NotReady`
+(503, with the item's progress and a Retry-After), never held up, and once the item is ready
+the request works. So requests never compute for long and never write a file: the cache
+writes happen here only.
+
+`default_tasks(catalogue)` is what ``qwixx serve`` prepares: the game kernels of both
+variants (``"tables"``), the coach, each bot offered, and the solo table. `needs_of_game` and
+`needs_of_coach` say which items a request needs. `Preparation([])` prepares nothing (every
+item is taken as ready, computed on first use): tests and library users that build the app
+themselves start from that.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from qwixx_env import qwixx_v0
+from qwixx_env.core.options import TableOptions
+from qwixx_env.core.variant import CLASSIC
+from qwixx_env.play import coach
+from qwixx_env.play.games import NewGame, PlayError
+from qwixx_env.play.session import HUMAN, PlaySession
+from qwixx_env.solver import load_table
+
+logger = logging.getLogger("qwixx_env.play")
+
+WAITING, PREPARING, READY, FAILED = "waiting", "preparing", "ready", "failed"
+RETRY_AFTER = 2  # seconds a refused request is told to wait
+SOLO_TABLE = "solo table"
+SOLO_BOT = "solo_optimal"
+WARM_DECISIONS = 6  # a person's decisions played per table to compile what a game runs
+Progress = Callable[[float], None]  # the fraction of a task done, 0 to 1
+
+
+@dataclass(frozen=True)
+class Task:
+    """One item to prepare: `name` is what requests ask for (a bot's name, ``"tables"``,
+    ``"coach"``, ``"solo table"``), `doing` says what the work is in words for a message, and
+    `run(progress)` does it, calling `progress` with the fraction done."""
+
+    name: str
+    doing: str
+    run: Callable[[Progress], None]
+
+
+class NotReady(PlayError):
+    """A request that needs an item still being prepared: 503, with every item's status."""
+
+    def __init__(self, message: str, ready: dict[str, dict[str, Any]], retry_after: int = RETRY_AFTER):
+        super().__init__(503, message)
+        self.ready = ready
+        self.retry_after = retry_after
+
+
+class Preparation:
+    """The items of `tasks`, prepared in order in one background thread (`start`, once),
+    each with a status (`status`); `require` refuses what is not ready. Items not in `tasks`
+    are not prepared here and count as ready."""
+
+    def __init__(self, tasks: Sequence[Task]):
+        names = [t.name for t in tasks]
+        if len(set(names)) != len(names):
+            raise ValueError(f"tasks: got the names {names}; expected each item once")
+        self.tasks = list(tasks)
+        self._status = {t.name: {"state": WAITING, "progress": 0.0, "doing": t.doing} for t in tasks}
+        self._lock = threading.Lock()  # guards the statuses and the one start
+        self._thread: threading.Thread | None = None
+        self._done = threading.Event()
+        if not tasks:
+            self._done.set()
+
+    def start(self) -> None:
+        """Start the background thread (a second call does nothing)."""
+        with self._lock:
+            if self._thread is None and self.tasks:
+                self._thread = threading.Thread(target=self._run, name="qwixx-prepare", daemon=True)
+                self._thread.start()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until every item is ready or failed (at most `timeout` seconds); whether so."""
+        return self._done.wait(timeout)
+
+    def status(self) -> dict[str, dict[str, Any]]:
+        """Every item's ``{"state", "progress", "doing"}`` (and ``"error"`` once failed)."""
+        with self._lock:
+            return {name: dict(item) for name, item in self._status.items()}
+
+    def require(self, who: str, names: Iterable[str]) -> None:
+        """Refuse with a `NotReady` naming `who` (what the request asked for) unless every
+        item of `names` is ready; starts the preparation if it has not started."""
+        self.start()
+        status = self.status()
+        for name in names:
+            item = status.get(name)
+            if item is None or item["state"] == READY:
+                continue
+            if item["state"] == FAILED:
+                raise NotReady(f"{who} is not available: preparing it failed ({item['error']}); "
+                               "the server's log says more", status)
+            if item["state"] == PREPARING:
+                where = f"{item['doing']}: {int(100 * item['progress'])}%"
+            else:
+                where = f"waiting to start {item['doing']}"
+            raise NotReady(f"{who} is getting ready ({where}); try again in a moment", status)
+
+    def _set(self, name: str, **fields: Any) -> None:
+        with self._lock:
+            self._status[name].update(fields)
+
+    def _run(self) -> None:
+        for task in self.tasks:
+            self._set(task.name, state=PREPARING)
+            try:
+                task.run(lambda done, name=task.name: self._set(name, progress=min(max(float(done), 0.0), 1.0)))
+            except Exception as err:  # one item's failure leaves the others to prepare
+                logger.exception("play server: preparing %s failed", task.name)
+                self._set(task.name, state=FAILED, error=str(err))
+            else:
+                self._set(task.name, state=READY, progress=1.0)
+        self._done.set()
+
+
+def needs_of_game(new: NewGame) -> list[str]:
+    """The items a new game needs: the game kernels and each seat's bot (solo_optimal also
+    the solo table)."""
+    names = ["tables", *new.bots]
+    if SOLO_BOT in new.bots:
+        names.insert(1, SOLO_TABLE)
+    return list(dict.fromkeys(names))
+
+
+def needs_of_coach(table: TableOptions, bot: str | None) -> list[str]:
+    """The items the coach needs at `table` (the solo table in solo classic), and `bot`'s."""
+    names = ["tables", "coach"]
+    if coach.source_for(table.rules, table.num_players).name == "solver":
+        names.append(SOLO_TABLE)
+    if bot is not None:
+        names += [SOLO_TABLE, bot] if bot == SOLO_BOT else [bot]
+    return list(dict.fromkeys(names))
+
+
+def _play_a_little(table: TableOptions, bot: str) -> None:
+    """A few decisions of a person against `bot` at `table`, as the page's games run them."""
+    session = PlaySession(table, [HUMAN, bot] if table.num_players > 1 else [HUMAN], seed=0)
+    session.advance()
+    for _ in range(WARM_DECISIONS):
+        if session.over:
+            break
+        session.decide(0, session.legal()[0]["action"])
+    session.record()
+
+
+def _bot_tables(entry: dict[str, Any]) -> list[TableOptions]:
+    """The tables a catalogue entry's bot is prepared for: a pretrained bot's one game, else
+    two-player classic and Longo (those it cannot play are skipped)."""
+    plays = entry.get("plays")
+    if plays:
+        lucky = {"lucky": plays["lucky"]} if plays.get("lucky") else {}
+        return [TableOptions(num_players=plays["players"], variant=plays["variant"], **lucky)]
+    return [TableOptions(num_players=2, variant="classic"), TableOptions(num_players=2, variant="longo")]
+
+
+def _kernels(tables: list[TableOptions], bot: str) -> Callable[[Progress], None]:
+    def run(progress: Progress) -> None:
+        for done, table in enumerate(tables):
+            try:
+                _play_a_little(table, bot)
+            except ValueError:  # a bot that cannot play this table: nothing of it to compile
+                pass
+            progress((done + 1) / len(tables))
+    return run
+
+
+def _game_kernels(progress: Progress) -> None:
+    tables = [TableOptions(num_players=1), TableOptions(num_players=2),
+              TableOptions(num_players=2, variant="longo", lucky="instead")]
+    _kernels(tables, "random")(progress)
+
+
+def _coach_kernels(progress: Progress) -> None:
+    tables = [TableOptions(num_players=2), TableOptions(num_players=2, variant="longo")]
+    for done, table in enumerate(tables):
+        env = qwixx_v0.raw_env(table=table)
+        env.reset(seed=0)
+        coach.advise(env)
+        progress((done + 1) / len(tables))
+
+
+def _solo_table(progress: Progress) -> None:
+    load_table(CLASSIC, progress=lambda done, total: progress(done / max(total, 1)))
+    env = qwixx_v0.raw_env(num_players=1)  # the solo coach's kernels: it plays an option ahead
+    env.reset(seed=0)
+    for _ in range(WARM_DECISIONS):
+        env.step(coach.advise(env).best_action)
+
+
+def default_tasks(catalogue: list[dict[str, Any]]) -> list[Task]:
+    """What ``qwixx serve`` prepares, quickest and most needed first: the game kernels, the
+    coach, every bot of `catalogue` (`games.bot_catalogue()`), then the solo table (the
+    longest when not cached) and the solo_optimal bot that reads it."""
+    tasks = [Task("tables", "compiling the game's kernels", _game_kernels),
+             Task("coach", "compiling the coach's kernels", _coach_kernels)]
+    later = []
+    for entry in catalogue:
+        name = entry["name"]
+        task = Task(name, f"compiling the {name} bot's kernels", _kernels(_bot_tables(entry), name))
+        (later if name == SOLO_BOT else tasks).append(task)
+    return [*tasks, Task(SOLO_TABLE, "solving the solo table", _solo_table), *later]

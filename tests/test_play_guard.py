@@ -1,0 +1,401 @@
+"""The play server's guard and background preparation (qwixx_env/play/guard.py, prepare.py):
+each defect of a request refused with a 4xx (or a 503 "getting ready") that names it, and
+the games as they were."""
+
+import json
+import os
+import socket
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("starlette", reason="the play extra (starlette) is not installed")
+pytest.importorskip("httpx2", reason="Starlette's TestClient needs httpx2 (the test extra)")
+
+from starlette.applications import Starlette  # noqa: E402
+from starlette.middleware import Middleware  # noqa: E402
+from starlette.routing import WebSocketRoute  # noqa: E402
+from starlette.testclient import TestClient  # noqa: E402
+from starlette.websockets import WebSocketDisconnect  # noqa: E402
+from test_play_server import play_to_end, refused, sit, state_of  # noqa: E402 (the server tests' helpers)
+
+from qwixx_env.core.compile import cache_root  # noqa: E402
+from qwixx_env.play import guard, server  # noqa: E402
+from qwixx_env.play.games import Game, PlayError  # noqa: E402
+from qwixx_env.play.guard import MAX_DEPTH, hosts_for, public_message  # noqa: E402
+from qwixx_env.play.prepare import Preparation, Task  # noqa: E402
+from qwixx_env.play.server import create_app  # noqa: E402
+
+TOKEN = "a-test-token-of-32-url-safe-chars"
+GAME = {"players": 2, "bots": ["greedy"], "seed": 3}
+SOLO = {"players": 1, "bots": [], "seed": 4}
+
+
+@pytest.fixture
+def client():
+    with TestClient(create_app(max_games=5)) as c:
+        yield c
+
+
+def new_game(client, body=GAME, **kw):
+    """A new game; the client acts as its person's seat from now on, as the page does."""
+    r = client.post("/api/games", json=body, **kw)
+    assert r.status_code == 201, r.text
+    game = r.json()
+    sit(client, game["id"], game["joins"][0]["secret"])
+    return game
+
+
+def held(client):
+    return [gid for gid, _ in client.app.state.games.items()]
+
+
+class Gate:
+    """A preparation item that works until the test opens the gate, counting its runs."""
+
+    def __init__(self, progress=0.4):
+        self.opened = threading.Event()
+        self.running = threading.Event()
+        self.runs = 0
+        self.fraction = progress
+
+    def __call__(self, progress):
+        self.runs += 1
+        progress(self.fraction)
+        self.running.set()
+        assert self.opened.wait(timeout=300)  # the test opens it; a cold kernel cache makes its games slow
+
+
+# --- the body ------------------------------------------------------------------------------
+
+
+def test_a_deeply_nested_body_is_a_400_naming_the_limit_everywhere(client):
+    deep = b"[" * 3000 + b"]" * 3000  # about 6 KB
+    game = new_game(client)
+    before, games = state_of(client, game["id"]), held(client)
+    for path in ("/api/games", f"/api/games/{game['id']}/moves", "/api/replays"):
+        refused(client.post(path, content=deep, headers={"content-type": "application/json"}),
+                400, "nested deeper than", str(MAX_DEPTH))
+    assert state_of(client, game["id"]) == before and held(client) == games
+    assert len(client.app.state.replays) == 0
+
+
+def test_the_depth_scan_skips_strings_and_every_parse_failure_is_a_400():
+    assert guard.json_depth_problem(b'{"a": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\\"["}') is None
+    assert guard.json_depth_problem(b"[" * MAX_DEPTH + b"]" * MAX_DEPTH) is None
+    assert "deeper than" in guard.json_depth_problem(b"[" * (MAX_DEPTH + 1))
+    for bad in (b"\xff\xfe", b"{", b"", b"[1,]", b"NaN]"):
+        with pytest.raises(PlayError) as err:
+            guard.parse_json(bad)
+        assert err.value.status == 400 and "not JSON" in err.value.message
+
+
+# --- cross-site requests -------------------------------------------------------------------
+
+
+def test_a_cross_site_text_plain_post_is_refused_and_creates_nothing(client):
+    game = new_game(client)
+    before, games = state_of(client, game["id"]), held(client)
+    form = json.dumps(GAME)  # what a page elsewhere can send without asking: text/plain, its own Origin
+    refused(client.post("/api/games", content=form, headers={"content-type": "text/plain",
+                                                             "origin": "http://evil.example"}), 403, "origin")
+    refused(client.post("/api/games", content=form, headers={"content-type": "text/plain"}),
+            415, "content-type", "'text/plain'", "application/json")
+    refused(client.post(f"/api/games/{game['id']}/moves", content=b'{"seat": 0, "action": 44}'),
+            415, "content-type", "application/json")
+    assert held(client) == games and state_of(client, game["id"]) == before
+
+
+def test_a_post_from_a_foreign_origin_is_a_403_and_from_the_page_itself_it_works(client):
+    games = held(client)
+    for origin in ("http://evil.example", "null", "http://testserver:8080", "https://testserver"):
+        refused(client.post("/api/games", json=GAME, headers={"origin": origin}), 403, "origin", repr(origin))
+    assert held(client) == games
+    new_game(client, headers={"origin": "http://testserver"})
+    new_game(client, headers={"origin": "http://testserver:80"})
+    assert len(held(client)) == len(games) + 2
+
+
+# --- the Host header -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bind", ["127.0.0.1", "0.0.0.0"])
+def test_a_foreign_host_header_is_refused_for_every_bind(bind):
+    hosts = hosts_for(bind, ["qwixx.lan"])
+    with TestClient(create_app(max_games=2, allowed_hosts=hosts), base_url="http://127.0.0.1:8000") as c:
+        assert c.get("/api/info").status_code == 200
+        assert c.get("/api/info", headers={"host": "qwixx.lan:8000"}).status_code == 200  # --allow-host
+        for host in ("attacker.example", "attacker.example:8000", "127.0.0.1.evil.example"):
+            refused(c.get("/api/info", headers={"host": host}), 400, "host", host, "--allow-host")
+        refused(c.post("/api/games", json=GAME, headers={"host": "attacker.example"}), 400, "host")
+        assert len(c.app.state.games) == 0
+
+
+def test_the_names_of_a_bind_address():
+    assert hosts_for("127.0.0.1") == ["127.0.0.1", "localhost", "[::1]", "::1"]
+    assert "192.168.1.5" in hosts_for("192.168.1.5") and "attacker.example" not in hosts_for("192.168.1.5")
+    wildcard = hosts_for("0.0.0.0")
+    assert socket.gethostname().lower() in wildcard and "localhost" in wildcard
+    assert "[fe80::1]" in hosts_for("fe80::1")
+
+
+# --- the token -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def locked():
+    with TestClient(create_app(max_games=5, token=TOKEN), follow_redirects=False) as c:
+        yield c
+
+
+def test_without_the_token_every_request_is_a_401(locked):
+    for path in ("/api/info", "/api/games", f"/api/games?token={TOKEN[:-1]}"):
+        refused(locked.get(path), 401, "token")
+    assert locked.get("/static/app.js").status_code == 401
+    refused(locked.post("/api/games", json=GAME), 401, "no token")
+    refused(locked.post("/api/games", json=GAME, headers={"authorization": "Bearer wrong"}), 401, "wrong token")
+    page = locked.get("/")
+    assert page.status_code == 401 and "text/html" in page.headers["content-type"] and "?token=" in page.text
+    assert len(locked.app.state.games) == 0
+
+
+def test_the_token_in_the_address_becomes_a_cookie_and_a_script_sends_it_as_a_header(locked):
+    first = locked.get(f"/?token={TOKEN}&x=1")
+    assert first.status_code == 303 and first.headers["location"] == "/?x=1"
+    cookie = first.headers["set-cookie"]
+    assert TOKEN in cookie and "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/" in cookie
+    assert locked.get("/").status_code == 200  # the cookie, which the client now keeps
+    game = new_game(locked)
+    locked.cookies.clear()
+    refused(locked.get(f"/api/games/{game['id']}"), 401, "token")
+    bearer = {"authorization": f"Bearer {TOKEN}"}
+    assert locked.get(f"/api/games/{game['id']}", headers=bearer).status_code == 200
+    new_game(locked, headers=bearer)
+    assert locked.post(f"/api/games?token={TOKEN}", json=GAME).status_code == 201
+    assert locked.get(f"/api/games?token={TOKEN}").status_code == 200  # a script's call: no redirect
+    assert len(locked.app.state.games) == 3
+
+
+def test_a_join_link_carries_the_token(locked):
+    game = new_game(locked, headers={"authorization": f"Bearer {TOKEN}"})
+    link = game["joins"][0]["link"]
+    assert link.startswith(f"/?token={TOKEN}#join={game['id']}.")
+    locked.cookies.clear()
+    opened = locked.get(link.split("#")[0])  # a browser keeps the #join fragment across the redirect
+    assert opened.status_code == 303 and opened.headers["location"] == "/"
+
+
+def test_a_token_must_be_long_and_url_safe():
+    with pytest.raises(ValueError, match="5 characters"):
+        create_app(token="short")
+    with pytest.raises(ValueError, match="URL|A-Z"):
+        guard.check_token("a token with spaces in it, long enough")
+    assert len(guard.new_token()) >= 32
+
+
+# --- what an answer shows ------------------------------------------------------------------
+
+
+def test_refusals_never_show_a_server_path(client):
+    message = refused(client.post("/api/games", json={"players": 2, "bots": ["nobot"]}), 400, "'nobot'")
+    assert os.sep + "home" not in message and str(guard.Path(server.__file__).parent) not in message
+    paths = [str(cache_root() / "solo-classic.npz"), server.__file__, os.path.expanduser("~/x.json"),
+             "/srv/qwixx/t.npz"]
+    scrubbed = public_message(f"directory: {paths[0]!r} is not writable; {paths[1]}; {paths[2]}; {paths[3]}")
+    assert not any(p in scrubbed for p in paths) and "/" not in scrubbed.replace("<", "").split(";")[-1]
+    assert "<cache>" in scrubbed and "<qwixx_env>" in scrubbed and "~" in scrubbed and "<path>" in scrubbed
+    assert public_message("seed: got 7; expected 0 to 2**63 - 1, http://x/y") == "seed: got 7; expected 0 to 2**63 - 1, http://x/y"
+
+
+def test_a_failed_preparation_is_reported_without_its_path():
+    def fails(progress):
+        raise ValueError(f"directory: {str(cache_root())!r} is not writable; expected a folder")
+
+    prepare = Preparation([Task("solo table", "solving the solo table", fails)])
+    with TestClient(create_app(max_games=2, prepare=prepare)) as c:
+        assert prepare.wait(10)
+        game = new_game(c, SOLO)
+        message = refused(c.get(f"/api/games/{game['id']}/coach"), 503, "not available", "failed", "<cache>")
+        assert str(cache_root()) not in message
+        assert c.get("/api/info").json()["ready"]["solo table"]["state"] == "failed"
+
+
+def test_an_unexpected_exception_is_a_json_500_without_a_traceback_or_path(client, monkeypatch, caplog):
+    game = new_game(client)
+
+    def broken(self, *args, **kwargs):
+        raise RuntimeError(f"broken at {server.__file__}")
+
+    monkeypatch.setattr(Game, "view", broken)
+    r = client.get(f"/api/games/{game['id']}")
+    assert r.status_code == 500 and r.json() == {"error": guard.INTERNAL_ERROR}
+    assert "Traceback" not in r.text and server.__file__ not in r.text
+    assert "broken at" in caplog.text  # the server's log keeps it
+
+
+# --- getting ready -------------------------------------------------------------------------
+
+
+def test_a_first_request_for_what_is_not_ready_is_answered_at_once_then_works():
+    gate = Gate()
+    prepare = Preparation([Task("tables", "compiling the game's kernels", lambda p: None),
+                           Task("greedy", "compiling the greedy bot's kernels", gate)])
+    with TestClient(create_app(max_games=5, prepare=prepare)) as c:
+        assert gate.running.wait(10)
+        r = c.post("/api/games", json=GAME)
+        message = refused(r, 503, "greedy is getting ready", "compiling the greedy bot's kernels: 40%")
+        assert r.headers["retry-after"] == "2" and r.json()["ready"]["greedy"]["state"] == "preparing"
+        assert len(c.app.state.games) == 0, message
+        info = c.get("/api/info").json()["ready"]
+        assert info["tables"] == {"state": "ready", "progress": 1.0, "doing": "compiling the game's kernels"}
+        assert new_game(c, SOLO)["over"] is False  # a game of nothing unprepared is played meanwhile
+        gate.opened.set()
+        assert prepare.wait(10)
+        new_game(c)
+        assert c.get("/api/info").json()["ready"]["greedy"]["state"] == "ready"
+
+
+def test_three_concurrent_first_callers_get_getting_ready_and_one_computation():
+    gate = Gate(progress=0.0)
+    prepare = Preparation([Task("solo table", "solving the solo table", gate)])
+    with TestClient(create_app(max_games=5, prepare=prepare)) as c:
+        assert gate.running.wait(10)
+        solo = new_game(c, SOLO)
+        answers = []
+
+        def ask(path):
+            versus = {**GAME, "bots": ["solo_optimal"]}
+            answers.append(c.get(path) if path.endswith("coach") else c.post(path, json=versus))
+
+        callers = [threading.Thread(target=ask, args=[p]) for p in
+                   (f"/api/games/{solo['id']}/coach", "/api/games", f"/api/games/{solo['id']}/coach")]
+        start = time.perf_counter()
+        for t in callers:
+            t.start()
+        for t in callers:
+            t.join(timeout=10)
+        assert time.perf_counter() - start < 10 and gate.runs == 1  # answered while the one solve still runs
+        assert sorted(a.status_code for a in answers) == [503, 503, 503]
+        assert all("getting ready (solving the solo table: 0%)" in a.json()["error"] for a in answers)
+        assert len(c.app.state.games) == 1
+        gate.opened.set()
+        assert prepare.wait(10) and gate.runs == 1
+
+
+def test_preparation_runs_its_items_once_in_order_and_survives_a_failure():
+    order = []
+    prepare = Preparation([Task("a", "doing a", lambda p: order.append("a")),
+                           Task("b", "doing b", lambda p: 1 / 0),
+                           Task("c", "doing c", lambda p: order.append("c"))])
+    prepare.start()
+    prepare.start()
+    assert prepare.wait(10) and order == ["a", "c"]
+    assert [s["state"] for s in prepare.status().values()] == ["ready", "failed", "ready"]
+    with pytest.raises(ValueError, match="each item once"):
+        Preparation([Task("a", "x", print), Task("a", "y", print)])
+
+
+@pytest.mark.slow
+def test_a_solo_game_works_once_the_solo_table_is_ready(classic):
+    """The real solo table (the session's `classic` fixture) handed over by a slow preparation."""
+    gate = Gate()
+    prepare = Preparation([Task("solo table", "solving the solo table", gate)])
+    with TestClient(create_app(max_games=5, prepare=prepare)) as c:
+        assert gate.running.wait(10)
+        solo = new_game(c, SOLO)
+        refused(c.get(f"/api/games/{solo['id']}/coach"), 503, "the coach is getting ready", "40%")
+        refused(c.post("/api/games", json={**GAME, "bots": ["solo_optimal"]}), 503, "solo_optimal is getting ready")
+        gate.opened.set()
+        assert prepare.wait(10)
+        assert c.get(f"/api/games/{solo['id']}/coach").json()["source"]["name"] == "solver"
+        versus = new_game(c, {**GAME, "bots": ["solo_optimal"]})
+        assert versus["seats"][1]["bot"] == "solo_optimal"
+
+
+# --- no request writes a file --------------------------------------------------------------
+
+
+def test_no_request_writes_a_file(tmp_path, monkeypatch):
+    """Creating, playing, reviewing and replaying games, and a solo coach that is not ready:
+    the home and cache folders stay empty. (The kernel cache's folder is fixed when the
+    package is imported; the preparation is what fills it, never a request.)"""
+    home = tmp_path / "home"
+    for name, folder in (("HOME", home), ("XDG_CACHE_HOME", home / "cache"), ("XDG_DATA_HOME", home / "data"),
+                         ("QWIXX_ENV_CACHE", home / "qwixx")):
+        monkeypatch.setenv(name, str(folder))
+    home.mkdir()
+    gate = Gate()
+    prepare = Preparation([Task("solo table", "solving the solo table", gate)])
+    with TestClient(create_app(max_games=5, prepare=prepare)) as c:
+        game = new_game(c)
+        assert c.get(f"/api/games/{game['id']}/coach").status_code == 200
+        game = play_to_end(c, game)
+        assert c.get(f"/api/games/{game['id']}/summary").status_code == 200
+        record = c.get(f"/api/games/{game['id']}/record").json()
+        assert c.post("/api/replays", json=record).status_code == 201
+        solo = new_game(c, SOLO)
+        refused(c.get(f"/api/games/{solo['id']}/coach"), 503, "getting ready")
+        gate.opened.set()
+    assert list(home.rglob("*")) == []
+
+
+# --- serve ---------------------------------------------------------------------------------
+
+
+class Recorded(server._Server):  # noqa: SLF001 (the test stops the server it started)
+    made = []
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        Recorded.made.append(self)
+
+
+def test_serve_prints_its_address_with_the_token_once_it_listens(monkeypatch, capsys):
+    monkeypatch.setattr(server, "default_tasks", lambda catalogue: [])
+    monkeypatch.setattr(server, "_Server", Recorded)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    runner = threading.Thread(target=server.serve, kwargs={"port": port, "token": TOKEN}, daemon=True)
+    runner.start()
+    deadline = time.time() + 20
+    while not (Recorded.made and Recorded.made[-1].started) and time.time() < deadline:
+        time.sleep(0.05)
+    out = capsys.readouterr().out
+    Recorded.made[-1].should_exit = True
+    runner.join(timeout=10)
+    assert f"http://127.0.0.1:{port}/?token={TOKEN}" in out
+
+
+def test_serve_prints_nothing_when_the_port_is_taken(monkeypatch, capsys):
+    monkeypatch.setattr(server, "default_tasks", lambda catalogue: [])
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        with pytest.raises(SystemExit):
+            server.serve(port=taken.getsockname()[1])
+    assert "the page is at" not in capsys.readouterr().out
+
+
+def test_the_printed_address_beyond_loopback_carries_a_token():
+    urls = server.page_urls("0.0.0.0", 8000, TOKEN)
+    assert urls[-1] == f"http://127.0.0.1:8000/?token={TOKEN}"
+    assert all(u.endswith(f":8000/?token={TOKEN}") and "0.0.0.0" not in u for u in urls)
+    assert server.page_urls("::1", 8000, None) == ["http://[::1]:8000/"]
+
+
+def test_a_websocket_handshake_passes_the_same_checks():
+    async def echo(ws):
+        await ws.accept()
+        await ws.send_text("open")
+        await ws.close()
+
+    app = Starlette(routes=[WebSocketRoute("/ws", echo)], middleware=[Middleware(guard.Guard, token=TOKEN)])
+    with TestClient(app) as c:
+        with c.websocket_connect(f"/ws?token={TOKEN}") as ws:
+            assert ws.receive_text() == "open"
+        for path, headers in (("/ws", {}), (f"/ws?token={TOKEN}", {"origin": "http://evil.example"})):
+            with pytest.raises(WebSocketDisconnect) as closed, c.websocket_connect(path, headers=headers):
+                pass
+            assert closed.value.code == 1008
