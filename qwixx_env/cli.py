@@ -48,6 +48,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import qwixx_env
 from qwixx_env.arena import run_arena
 from qwixx_env.arena.records import INDEX_NAME, records_problem
 from qwixx_env.arena.report import print_report, save_png
@@ -270,6 +271,7 @@ def _variant(name: str) -> Variant:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `qwixx` console script; returns the exit status."""
     parser = argparse.ArgumentParser(prog="qwixx", description="Qwixx and Qwixx Longo tools.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {qwixx_env.__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     solve = commands.add_parser(
         "solve",

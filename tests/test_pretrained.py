@@ -653,7 +653,7 @@ def test_checkpoints_load_from_an_installed_wheel(tmp_path):
     source = tmp_path / "source"
     for package in ("qwixx_env", "training", "configs"):  # qwixx_env and the folders pyproject maps into it
         shutil.copytree(REPO / package, source / package, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(REPO / name, source / name)
     (source / "checkpoints").mkdir()
     shutil.copy(REPO / "checkpoints" / "__init__.py", source / "checkpoints")
