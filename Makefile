@@ -8,11 +8,12 @@ STAMP := $(VENV)/.installed
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
+	# pip >= 25.1 installs pyproject's dependency groups (--group: the development tools)
+	$(PY) -m pip install -q --upgrade "pip>=25.1"
 	# torch first, by exact version: on these machines that is the CPU build on local disk,
-	# and the train extra's pin then installs nothing more (never a CUDA build).
+	# and the train extra's range then installs nothing more (never a CUDA build).
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e ".[test,demo,bench,train,lint,play,rllib,openspiel,torchrl]"
+	$(PY) -m pip install -q -e ".[all]" --group test --group lint --group bench
 	# Compile the common kernels now, so that the first game does not (docs/environment.md).
 	$(PY) -m qwixx_env.warm
 	touch $(STAMP)
