@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo lint test test-fast bench clean
+.PHONY: demo lint test test-fast test-lowest test-pythons bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,21 @@ lint: $(STAMP)
 # CI: lint, then every test.
 test: lint
 	$(PY) -m pytest -q
+
+# A developer's quick run: every test but those marked slow.
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not slow"
+
+# The fast tests on the lowest declared versions of the core dependencies (Python 3.11; run by
+# .ci/run after make test): the lower bounds in pyproject.toml are versions that were tested.
+LOWEST_PYTHON ?= python3.11
+test-lowest:
+	.ci/test-venv "$$(.ci/find-python $(LOWEST_PYTHON))" build/venv-lowest lowest
+
+# The fast tests on each CPython 3.10-3.13 found here (PATH or pyenv), the newest dependencies;
+# a version not found is skipped with a message. The classifiers name the versions that pass.
+test-pythons:
+	.ci/test-pythons
 
 # A developer's quick run: every test but those marked slow.
 test-fast: $(STAMP)
