@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo lint test test-fast test-lowest test-pythons bench clean
+.PHONY: demo lint test test-fast test-wheel test-lowest test-pythons bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,13 +30,15 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 	$(PY) .ci/typecheck
 
-# CI: lint, then every test.
+# CI: lint, then every test, then the wheel and sdist as a user gets them.
 test: lint
 	$(PY) -m pytest -q
+	$(MAKE) test-wheel
 
-# A developer's quick run: every test but those marked slow.
-test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not slow"
+# Build the wheel and sdist, check them (twine), install the wheel into a fresh venv and run
+# .ci/smoke_wheel.py from outside the tree, and a few tests from the unpacked sdist (.ci/test-wheel).
+test-wheel: $(STAMP)
+	.ci/test-wheel $(PY)
 
 # The fast tests on the lowest declared versions of the core dependencies (Python 3.11; run by
 # .ci/run after make test): the lower bounds in pyproject.toml are versions that were tested.
