@@ -4,15 +4,16 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo lint test test-fast bench clean docs docs-build
+.PHONY: demo lint test test-fast test-wheel test-lowest test-pythons bench clean docs docs-build
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
+	# pip >= 25.1 installs pyproject's dependency groups (--group: the development tools)
+	$(PY) -m pip install -q --upgrade "pip>=25.1"
 	# torch first, by exact version: on these machines that is the CPU build on local disk,
-	# and the train extra's pin then installs nothing more (never a CUDA build).
+	# and the train extra's range then installs nothing more (never a CUDA build).
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e ".[test,demo,bench,train,lint,play,rllib,openspiel,torchrl]"
+	$(PY) -m pip install -q -e ".[all]" --group test --group lint --group bench
 	# The docs site and the tutorial's runner: a dependency group (pip >= 25.1, upgraded above).
 	$(PY) -m pip install -q --group docs
 	# Compile the common kernels now, so that the first game does not (docs/environment.md).
@@ -31,9 +32,26 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 	$(PY) .ci/typecheck
 
-# CI: lint, the docs site, then every test.
+# CI: lint, the docs site, then every test, then the wheel and sdist as a user gets them.
 test: lint docs-build
 	$(PY) -m pytest -q
+	$(MAKE) test-wheel
+
+# Build the wheel and sdist, check them (twine), install the wheel into a fresh venv and run
+# .ci/smoke_wheel.py from outside the tree, and a few tests from the unpacked sdist (.ci/test-wheel).
+test-wheel: $(STAMP)
+	.ci/test-wheel $(PY)
+
+# The fast tests on the lowest declared versions of the core dependencies (Python 3.11; run by
+# .ci/run after make test): the lower bounds in pyproject.toml are versions that were tested.
+LOWEST_PYTHON ?= python3.11
+test-lowest:
+	.ci/test-venv "$$(.ci/find-python $(LOWEST_PYTHON))" build/venv-lowest lowest
+
+# The fast tests on each CPython 3.10-3.13 found here (PATH or pyenv), the newest dependencies;
+# a version not found is skipped with a message. The classifiers name the versions that pass.
+test-pythons:
+	.ci/test-pythons
 
 # The documentation site (mkdocs.yml) into site/, --strict: a broken link, a missing page or an
 # API reference that does not resolve fails (not --quiet: it hides the warnings --strict counts).

@@ -11,6 +11,7 @@ is read or written until a kernel first compiles (`qwixx_env.core.compile`).
 from __future__ import annotations
 
 import importlib
+from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 from qwixx_env import envs
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from qwixx_env import bots, nets, policies, solver  # noqa: F401 (for type checkers)
     from qwixx_env.envs import BatchedQwixx, QwixxGymEnv, QwixxVectorEnv, qwixx_v0, replay
 
-__version__ = "0.1.0"
+    __version__: str  # read from the installed metadata on first use (__getattr__)
 
 __all__ = [
     "BatchedQwixx", "CLASSIC", "COLORS", "Engine", "QwixxGymEnv", "QwixxVectorEnv", "LONGO", "ObservationLayout",
@@ -45,8 +46,21 @@ __all__ = [
 _SUBPACKAGES = ("bots", "nets", "policies", "solver")
 
 
+def _version() -> str:
+    """The installed distribution's version (pyproject.toml's, the one place it is written);
+    ``0+unknown`` for a source tree that is not installed."""
+    try:
+        return metadata.version(__name__)
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
 def __getattr__(name: str) -> Any:
-    """The environments (from `qwixx_env.envs`) and the subpackages, imported on first use."""
+    """`__version__`, the environments (from `qwixx_env.envs`) and the subpackages, on first use
+    (the version is read once: looking up the installed metadata takes a few milliseconds)."""
+    if name == "__version__":
+        globals()[name] = version = _version()
+        return version
     if name in envs.__all__:
         return getattr(envs, name)
     if name in _SUBPACKAGES:

@@ -9,7 +9,7 @@ expected score with the time taken::
     qwixx solve --sheet '{"marks": {"red": [2, 3, 5]}, "penalties": 1}'
                                        # also: what is this solo sheet worth?
 
-A progress bar shows on stderr while solving when `rich` is installed (the ``demo`` extra) and
+A progress bar shows on stderr while solving when `rich` is installed (the ``arena`` extra) and
 stderr is a terminal; otherwise the progress is printed there as plain lines.
 
 ``qwixx arena``: a tournament between bots (see `qwixx_env.arena` and docs/arena.md)::
@@ -20,7 +20,8 @@ stderr is a terminal; otherwise the progress is printed there as plain lines.
     qwixx arena ppo-classic-3p heuristic rollout   # 3 players: the checkpoint's game
     qwixx arena runs/my2p/final random greedy heuristic   # your trained policy (or its run folder, runs/my2p)
 
-It prints a table (rich), and with ``--json`` / ``--png`` writes the full result and a plot;
+It prints a table (rich), and with ``--json`` / ``--png`` writes the full result and a plot (rich and
+matplotlib: the ``arena`` extra);
 ``--records DIR`` keeps every game's record (for ``qwixx serve``'s replay viewer).
 
 ``qwixx play``: play against bots in the terminal, with a coach (see `qwixx_env.play.terminal`
@@ -45,6 +46,7 @@ and docs/play.md)::
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import sys
@@ -52,6 +54,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import qwixx_env
 from qwixx_env.arena import run_arena
 from qwixx_env.arena.records import INDEX_NAME, records_problem
 from qwixx_env.arena.report import print_report, save_png
@@ -150,7 +153,7 @@ def _arena(args: argparse.Namespace) -> int:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
     except ImportError:
-        return fail("needs rich (pip install 'qwixx_env[demo]')")
+        return fail("needs rich, and it is not installed: pip install \"qwixx_env[arena]\"")
     try:
         variant, players = _table_for(args)
     except ValueError as err:
@@ -159,6 +162,9 @@ def _arena(args: argparse.Namespace) -> int:
         problem = _output_problem(path)
         if problem:
             return fail(f"{flag}: {path!r} {problem}; expected a file path in an existing folder")
+    if args.png and importlib.util.find_spec("matplotlib") is None:  # before the games, not after them
+        return fail("--png needs matplotlib, and it is not installed: pip install \"qwixx_env[arena]\" "
+                    "(or leave out --png)")
     problem = None if args.records is None else records_problem(args.records)
     if problem:
         return fail(f"--records: {args.records!r} {problem}; expected a new or empty folder")
@@ -283,6 +289,7 @@ def _variant(name: str) -> Variant:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `qwixx` console script; returns the exit status."""
     parser = argparse.ArgumentParser(prog="qwixx", description="Qwixx and Qwixx Longo tools.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {qwixx_env.__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     solve = commands.add_parser(
         "solve",

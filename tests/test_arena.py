@@ -360,6 +360,20 @@ def test_bad_input_fails_before_any_game(monkeypatch, specs, options, message):
 
 
 @pytest.mark.slow
+def test_cli_png_without_matplotlib_names_the_extra_before_any_game(tmp_path, monkeypatch, capsys):
+    from importlib import util
+
+    from qwixx_env import cli
+
+    found = util.find_spec
+    monkeypatch.setattr(util, "find_spec", lambda name, *a: None if name == "matplotlib" else found(name, *a))
+    monkeypatch.setattr(cli, "run_arena", lambda *a, **k: pytest.fail("games played before the check"))
+    assert cli.main(["arena", "random", "greedy", "--png", str(tmp_path / "out.png")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("qwixx arena: --png needs matplotlib") and 'pip install "qwixx_env[arena]"' in err
+    assert not (tmp_path / "out.png").exists()
+
+
 def test_cli_writes_json_and_png(tmp_path):
     out_json, out_png = tmp_path / "arena.json", tmp_path / "arena.png"
     command = [sys.executable, "-m", "qwixx_env.cli", "arena", "random", "greedy", "--games", "20"]
@@ -438,7 +452,7 @@ def test_cli_refuses_an_output_it_cannot_write_before_playing(tmp_path, capsys, 
     "random", "greedy:max_skip=0", "greedy:max_skip=1", "greedy", "greedy:max_skip=3", "greedy:max_skip=4",
     "greedy:max_skip=5", "greedy:max_skip=6"]], ids=["2 bots", "8 bots"])
 def test_the_picture_leads_with_win_rates_and_gives_every_bot_its_own_score_row(specs):
-    pytest.importorskip("matplotlib", reason="the picture needs matplotlib (the demo extra)")
+    pytest.importorskip("matplotlib", reason="the picture needs matplotlib (the arena extra)")
     result = run_arena(specs, games=2, workers=1)
     fig = arena_figure(result)
     lead, *others = fig.axes

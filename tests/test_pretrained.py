@@ -651,9 +651,9 @@ def test_checkpoints_load_from_an_installed_wheel(tmp_path):
     """Build a wheel of a copy of the package with a tiny checkpoint added, install it into a
     folder, and load the checkpoint by name from there in a fresh interpreter without torch."""
     source = tmp_path / "source"
-    for package in ("qwixx_env", "training"):  # qwixx_env and the folder pyproject maps into it
+    for package in ("qwixx_env", "training", "configs"):  # qwixx_env and the folders pyproject maps into it
         shutil.copytree(REPO / package, source / package, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(REPO / name, source / name)
     (source / "checkpoints").mkdir()
     shutil.copy(REPO / "checkpoints" / "__init__.py", source / "checkpoints")

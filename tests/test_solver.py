@@ -12,6 +12,7 @@ Sheets are drawn as in test_rules.py: ``[n]`` crossed, ``L`` the lock.
 from __future__ import annotations
 
 import itertools
+import logging
 import re
 import threading
 import time
@@ -273,6 +274,19 @@ def test_a_mismatched_cache_file_is_solved_again(tmp_path):
         table = load_table(v, directory=tmp_path)
     assert table.root == pytest.approx(solver.solve(v).root, abs=1e-5)
     assert ValueTable.load(path, v).root == pytest.approx(table.root)
+
+
+def test_a_first_solve_says_what_it_does_how_long_and_where_once(tmp_path, caplog):
+    v = reduced(2, lock_threshold=1)
+    with caplog.at_level(logging.WARNING, logger="qwixx_env"):
+        load_table(v, directory=tmp_path)
+        solver_table._LOADED.clear()  # as a new process: from the file, silently
+        load_table(v, directory=tmp_path)
+        load_table(v, directory=tmp_path / "other", progress=lambda done, total: None)  # the caller shows progress
+    (record,) = [r for r in caplog.records if "solving" in r.getMessage()]  # not the kernels' notice
+    assert record.name == "qwixx_env"
+    assert re.search(r"solving the solo .* table once \(about \d+ to \d+ s\); cached at ", record.getMessage())
+    assert record.getMessage().endswith(str(table_path(v, tmp_path)))
 
 
 @pytest.mark.parametrize("damage", ["truncated", "empty", "root", "nan", "encrypted flag"])

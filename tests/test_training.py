@@ -24,6 +24,7 @@ from qwixx_env.nets.win_chance import kernel_arrays, networks_dir
 from qwixx_env.policies.value import num_features
 from qwixx_env.training import checkpoint
 from qwixx_env.training.config import config_from_dict, load_config, make_bot
+from qwixx_env.training.config_yaml import config_path, shipped_configs
 from qwixx_env.training.train import main
 from qwixx_env.training.trainer import Trainer, segment_seed
 
@@ -70,6 +71,21 @@ def quiet_run(data: dict, out: Path, *, resume: bool = False) -> dict:
 def test_the_shipped_configs_load(name):
     cfg = load_config(CONFIGS / f"{name}.yaml")
     assert cfg.name and cfg.total_steps > 0
+
+
+def test_a_shipped_config_is_found_by_name_and_a_wrong_name_lists_them(tmp_path, monkeypatch):
+    assert shipped_configs() == sorted(p.stem for p in CONFIGS.glob("*.yaml"))  # every one ships
+    assert config_path("classic_2p").read_bytes() == (CONFIGS / "classic_2p.yaml").read_bytes()
+    assert load_config("classic_2p") == load_config(CONFIGS / "classic_2p.yaml")
+    with pytest.raises(ValueError, match=r"config: got 'classic_2q', which is neither a file nor a shipped config; "
+                                         r"expected a YAML file's path or one of \[.*'classic_2p', .*'demo'"):
+        load_config("classic_2q")
+    own = tmp_path / "classic_2p"  # a file of that name in the working folder is the user's
+    own.write_text("name: mine\nextends: " + str(CONFIGS / "classic_2p.yaml") + "\n")
+    monkeypatch.chdir(tmp_path)
+    assert load_config("classic_2p").name == "mine"
+    with pytest.raises(ValueError, match=r"config: no file 'missing/classic_2p.yaml'"):  # a path stays a path
+        load_config("missing/classic_2p.yaml")
 
 
 def test_an_rllib_config_given_to_the_ppo_trainer_says_which_engine_runs_it():

@@ -25,7 +25,7 @@ from qwixx_env.core.rewards import REWARD_MODES
 from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES
 from qwixx_env.nets import AFTERSTATE_TABLES, INPUTS, afterstate_tables
 from qwixx_env.training.config_schema import build, plain
-from qwixx_env.training.config_yaml import read_yaml
+from qwixx_env.training.config_yaml import config_path, read_yaml
 
 LADDER = ("random", "greedy", "heuristic")  # the scripted bots a learner is measured against
 ACTIVATIONS = ("tanh", "relu")
@@ -183,8 +183,9 @@ RLLIB_ONLY_KEYS = ("iterations", "env_runners", "ray", "num_learners")
 
 
 def load_config(path: str | Path) -> TrainConfig:
-    """Read and check a YAML config file (see the module docstring)."""
-    data = read_yaml(Path(path))
+    """Read and check a YAML config file (see the module docstring): a path, or a shipped
+    config's name (``classic_2p``; `config_path`)."""
+    data = read_yaml(config_path(path))
     if isinstance(data, dict) and any(key in data for key in RLLIB_ONLY_KEYS):
         keys = [key for key in RLLIB_ONLY_KEYS if key in data]
         raise ValueError(

@@ -4,6 +4,8 @@ from a base file, and a number YAML read as text gets a hint on how to write it.
 from __future__ import annotations
 
 import math
+import os
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,31 @@ def _unique_mapping(loader: _UniqueKeys, node: yaml.MappingNode, deep: bool = Fa
 
 
 _UniqueKeys.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
+
+
+def shipped_dir() -> Path:
+    """The folder of the shipped configs: the ``qwixx_env.configs`` package (the repository's
+    top-level ``configs/``, installed with the training pipeline)."""
+    return Path(str(resources.files("qwixx_env.configs")))
+
+
+def shipped_configs() -> list[str]:
+    """The names of the shipped configs (``classic_2p`` for ``classic_2p.yaml``), sorted."""
+    return sorted(p.stem for p in shipped_dir().glob("*.yaml"))
+
+
+def config_path(name_or_path: str | os.PathLike[str]) -> Path:
+    """The config file a command line names: a YAML file's path (``configs/classic_2p.yaml``,
+    ``my.yaml``), or a shipped config's name (``classic_2p``). A bare name that is neither an
+    existing file nor a shipped config raises `ValueError` listing the shipped names."""
+    path = Path(name_or_path)
+    text = os.fspath(name_or_path)
+    if path.exists() or path.name != text or path.suffix in (".yaml", ".yml"):
+        return path  # a path: read_yaml says so if there is no such file
+    if text in shipped_configs():
+        return shipped_dir() / f"{text}.yaml"
+    raise ValueError(f"config: got {text!r}, which is neither a file nor a shipped config; expected a YAML file's "
+                     f"path or one of {shipped_configs()}")
 
 
 def read_yaml(path: Path, seen: tuple[Path, ...] = ()) -> Any:

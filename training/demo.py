@@ -1,6 +1,6 @@
 """`make demo`: train a 2-player classic PPO bot from scratch, then play it against the ladder.
 
-``python -m qwixx_env.training.demo [--config configs/demo.yaml] [--out runs/demo] [--games 300] [--steps N]``
+``python -m qwixx_env.training.demo [--config demo] [--out runs/demo] [--games 300] [--steps N]``
 
 The run (`qwixx_env.training.trainer`) starts with a behaviour-cloning warm start from the
 `heuristic` bot and improves on it with PPO against scripted bots and its own snapshots; its
@@ -25,13 +25,14 @@ from qwixx_env.training.evaluate import evaluate, policy_factory
 from qwixx_env.training.train import config_with_overrides
 from qwixx_env.training.trainer import Trainer
 
-DEMO_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "demo.yaml"
+DEMO_CONFIG = "demo"  # the shipped configs/demo.yaml, found by name from a wheel as from a checkout
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m qwixx_env.training.demo",
                                      description=(__doc__ or "").partition("\n")[0])  # None under -OO
-    parser.add_argument("--config", default=str(DEMO_CONFIG), help="training config (default configs/demo.yaml)")
+    parser.add_argument("--config", default=DEMO_CONFIG,
+                        help="training config: a YAML file's path or a shipped config's name (default demo)")
     parser.add_argument("--out", default="runs/demo", help="run folder, replaced (default runs/demo)")
     parser.add_argument("--games", type=int, default=300, help="deals per opponent in the final table (default 300)")
     parser.add_argument("--steps", type=int, help="override total_steps")

@@ -40,7 +40,7 @@ from qwixx_env.files import write_atomically
 from qwixx_env.integrations.rllib import ACTIVATIONS, LEARNER, VIEWS, export_module, ppo_config
 from qwixx_env.training.config import PlaysTable, _check, run_folder, run_parser
 from qwixx_env.training.config_schema import build, plain
-from qwixx_env.training.config_yaml import read_yaml
+from qwixx_env.training.config_yaml import config_path, read_yaml
 
 KEEP_CHECKPOINTS = 2
 
@@ -118,8 +118,8 @@ class RLlibConfig(PlaysTable):
 
 
 def load_config(path: str | Path) -> RLlibConfig:
-    """Read and check an RLlib YAML config."""
-    return config_from_dict(read_yaml(Path(path)))
+    """Read and check an RLlib YAML config: a path, or a shipped config's name (`config_path`)."""
+    return config_from_dict(read_yaml(config_path(path)))
 
 
 def config_from_dict(data: Any) -> RLlibConfig:
@@ -239,7 +239,8 @@ def train(cfg: RLlibConfig, run: Path, *, resume: bool = False) -> dict[str, Any
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     description = (__doc__ or "").partition("\n")[0]
-    parser = run_parser("python -m qwixx_env.training.rllib", description, "configs/rllib_*.yaml")
+    parser = run_parser("python -m qwixx_env.training.rllib", description,
+                        "a file's path, or a shipped config's name: rllib_classic_2p")
     parser.add_argument("--iterations", type=int, help="training iterations in all (overrides iterations)")
     return parser.parse_args(argv)
 

@@ -19,7 +19,8 @@ from qwixx_env.training.trainer import Trainer
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = run_parser("qwixx-train", (__doc__ or "").partition("\n")[0], "configs/*.yaml")
+    parser = run_parser("qwixx-train", (__doc__ or "").partition("\n")[0],
+                        "a file's path, or a shipped config's name: classic_2p, demo, ...")
     parser.add_argument("--steps", type=int, help="total learner steps (overrides total_steps)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (log lines only)")
     return parser.parse_args(argv)

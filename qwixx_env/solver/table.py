@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import logging
 import os
 import threading
 import time
@@ -36,6 +37,12 @@ from qwixx_env.solver import dp
 from qwixx_env.solver.states import Space, check_variant, combo_index, make_space, sheet_codes
 
 FORMAT = 1  # bump when the meaning or layout of the stored values changes
+
+# Said when a solve starts without a progress callback: a first use otherwise looks like a hang
+# (as the kernels' first-compile notice, `qwixx_env.core.compile`). The times are docs/solver.md's
+# (idle machine, then a shared one, compiling included); `qwixx solve` shows a progress bar instead.
+SOLVING_MESSAGE = "qwixx_env: solving the solo %s table once (about 15 to 40 s); cached at %s"
+logger = logging.getLogger("qwixx_env")
 
 
 def cache_dir() -> Path:
@@ -183,7 +190,9 @@ def load_table(
 
     `directory` overrides the cache directory; `rebuild` solves again even if a table exists.
     An unreadable or mismatched file is solved again and replaced (with a warning). Callers in
-    several threads share one load or solve (a lock).
+    several threads share one load or solve (a lock). A solve without a `progress` callback
+    first logs (logger ``qwixx_env``, WARNING) what it does, about how long it takes and where
+    the table is kept.
     """
     v = get_variant(variant)
     check_variant(v)
@@ -211,6 +220,8 @@ def _load_or_solve(
     if problem:
         raise ValueError(f"directory: {str(path.parent)!r} {problem}; expected a folder to keep the solo table in "
                          "(qwixx solve --cache-dir)")
+    if progress is None:
+        logger.warning(SOLVING_MESSAGE, v.name, path)
     solved = solve(v, progress)
     solved.save(path)
     # Keep what a later process will load (float32), so the policy is the same either way.
