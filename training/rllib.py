@@ -198,7 +198,9 @@ def load_config(path: str | Path) -> RLlibConfig:
 
 def config_from_dict(data: Any) -> RLlibConfig:
     """Check plain data (as read from YAML) and build the `RLlibConfig`."""
-    cfg = build(RLlibConfig, legacy_opponents(data), "")
+    converted = legacy_opponents(data)
+    legacy = converted is not data
+    cfg = build(RLlibConfig, converted, "")
     parts = Path(cfg.name).parts
     if not cfg.name.strip() or Path(cfg.name).is_absolute() or ".." in parts:
         raise ValueError(f"name: got {cfg.name!r}; expected a non-empty relative name without '..'")
@@ -209,10 +211,12 @@ def config_from_dict(data: Any) -> RLlibConfig:
     if cfg.num_players > 1 and not cfg.opponents.scripted and cfg.opponents.self_play is None:
         raise ValueError("opponents: empty; give opponents.scripted (bot -> weight) and/or opponents.self_play")
     for name in cfg.opponents.scripted:
+        # the old form's key path for its names (legacy_opponents), the pool form's for the rest
+        key = f"opponents.{name}" if legacy else f"opponents.scripted.{name}"
         try:
             check_spec(name, cfg.table, who="the run's config")
         except ValueError as err:
-            raise ValueError(f"opponents.{name}: {err}") from None
+            raise ValueError(f"{key}: {err}") from None
     for i, name in enumerate(cfg.evaluation.opponents if cfg.evaluation else ()):
         try:
             check_spec(name, cfg.table, who="the run's config")

@@ -287,12 +287,19 @@ class RLlibVectorEnv(VectorWrapper):
         return {"observations": obs["observation"], "action_mask": obs["action_mask"].astype(np.float32)}
 
 
-def set_league(runner: Any, weights: Mapping[str, float], snapshots: Mapping[str, Policy]) -> None:
-    """On an env runner (`foreach_env_runner`): `RLlibVectorEnv.set_league` on its env. A
-    runner without an env (the driver's, where remote runners sample) is left alone."""
+def vector_env_of(runner: Any) -> RLlibVectorEnv | None:
+    """An env runner's `RLlibVectorEnv` (under RLlib's wrappers), or None: a runner without
+    an env (the driver's, where remote runners sample) or of another env."""
     env = getattr(runner, "env", None)
     while env is not None and not isinstance(env, RLlibVectorEnv):
         env = getattr(env, "env", None)  # RLlib wraps the vector env (DictInfoToList)
+    return env
+
+
+def set_league(runner: Any, weights: Mapping[str, float], snapshots: Mapping[str, Policy]) -> None:
+    """On an env runner (`foreach_env_runner`): `RLlibVectorEnv.set_league` on its env (none:
+    nothing to do, `vector_env_of`)."""
+    env = vector_env_of(runner)
     if env is not None:
         env.set_league(weights, snapshots)
 
@@ -311,8 +318,8 @@ def make_vector_env(config: Mapping[str, Any]) -> RLlibVectorEnv:
 
 
 VECTOR_ENV = "qwixx-vector-v0"
-"""`make_vector_env`'s name in RLlib's env registry (RLlib takes a class or a registered name)."""
-register_env(VECTOR_ENV, make_vector_env)
+"""`make_vector_env`'s name in RLlib's env registry (RLlib takes a class or a registered name;
+`vector_ppo_config` registers it, again each time: a Ray shut down and started anew forgets it)."""
 
 
 def _split(batch: dict[str, Any]) -> tuple[dict[str, Any], Any]:
@@ -514,6 +521,7 @@ def vector_ppo_config(
     table = table_from(table, **options, **{k: env_options.pop(k) for k in TableOptions.names() if k in env_options})
     env_config = {"table": table, "opponents": dict(opponents or {"random": 1.0}), **env_options}
     make_vector_env({**env_config, "num_envs": 1})  # checks the options and the pool before anything is built
+    register_env(VECTOR_ENV, make_vector_env)
     return (
         PPOConfig()
         .environment(VECTOR_ENV, env_config=env_config)
