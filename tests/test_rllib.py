@@ -31,6 +31,7 @@ from qwixx_env.integrations.rllib import (  # noqa: E402
     QwixxMultiAgentEnv,
     QwixxParallelMultiAgentEnv,
     SeatMapping,
+    make_vector_env,
     ppo_config,
     vector_env_of,
     vector_ppo_config,
@@ -363,6 +364,19 @@ def test_rllib_config_takes_the_ppo_configs_opponent_pool_and_the_old_form_with_
         config_from_dict({**tiny().to_dict(), "opponents": {"scripted": {"nobody": 1}}})
     with pytest.raises(ValueError, match="env: got 'gym'"):
         config_from_dict({**tiny().to_dict(), "env": "gym"})
+
+
+@pytest.mark.parametrize("reward", ["win", "score_delta"])
+def test_the_vector_path_pays_an_illegal_ending_less_than_any_legal_one(reward):
+    env = make_vector_env({"num_players": 2, "reward": reward, "opponents": {"greedy": 1}, "num_envs": 2})
+    assert env.env.illegal_reward == illegal_return(reward, env.env.variant)
+    obs, _ = env.reset(seed=0)
+    masked = obs["action_mask"].argmin(axis=1)  # a forbidden action in every game
+    obs, rewards, terminated, _, infos = env.step(masked)
+    assert terminated.all() and infos["illegal_action"].all()
+    assert (rewards == illegal_return(reward, env.env.variant)).all()
+    with pytest.raises(ValueError, match="env_config: got unknown key"):
+        make_vector_env({"num_player": 2})
 
 
 @pytest.mark.slow
