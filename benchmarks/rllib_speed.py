@@ -119,7 +119,7 @@ def vector_speed(num_env_runners: int, seconds: float) -> dict[str, float]:
 def measure(config, num_env_runners: int, seconds: float, per_call: int) -> dict[str, float]:
     """Sampling (`per_call` steps per runner per call, every runner at once) and training
     (whole iterations) decisions/s of the algorithm `config` builds; the load average before and after."""
-    before = loads()
+    load_before = loads()
     algo = config.build_algo()
     try:
         if num_env_runners == 0:
@@ -148,7 +148,7 @@ def measure(config, num_env_runners: int, seconds: float, per_call: int) -> dict
     finally:
         algo.stop()
     return {"sample_decisions_per_second": round(sampled, 1), "train_decisions_per_second": round(trained, 1),
-            "train_iterations": iterations, "load_average_before": before, "load_average_after": loads()}
+            "train_iterations": iterations, "load_average_before": load_before, "load_average_after": loads()}
 
 
 class _RolloutClock(BaseCallback):
