@@ -1,9 +1,14 @@
-"""How fast RLlib PPO samples and trains Qwixx with 0, 1 and 2 env runners, against the SB3 path.
+"""How fast RLlib PPO samples and trains Qwixx with 0, 1 and 2 env runners, old and new path, against SB3.
 
 Every figure is **decisions per second** of 2-player classic, all on this machine:
 
-* RLlib (``qwixx_env.integrations.rllib``, new API stack, the masking PPO module with two
-  256-unit tanh layers per network, pure self-play, 8 games per env runner): with
+* RLlib's vector path (the new one, `vector_ppo_config`, what ``qwixx-train --engine rllib``
+  runs): every env runner steps a `QwixxVectorEnv` of 256 games, the learner's seat against
+  the ``random`` opponent played inside the engine (as the SB3 measurement below), the
+  masking PPO module with two 256-unit tanh layers per network; 0, 1 and 2 env runners,
+  sampling and training measured as for the multi-agent path.
+* RLlib's multi-agent path (the old one, ``env: multi_agent``; the masking PPO module,
+  pure self-play, 8 games per env runner): with
   ``num_env_runners`` 0 (the driver samples), 1 and 2 (remote runner processes, sampling in
   parallel). *sample*: ``EnvRunner.sample`` alone, every runner at once; decisions are agent
   steps, each chosen by the module (one per env step of `QwixxMultiAgentEnv`; with 0 runners
@@ -22,7 +27,7 @@ are in the JSON too), so that a drift in the machine's load hits both alike.
 * The env alone: `QwixxMultiAgentEnv` stepped with random legal actions, no RLlib around it.
 
 Torch runs one thread per process. The machine is shared: the load average before and after
-is recorded with the figures. Bounded: about ``--seconds`` per measurement.
+every measurement is recorded with the figures. Bounded: about ``--seconds`` per measurement.
 
 Run: ``python benchmarks/rllib_speed.py [--seconds 20] [--out benchmarks/results]``. Needs the
 ``rllib`` and ``train`` extras. Writes ``rllib_speed.json``.
@@ -50,10 +55,17 @@ from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
 
 from qwixx_env.envs.sb3 import Sb3VecEnv  # noqa: E402
 from qwixx_env.envs.vector import QwixxVectorEnv  # noqa: E402
-from qwixx_env.integrations.rllib import QwixxMultiAgentEnv, QwixxParallelMultiAgentEnv, ppo_config  # noqa: E402
+from qwixx_env.integrations.rllib import (  # noqa: E402
+    QwixxMultiAgentEnv,
+    QwixxParallelMultiAgentEnv,
+    ppo_config,
+    vector_ppo_config,
+)
 
 HIDDEN = (256, 256)
 TRAIN_BATCH = 4000
+VECTOR_GAMES = 256  # games per env runner on the vector path
+VECTOR_TRAIN_BATCH = 16384  # the shipped config's (configs/rllib_classic_2p.yaml)
 
 
 def env_speed(seconds: float) -> float:
@@ -77,8 +89,12 @@ def _decisions(result: dict) -> int:
     return sum(steps.values()) if isinstance(steps, dict) else steps
 
 
+def loads() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
 def rllib_speed(num_env_runners: int, seconds: float, env: type = QwixxMultiAgentEnv) -> dict[str, float]:
-    """Sampling and training decisions/s of RLlib PPO with `num_env_runners` remote runners on `env`."""
+    """Sampling and training decisions/s of the multi-agent path with `num_env_runners` remote runners on `env`."""
     config = (
         ppo_config(num_players=2, hidden=HIDDEN)
         .environment(env)
@@ -86,9 +102,26 @@ def rllib_speed(num_env_runners: int, seconds: float, env: type = QwixxMultiAgen
         .training(train_batch_size_per_learner=TRAIN_BATCH, minibatch_size=500, num_epochs=4)
         .debugging(seed=0)
     )
+    return measure(config, num_env_runners, seconds, per_call=1000)
+
+
+def vector_speed(num_env_runners: int, seconds: float) -> dict[str, float]:
+    """Sampling and training learner decisions/s of the vector path with `num_env_runners` remote runners."""
+    config = (
+        vector_ppo_config(num_players=2, opponents={"random": 1}, hidden=HIDDEN)
+        .env_runners(num_env_runners=num_env_runners, num_envs_per_env_runner=VECTOR_GAMES, num_cpus_per_env_runner=1)
+        .training(train_batch_size_per_learner=VECTOR_TRAIN_BATCH, minibatch_size=2048, num_epochs=4)
+        .debugging(seed=0)
+    )
+    return measure(config, num_env_runners, seconds, per_call=VECTOR_GAMES * 32)
+
+
+def measure(config, num_env_runners: int, seconds: float, per_call: int) -> dict[str, float]:
+    """Sampling (`per_call` steps per runner per call, every runner at once) and training
+    (whole iterations) decisions/s of the algorithm `config` builds; the load average before and after."""
+    load_before = loads()
     algo = config.build_algo()
     try:
-        per_call = 1000
         if num_env_runners == 0:
             def sample() -> int:
                 return sum(e.agent_steps() for e in algo.env_runner.sample(num_timesteps=per_call))
@@ -115,7 +148,7 @@ def rllib_speed(num_env_runners: int, seconds: float, env: type = QwixxMultiAgen
     finally:
         algo.stop()
     return {"sample_decisions_per_second": round(sampled, 1), "train_decisions_per_second": round(trained, 1),
-            "train_iterations": iterations}
+            "train_iterations": iterations, "load_average_before": load_before, "load_average_after": loads()}
 
 
 class _RolloutClock(BaseCallback):
@@ -137,6 +170,7 @@ class _RolloutClock(BaseCallback):
 
 def sb3_speed(seconds: float) -> dict[str, float]:
     """Sampling and training learner decisions/s of the project's MaskablePPO path."""
+    before = loads()
     venv = Sb3VecEnv(QwixxVectorEnv(64, num_players=2, opponents="random"))
     model = MaskablePPO("MlpPolicy", venv, n_steps=64, batch_size=512, n_epochs=4, seed=0, device="cpu",
                         policy_kwargs={"net_arch": {"pi": list(HIDDEN), "vf": list(HIDDEN)},
@@ -149,7 +183,8 @@ def sb3_speed(seconds: float) -> dict[str, float]:
         steps += rollout
     wall = time.perf_counter() - start
     return {"sample_decisions_per_second": round(steps / clock.seconds, 1),
-            "train_decisions_per_second": round(steps / wall, 1)}
+            "train_decisions_per_second": round(steps / wall, 1), "load_average_before": before,
+            "load_average_after": loads()}
 
 
 def main() -> None:
@@ -176,11 +211,20 @@ def main() -> None:
         for runners in (1, 2):
             rllib[str(runners)] = rllib_speed(runners, args.seconds)
             print(f"rllib, {runners} env runner(s)", rllib[str(runners)], flush=True)
+        vector = {}
+        for runners in (0, 1, 2):
+            vector[str(runners)] = vector_speed(runners, args.seconds)
+            print(f"rllib vector path, {runners} env runner(s)", vector[str(runners)], flush=True)
     finally:
         ray.shutdown()
 
     def mean(view: str) -> dict[str, float]:
-        return {key: round(sum(r[key] for r in rounds[view]) / len(rounds[view]), 1) for key in rounds[view][0]}
+        return {key: round(sum(r[key] for r in rounds[view]) / len(rounds[view]), 1) for key in rounds[view][0]
+                if not key.startswith("load_average")}
+
+    def ratio(a: dict, b: dict) -> dict[str, float]:
+        return {kind: round(a[f"{kind}_decisions_per_second"] / b[f"{kind}_decisions_per_second"], 4)
+                for kind in ("sample", "train")}
 
     rllib = {"0": mean("aec"), **rllib}
     parallel = mean("parallel")
@@ -191,15 +235,21 @@ def main() -> None:
         }
         for n, r in rllib.items()
     }
+    for n in ("0", "1", "2"):
+        ratios[f"vector_over_multi_agent_{n}_runners"] = ratio(vector[n], rllib[n])
+        ratios[f"vector_{n}_runners_over_sb3"] = ratio(vector[n], sb3)
+    ratios["vector_2_runners_over_1"] = ratio(vector["2"], vector["1"])
+    ratios["multi_agent_2_runners_over_1"] = ratio(rllib["2"], rllib["1"])
     ratios["rllib_parallel_view_over_aec_view_0_runners"] = {
         kind: round(parallel[f"{kind}_decisions_per_second"] / rllib["0"][f"{kind}_decisions_per_second"], 4)
         for kind in ("sample", "train")
     }
     result = {
         "benchmark": "rllib_speed",
-        "what": "decisions per second, 2-player classic: RLlib PPO (self-play, every decision by the module) "
-                "with 0/1/2 env runners (and the Parallel-view env with 0) vs MaskablePPO on Sb3VecEnv "
-                "(learner decisions; opponent in the engine)",
+        "what": "decisions per second, 2-player classic: RLlib PPO on the vector path (QwixxVectorEnv of 256 "
+                "games per env runner, learner decisions, opponent in the engine) and on the multi-agent path "
+                "(self-play, every decision by the module) with 0/1/2 env runners (and the Parallel-view env "
+                "with 0) vs MaskablePPO on Sb3VecEnv (learner decisions; opponent in the engine)",
         "command": "python benchmarks/rllib_speed.py --seconds " + f"{args.seconds:g}",
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                     "load_average_before": [round(x, 2) for x in load_before],
@@ -208,6 +258,7 @@ def main() -> None:
         "network": {"hidden": list(HIDDEN), "activation": "tanh"},
         "env_alone_decisions_per_second": env_only,
         "sb3": sb3,
+        "rllib_vector_by_env_runners": vector,
         "rllib_by_env_runners": rllib,
         "rllib_parallel_view_0_runners": parallel,
         "rounds_0_runners": rounds,

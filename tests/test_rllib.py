@@ -13,8 +13,10 @@ pytest.importorskip("ray.rllib", reason="the rllib extra is not installed: pip i
 
 import ray  # noqa: E402
 import torch  # noqa: E402
+from ray.cluster_utils import Cluster  # noqa: E402
 from ray.rllib.algorithms.algorithm import Algorithm  # noqa: E402
 from ray.rllib.core.columns import Columns  # noqa: E402
+from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner  # noqa: E402
 from ray.rllib.utils.pre_checks.env import check_multiagent_environments  # noqa: E402
 
 from qwixx_env import bots, qwixx_v0  # noqa: E402
@@ -24,15 +26,26 @@ from qwixx_env.core.options import TableOptions  # noqa: E402
 from qwixx_env.core.rewards import illegal_return  # noqa: E402
 from qwixx_env.integrations.rllib import (  # noqa: E402
     LEARNER,
+    SELF,
     BotModule,
     MaskedPPOModule,
     QwixxMultiAgentEnv,
     QwixxParallelMultiAgentEnv,
     SeatMapping,
+    make_vector_env,
     ppo_config,
+    vector_env_of,
+    vector_ppo_config,
 )
 from qwixx_env.training import main as qwixx_train  # noqa: E402
-from qwixx_env.training.rllib import config_from_dict, latest_checkpoint, load_config, train  # noqa: E402
+from qwixx_env.training.rllib import (  # noqa: E402
+    algo_config,
+    config_from_dict,
+    latest_checkpoint,
+    load_config,
+    make_league,
+    train,
+)
 
 from conftest import random_legal_action  # noqa: E402
 
@@ -297,8 +310,8 @@ def test_qwixx_train_engine_rllib_checks_the_config_first(tmp_path, capsys):
 @pytest.mark.filterwarnings("ignore:.*Overriding environment rllib-multi-agent-env-v0")  # RLlib's own, on rebuild
 def test_a_tiny_self_play_run_checkpoints_resumes_exports_and_plays(tmp_path):
     cfg = config_from_dict({
-        "name": "tiny", "iterations": 2, "checkpoint_every": 1, "num_players": 2,
-        "opponents": {"self": 1, "heuristic": 1}, "network": {"hidden": [32, 32]},
+        "name": "tiny", "iterations": 2, "checkpoint_every": 1, "num_players": 2, "evaluation": None,
+        "opponents": {"scripted": {"heuristic": 1}, "self_play": {"share": 0.5}}, "network": {"hidden": [32, 32]},
         "ppo": {"train_batch_size": 256, "minibatch_size": 128, "num_epochs": 1},
         "env_runners": {"num_env_runners": 0, "num_envs_per_env_runner": 4},
         "ray": {"num_cpus": 2, "object_store_mb": 100},
@@ -335,7 +348,7 @@ def test_the_training_command_saves_and_resumes_a_relative_run_folder(tmp_path, 
     "URI has empty scheme")."""
     monkeypatch.chdir(tmp_path)
     Path("tiny.yaml").write_text(
-        "name: tiny\niterations: 1\nnetwork: {hidden: [8]}\n"
+        "name: tiny\niterations: 1\nnetwork: {hidden: [8]}\nevaluation: null\n"
         "ppo: {train_batch_size: 64, minibatch_size: 32, num_epochs: 1}\n"
         "env_runners: {num_env_runners: 0, num_envs_per_env_runner: 1}\nray: {num_cpus: 1, object_store_mb: 100}\n")
     try:
@@ -352,3 +365,97 @@ def test_the_training_command_saves_and_resumes_a_relative_run_folder(tmp_path, 
     finally:
         ray.shutdown()
     assert bots.load("runs/moved").policy.meta["iteration"] == 2  # the run folder, as the arena takes it
+
+
+# --- the vector path: env runners on the batched engine, the league -------------------------------
+
+
+def tiny(**extra):
+    """A tiny vector-path run's config (small network and batches, no evaluation)."""
+    return config_from_dict({
+        "name": "tiny", "iterations": 2, "checkpoint_every": 1, "num_players": 2, "evaluation": None,
+        "opponents": {"scripted": {"greedy": 1}, "self_play": {"snapshot_every": 100, "share": 0.5}},
+        "network": {"hidden": [16]}, "ppo": {"train_batch_size": 128, "minibatch_size": 64, "num_epochs": 1},
+        "env_runners": {"num_env_runners": 0, "num_envs_per_env_runner": 8}, **extra,
+    })
+
+
+def test_rllibs_env_runner_records_every_decision_the_vector_env_plays():
+    """RLlib's own SingleAgentEnvRunner on the vector env: the decisions in the episodes it
+    returns are every learner decision the engine played (none lost at a game's reset)."""
+    config = vector_ppo_config(num_players=2, opponents={"greedy": 1}, hidden=(16,)).env_runners(
+        num_env_runners=0, num_envs_per_env_runner=8)
+    runner = SingleAgentEnvRunner(config=config)
+    try:
+        episodes = runner.sample(num_timesteps=1200, random_actions=False)
+        env = vector_env_of(runner).env
+        assert sum(1 for e in episodes if e.is_done) > 8  # games ended and restarted in every slot
+        assert sum(len(e) for e in episodes) == env.learner_decisions >= 1200
+        for e in episodes:  # the masks the module saw always offered a legal action but at the very end
+            masks = np.asarray(e.get_observations()["action_mask"])
+            assert masks[:-1].any(axis=1).all() if e.is_done else masks.any(axis=1).all()
+    finally:
+        runner.stop()
+
+
+def test_rllib_config_takes_the_ppo_configs_opponent_pool_and_the_old_form_with_a_warning():
+    cfg = tiny()
+    assert cfg.env == "vector" and cfg.opponents.scripted == {"greedy": 1.0}
+    assert algo_config(cfg).env == "qwixx-vector-v0"
+    with pytest.warns(DeprecationWarning, match="opponents"):
+        old = config_from_dict({**tiny().to_dict(), "opponents": {"self": 3, "heuristic": 1}})
+    assert old.opponents.scripted == {"heuristic": 1} and old.opponents.self_play.share == 0.75
+    multi = config_from_dict({**old.to_dict(), "env": "multi_agent"})
+    assert multi.seat_weights() == {SELF: 0.75, "heuristic": 0.25}
+    assert algo_config(multi).env is QwixxMultiAgentEnv
+    with pytest.raises(ValueError, match="opponents.scripted.nobody"):
+        config_from_dict({**tiny().to_dict(), "opponents": {"scripted": {"nobody": 1}}})
+    with pytest.raises(ValueError, match="env: got 'gym'"):
+        config_from_dict({**tiny().to_dict(), "env": "gym"})
+
+
+@pytest.mark.parametrize("reward", ["win", "score_delta"])
+def test_the_vector_path_pays_an_illegal_ending_less_than_any_legal_one(reward):
+    env = make_vector_env({"num_players": 2, "reward": reward, "opponents": {"greedy": 1}, "num_envs": 2})
+    assert env.env.illegal_reward == illegal_return(reward, env.env.variant)
+    obs, _ = env.reset(seed=0)
+    masked = obs["action_mask"].argmin(axis=1)  # a forbidden action in every game
+    obs, rewards, terminated, _, infos = env.step(masked)
+    assert terminated.all() and infos["illegal_action"].all()
+    assert (rewards == illegal_return(reward, env.env.variant)).all()
+    with pytest.raises(ValueError, match="env_config: got unknown key"):
+        make_vector_env({"num_player": 2})
+
+
+@pytest.mark.slow
+def test_the_league_broadcasts_snapshots_to_env_runners_on_two_nodes(tmp_path):
+    """A simulated two-node Ray cluster (one CPU each, one env runner each): both runners
+    sample, and the learner's snapshots reach both as opponents."""
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "object_store_memory": 80 * 2**20})
+    cluster.add_node(num_cpus=1, object_store_memory=80 * 2**20)
+    ray.init(address=cluster.address, log_to_driver=False)
+    try:
+        cfg = tiny(env_runners={"num_env_runners": 2, "num_envs_per_env_runner": 8})
+        algo = algo_config(cfg).build_algo()
+        league = make_league(cfg, tmp_path)
+        try:
+            league.start(algo)
+            for _ in range(2):
+                result = algo.train()
+                league.after_iteration(algo, int(result["env_runners"]["num_env_steps_sampled_lifetime"]))
+            seen = algo.env_runner_group.foreach_env_runner(
+                lambda runner: (ray.get_runtime_context().get_node_id(), vector_env_of(runner).env.learner_decisions,
+                                sorted(str(o) for o in vector_env_of(runner).env.opponents)),
+                local_env_runner=False,
+            )
+        finally:
+            algo.stop()
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+    assert len({node for node, _, _ in seen}) == 2
+    assert all(decisions > 0 for _, decisions, _ in seen)
+    snapshots = [s.name for s in league.pool.snapshots]
+    assert len(snapshots) == 2  # one per iteration (snapshot_every is below a batch)
+    for _, _, opponents in seen:
+        assert "greedy" in opponents and sum("NumpyPolicy('snapshot_" in o for o in opponents) == 2

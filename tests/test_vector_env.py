@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from gymnasium.vector import AutoresetMode
 
 from qwixx_env import ObservationView, QwixxVectorEnv, qwixx_v0
 from qwixx_env.core import OVER, rules
@@ -658,3 +659,72 @@ def test_an_installed_checkpoint_named_as_opponent_plays_as_its_numpy_policy():
         QwixxVectorEnv(2, num_players=2, opponents="ppo-longo-2p")
     with pytest.raises(ValueError, match=r"got 'ppo-nothing'; expected .*an installed checkpoint's name"):
         QwixxVectorEnv(2, num_players=2, opponents=["greedy", "ppo-nothing"])
+
+
+def record_as_rllib(env: QwixxVectorEnv, steps: int) -> list[list[tuple[int, float]]]:
+    """Step `env` with each game's lowest legal action and record as RLlib 2.60's vector env
+    runner does (`SingleAgentEnvRunner._sample`): an observation after a terminal step opens a
+    new episode (a reset, no decision), any other adds a step. Returns, per game slot, the
+    (recorded decisions, summed reward) of every finished episode."""
+    obs, _ = env.reset(seed=3)
+    episodes: list[list[tuple[int, float]]] = [[] for _ in range(env.num_envs)]
+    length, reward = np.zeros(env.num_envs, np.int64), np.zeros(env.num_envs)
+    opened = np.ones(env.num_envs, bool)  # the episode of the slot has its reset observation
+    for _ in range(steps):
+        obs, rewards, terminated, _, _ = env.step(obs["action_mask"].argmax(axis=1))
+        for b in range(env.num_envs):
+            if not opened[b]:
+                opened[b] = True  # the new game's first observation
+                continue
+            length[b] += 1
+            reward[b] += rewards[b]
+            if terminated[b]:
+                episodes[b].append((int(length[b]), float(reward[b])))
+                length[b], reward[b], opened[b] = 0, 0.0, False
+    return episodes
+
+
+def test_next_step_autoreset_records_every_decision_of_every_game_as_rllib_does():
+    """Same step (the default) restarts a game inside its terminal step, so a recorder that
+    expects the next-step reset takes the new game's first observation for a reset and loses
+    its opening decision; next step loses none, and plays the same games (a fixed seat and one
+    opponent: the draws between games do not change them)."""
+    same = QwixxVectorEnv(8, num_players=2, learner_seat=0, opponents="greedy", reward="score_delta")
+    nxt = QwixxVectorEnv(8, num_players=2, learner_seat=0, opponents="greedy", reward="score_delta",
+                         autoreset_mode=AutoresetMode.NEXT_STEP)
+    assert same.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    assert nxt.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+    recorded = record_as_rllib(nxt, 300)
+    assert sum(n for slot in recorded for n, _ in slot) <= nxt.learner_decisions
+    assert nxt.learner_decisions - sum(n for slot in recorded for n, _ in slot) < 8 * 60  # unfinished games only
+    lost = record_as_rllib(same, 300)
+    assert sum(len(slot) for slot in recorded) > 8 * 3, "too few games finished to tell"
+    for slot_next, slot_same in zip(recorded, lost):
+        games = min(len(slot_next), len(slot_same))
+        # the first game of a slot is recorded whole either way; every later one loses a decision in same step
+        assert slot_next[0] == slot_same[0]
+        assert [n for n, _ in slot_next[1:games]] == [n + 1 for n, _ in slot_same[1:games]]
+
+
+def test_next_step_autoreset_shows_the_final_observation_then_the_new_game_with_no_reward():
+    env = QwixxVectorEnv(4, num_players=2, opponents="random", reward="win", autoreset_mode="NextStep")
+    obs, _ = env.reset(seed=1)
+    rng = np.random.default_rng(1)
+    while True:
+        obs, rewards, terminated, _, infos = env.step(random_legal_actions(obs["action_mask"], rng))
+        if terminated.any():
+            break
+    assert "final_obs" not in infos
+    for b in np.flatnonzero(terminated):
+        view = ObservationView({k: v[b] for k, v in obs.items()}, env.variant, 2)
+        assert view.phase == "over" and not obs["action_mask"][b].any()
+    decisions = env.learner_decisions
+    actions = random_legal_actions(np.where(terminated[:, None], 1, obs["action_mask"]), rng)
+    obs, rewards, again, _, _ = env.step(actions)  # the ended games' actions are ignored
+    assert env.learner_decisions == decisions + int((~terminated).sum())
+    for b in np.flatnonzero(terminated):
+        assert rewards[b] == 0 and not again[b]
+        fresh = ObservationView({k: v[b] for k, v in obs.items()}, env.variant, 2)
+        assert fresh.legal_actions.size > 0 and not fresh.crosses.any()
+    with pytest.raises(ValueError, match="autoreset_mode: got 'disabled'"):
+        QwixxVectorEnv(2, autoreset_mode="disabled")

@@ -118,6 +118,14 @@ class BCConfig:
     learning_rate: float = field(default=1.0e-3, metadata=_check(low=0, open_low=True, high=1))
 
 
+def eval_opponents(evaluation: EvaluationConfig | None, num_players: int) -> tuple[str, ...]:
+    """The bots a run's evaluation plays against: none solo or without evaluation, else
+    `evaluation.opponents` or, left out, the `LADDER`."""
+    if evaluation is None or num_players == 1:
+        return ()
+    return evaluation.opponents or LADDER
+
+
 class PlaysTable:
     """For a run's config: its table keys (`num_players`, `variant`, `lucky`, `reward`) as the one
     `TableOptions` the run plays, checked as every env checks them."""
@@ -164,9 +172,7 @@ class TrainConfig(PlaysTable):
     @property
     def eval_opponents(self) -> tuple[str, ...]:
         """The bots the evaluation plays against (none solo, the `LADDER` by default)."""
-        if self.evaluation is None or self.num_players == 1:
-            return ()
-        return self.evaluation.opponents or LADDER
+        return eval_opponents(self.evaluation, self.num_players)
 
     @property
     def rollout_steps(self) -> int:

@@ -50,13 +50,33 @@ class OpponentPool:
         """Export the learner as a new snapshot and put it in the pool (dropping the oldest
         beyond `max_snapshots`)."""
         assert self.self_play is not None, "snapshots need opponents.self_play"
-        name = f"snapshot@{steps}"
         self.folder.mkdir(parents=True, exist_ok=True)
-        path = export_policy(model, self.folder / f"snapshot_{steps:012d}", meta={**meta, "steps": steps})
-        snapshot = Snapshot(name, steps, NumpyPolicy.load(path))
+        return self.insert(steps, export_policy(model, self.file(steps), meta={**meta, "steps": steps}))
+
+    def file(self, steps: int) -> Path:
+        """Where the snapshot taken at `steps` is written (without the suffix)."""
+        return self.folder / f"snapshot_{steps:012d}"
+
+    def insert(self, steps: int, path: Path) -> Snapshot:
+        """Put the policy exported to `path` (`file(steps)`, by any trainer's export) in the
+        pool as the snapshot taken at `steps` (dropping the oldest beyond `max_snapshots`)."""
+        assert self.self_play is not None, "snapshots need opponents.self_play"
+        snapshot = Snapshot(f"snapshot@{steps}", steps, NumpyPolicy.load(path))
         self.snapshots.append(snapshot)
         del self.snapshots[: max(0, len(self.snapshots) - self.self_play.max_snapshots)]
         return snapshot
+
+    def beaten_by(self, record: dict[str, Any]) -> bool:
+        """Whether an evaluation `record` (`evaluate`'s, with the newest snapshot's results under
+        ``"snapshot"``) shows the learner winning at least `add_when_win_rate` against every
+        pool opponent it measured (scripted pool bots among its opponents and the newest
+        snapshot)."""
+        sp = self.self_play
+        if sp is None or sp.add_when_win_rate is None or "opponents" not in record:
+            return False
+        measured = [r for name, r in record["opponents"].items() if name in self.scripted]
+        measured += list(record.get("snapshot", {}).values())
+        return bool(measured) and all(r["win_rate"] >= sp.add_when_win_rate for r in measured)
 
     @property
     def newest(self) -> Snapshot | None:

@@ -4,9 +4,15 @@
 (or ``qwixx-train --engine rllib CONFIG ...``)
 
 The config (`RLlibConfig`, below; ``configs/rllib_classic_2p.yaml`` is an example) is checked
-key by key as the PPO configs are. The run uses `qwixx_env.integrations.rllib`: the
-turn-based `QwixxMultiAgentEnv`, the action-masking PPO module shared by every self-play seat,
-and frozen bots by name as opponents. It connects to a Ray cluster when ``ray.address`` or the
+key by key as the PPO configs are. The run uses `qwixx_env.integrations.rllib`. By default
+(``env: vector``) every env runner steps a `QwixxVectorEnv` of ``num_envs_per_env_runner``
+games, the learner's seat against opponents played inside the engine, with the action-masking
+PPO module learning; ``opponents`` is the SB3 configs' pool (``scripted`` bots by weight and
+``self_play`` snapshots of the learner, broadcast to every env runner: `training.league`),
+and ``evaluation`` plays the learner against the ladder in the arena (``eval.jsonl``). With
+``env: multi_agent`` the run steps the turn-based `QwixxMultiAgentEnv` instead, every
+self-play seat playing the learned module (``self_play.share`` of the seats' weight) and the
+scripted bots as frozen modules. It connects to a Ray cluster when ``ray.address`` or the
 ``RAY_ADDRESS`` environment variable names one, and starts a Ray of its own on this machine
 otherwise; nothing else changes between a laptop and a cluster.
 
@@ -28,21 +34,50 @@ import os
 import shutil
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import ray
+import torch
+from ray.rllib.core import DEFAULT_MODULE_ID
+from ray.rllib.core.columns import Columns
 
+from qwixx_env.bots import make_bot
+from qwixx_env.bots.specs import check_spec
 from qwixx_env.core.rewards import REWARD_MODES
 from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES
 from qwixx_env.files import write_atomically
-from qwixx_env.integrations.rllib import ACTIVATIONS, LEARNER, VIEWS, export_module, ppo_config
-from qwixx_env.training.config import PlaysTable, _check, run_folder, run_parser
+from qwixx_env.integrations.rllib import (
+    ACTIVATIONS,
+    LEARNER,
+    SELF,
+    VIEWS,
+    export_module,
+    learned_module,
+    ppo_config,
+    vector_ppo_config,
+)
+from qwixx_env.training import bc
+from qwixx_env.training.config import (
+    BCConfig,
+    EvaluationConfig,
+    OpponentsConfig,
+    PlaysTable,
+    SelfPlayConfig,
+    _check,
+    run_folder,
+    run_parser,
+)
+from qwixx_env.training.config import config_from_dict as train_config_from_dict
 from qwixx_env.training.config_schema import build, plain
 from qwixx_env.training.config_yaml import config_path, read_yaml
+from qwixx_env.training.league import League
 
 KEEP_CHECKPOINTS = 2
+ENVS = ("vector", "multi_agent")
 
 
 @dataclass(frozen=True)
@@ -63,7 +98,7 @@ class RunnersConfig:
     `num_envs_per_env_runner` games."""
 
     num_env_runners: int = field(default=0, metadata=_check(low=0))
-    num_envs_per_env_runner: int = field(default=8, metadata=_check(low=1))
+    num_envs_per_env_runner: int = field(default=256, metadata=_check(low=1))
 
 
 @dataclass(frozen=True)
@@ -102,11 +137,16 @@ class RLlibConfig(PlaysTable):
     lucky: str = field(default="bonus", metadata=_check(choices=LUCKY_RULES))
     num_players: int = field(default=2, metadata=_check(low=1, high=5))
     reward: str | None = field(default=None, metadata=_check(choices=REWARD_MODES))
-    # who plays the other seats, by weight: "self" (the learned module) and bot names
-    opponents: dict[str, float] = field(default_factory=lambda: {"self": 1.0}, metadata=_check(low=0, open_low=True))
+    # what the env runners step: "vector" (QwixxVectorEnv, opponents in the engine) or "multi_agent"
+    env: str = field(default="vector", metadata=_check(choices=ENVS))
+    # who plays the other seats: the SB3 configs' pool (scripted bots by weight, self_play snapshots)
+    opponents: OpponentsConfig = field(default_factory=lambda: OpponentsConfig(self_play=SelfPlayConfig(share=1.0)))
+    evaluation: EvaluationConfig | None = EvaluationConfig()  # the arena against the ladder; None: none
     checkpoint_every: int = field(default=10, metadata=_check(low=1))  # iterations between checkpoints
     num_learners: int = field(default=0, metadata=_check(low=0))  # 0: the driver learns; n: n learner actors
-    # the MultiAgentEnv: "aec" (one decision per env step) or "parallel" (a roll's white choices in one step)
+    num_gpus_per_learner: float = field(default=0, metadata=_check(low=0))  # a learner on a GPU: 1
+    bc: BCConfig | None = None  # a behaviour-cloning warm start (as the PPO configs'), before the first iteration
+    # env: multi_agent only: "aec" (one decision per env step) or "parallel" (a roll's white choices in one step)
     view: str = field(default="aec", metadata=_check(choices=tuple(VIEWS)))
     network: RLlibNetworkConfig = RLlibNetworkConfig()
     ppo: RLlibPPOConfig = RLlibPPOConfig()
@@ -116,6 +156,40 @@ class RLlibConfig(PlaysTable):
     def to_dict(self) -> dict[str, Any]:
         return plain(dataclasses.asdict(self))
 
+    @property
+    def module_id(self) -> str:
+        """The learned module's id: RLlib's default on the vector path, `LEARNER` multi-agent."""
+        return DEFAULT_MODULE_ID if self.env == "vector" else LEARNER
+
+    def seat_weights(self) -> dict[str, float]:
+        """The multi-agent path's opponent weights (`ppo_config`'s): the learned module
+        (`SELF`) `self_play.share` of them, the scripted bots the rest in their proportions."""
+        scripted, sp = self.opponents.scripted, self.opponents.self_play
+        share = 0.0 if sp is None else 1.0 if not scripted else sp.share
+        total = sum(scripted.values())
+        weights = {name: (1 - share) * w / total for name, w in scripted.items() if share < 1}
+        return {**({SELF: share} if share > 0 else {}), **weights}
+
+
+def legacy_opponents(data: Any) -> Any:
+    """A config's data with the old form of ``opponents`` (``{self: 3, heuristic: 1}``: the
+    learned module and bots by weight) in the pool form (``scripted``, ``self_play.share``),
+    with a `DeprecationWarning`; any other data as it is."""
+    opponents = data.get("opponents") if isinstance(data, dict) else None
+    if not isinstance(opponents, dict) or not opponents or set(opponents) <= {"scripted", "self_play"}:
+        return data
+    warnings.warn("opponents: {self: w, <bot>: w} is deprecated; give opponents.scripted (bot -> weight) and "
+                  "opponents.self_play (share: the learner's snapshots' weight), as the PPO configs do",
+                  DeprecationWarning, stacklevel=3)
+    for name, weight in opponents.items():
+        if not isinstance(weight, (int, float)) or isinstance(weight, bool) or not weight > 0:
+            raise ValueError(f"opponents.{name}: got {weight!r}; expected a weight > 0")
+    scripted = {name: w for name, w in opponents.items() if name != SELF}
+    converted: dict[str, Any] = {"scripted": scripted}
+    if SELF in opponents:
+        converted["self_play"] = {"share": opponents[SELF] / sum(opponents.values())}
+    return {**data, "opponents": converted}
+
 
 def load_config(path: str | Path) -> RLlibConfig:
     """Read and check an RLlib YAML config: a path, or a shipped config's name (`config_path`)."""
@@ -124,7 +198,9 @@ def load_config(path: str | Path) -> RLlibConfig:
 
 def config_from_dict(data: Any) -> RLlibConfig:
     """Check plain data (as read from YAML) and build the `RLlibConfig`."""
-    cfg = build(RLlibConfig, data, "")
+    converted = legacy_opponents(data)
+    legacy = converted is not data
+    cfg = build(RLlibConfig, converted, "")
     parts = Path(cfg.name).parts
     if not cfg.name.strip() or Path(cfg.name).is_absolute() or ".." in parts:
         raise ValueError(f"name: got {cfg.name!r}; expected a non-empty relative name without '..'")
@@ -132,18 +208,41 @@ def config_from_dict(data: Any) -> RLlibConfig:
     if cfg.ppo.minibatch_size > cfg.ppo.train_batch_size:
         raise ValueError(f"ppo.minibatch_size: got {cfg.ppo.minibatch_size}; expected at most ppo.train_batch_size "
                          f"= {cfg.ppo.train_batch_size}")
+    if cfg.num_players > 1 and not cfg.opponents.scripted and cfg.opponents.self_play is None:
+        raise ValueError("opponents: empty; give opponents.scripted (bot -> weight) and/or opponents.self_play")
+    for name in cfg.opponents.scripted:
+        # the old form's key path for its names (legacy_opponents), the pool form's for the rest
+        key = f"opponents.{name}" if legacy else f"opponents.scripted.{name}"
+        try:
+            check_spec(name, cfg.table, who="the run's config")
+        except ValueError as err:
+            raise ValueError(f"{key}: {err}") from None
+    for i, name in enumerate(cfg.evaluation.opponents if cfg.evaluation else ()):
+        try:
+            check_spec(name, cfg.table, who="the run's config")
+        except ValueError as err:
+            raise ValueError(f"evaluation.opponents[{i}]: {err}") from None
     algo_config(cfg)  # the opponents and the table, checked as the run builds them
     return cfg
 
 
 def algo_config(cfg: RLlibConfig) -> Any:
-    """The run's `PPOConfig`."""
+    """The run's `PPOConfig`: the vector path (`vector_ppo_config`, the scripted pool; the
+    league adds the snapshots) or the multi-agent one (`ppo_config`)."""
+    if cfg.env == "vector":
+        # the pool before any snapshot: the scripted bots, or (pure self-play) a stand-in the
+        # league replaces with the learner's first snapshot before the first sample
+        scripted = dict(cfg.opponents.scripted) or {"random": 1.0}
+        config = vector_ppo_config(table=cfg.table, opponents=scripted if cfg.num_players > 1 else {"random": 1.0},
+                                   hidden=cfg.network.hidden, activation=cfg.network.activation)
+    else:
+        config = ppo_config(table=cfg.table, opponents=cfg.seat_weights(), hidden=cfg.network.hidden,
+                            activation=cfg.network.activation, view=cfg.view)
     return (
-        ppo_config(table=cfg.table, opponents=cfg.opponents, hidden=cfg.network.hidden,
-                   activation=cfg.network.activation, view=cfg.view)
+        config
         .env_runners(num_env_runners=cfg.env_runners.num_env_runners,
                      num_envs_per_env_runner=cfg.env_runners.num_envs_per_env_runner)
-        .learners(num_learners=cfg.num_learners)
+        .learners(num_learners=cfg.num_learners, num_gpus_per_learner=cfg.num_gpus_per_learner)
         .training(lr=cfg.ppo.learning_rate, train_batch_size_per_learner=cfg.ppo.train_batch_size,
                   minibatch_size=cfg.ppo.minibatch_size, num_epochs=cfg.ppo.num_epochs, gamma=cfg.ppo.gamma,
                   lambda_=cfg.ppo.lambda_, clip_param=cfg.ppo.clip_param, entropy_coeff=cfg.ppo.entropy_coeff,
@@ -174,18 +273,20 @@ def latest_checkpoint(run: Path) -> Path | None:
     return run / "checkpoints" / json.loads(pointer.read_text())["checkpoint"]
 
 
-def save(algo: Any, cfg: RLlibConfig, run: Path, started: float) -> Path:
-    """An RLlib checkpoint and the numpy export of the learned module in the run folder `run`
-    (an absolute path, as RLlib takes it); old checkpoints pruned."""
+def save(algo: Any, cfg: RLlibConfig, run: Path, started: float, league: League | None = None) -> Path:
+    """An RLlib checkpoint (with the league's pool, if any) and the numpy export of the learned
+    module in the run folder `run` (an absolute path, as RLlib takes it); old checkpoints pruned."""
     folder = run / "checkpoints"
     target = folder / f"iter_{algo.iteration:06d}"
     if target.exists():
         shutil.rmtree(target)
     algo.save_to_path(str(target))
+    if league is not None:
+        league.save(target)
     meta = {"engine": f"ray.rllib {ray.__version__}", "iteration": algo.iteration, "config": cfg.to_dict(),
             "wall_time": round(time.perf_counter() - started, 1)}
-    export_module(algo.get_module(LEARNER), run / "policy", variant=cfg.variant, num_players=cfg.num_players,
-                  lucky=cfg.lucky, meta=meta)
+    export_module(learned_module(algo, cfg.module_id), run / "policy", variant=cfg.variant,
+                  num_players=cfg.num_players, lucky=cfg.lucky, meta=meta)
     write_atomically(folder / "latest.json", json.dumps({"checkpoint": target.name}).encode())
     for old in sorted(folder.glob("iter_*"))[:-KEEP_CHECKPOINTS]:
         shutil.rmtree(old)
@@ -202,8 +303,63 @@ def log_line(result: dict[str, Any], seconds: float) -> dict[str, Any]:
         "episodes": runners.get("num_episodes_lifetime"),
         # a module with no finished episode this iteration has NaN: left out (JSON has no NaN)
         "returns": {k: round(float(v), 4) for k, v in returns.items() if v == v},
+        "return_mean": _finite(runners.get("episode_return_mean")),
         "seconds": round(seconds, 2),
     }
+
+
+def _finite(value: Any) -> float | None:
+    """A metric rounded, or None where RLlib has none yet (NaN, missing: JSON has no NaN)."""
+    return None if value is None or value != value else round(float(value), 4)
+
+
+def behaviour_cloning(algo: Any, cfg: RLlibConfig, b: BCConfig, run: Path) -> dict[str, Any]:
+    """The warm start of the SB3 path (`training.bc`) for the learned module: the teacher's
+    decisions in the learner's seat against the scripted pool, then cross-entropy of the
+    teacher's action under the masked logits plus the critic's squared error on the returns;
+    the weights go to the learner and every env runner. Returns the figures (``bc.json``)."""
+    began = time.perf_counter()
+    plays = train_config_from_dict({  # the table and pool as the SB3 path collects demonstrations for them
+        "name": cfg.name, "total_steps": 1, "seed": cfg.seed, "variant": cfg.variant, "lucky": cfg.lucky,
+        "num_players": cfg.num_players, "reward": cfg.reward, "evaluation": None,
+        "opponents": {"scripted": dict(cfg.opponents.scripted) or {"random": 1}} if cfg.num_players > 1 else None,
+        "ppo": {"gamma": cfg.ppo.gamma}})
+    demos, stats = bc.collect(plays, make_bot(b.teacher, cfg.table, cfg.seed), b.samples, seed=cfg.seed + 7,
+                              num_envs=256)
+    module = learned_module(algo, cfg.module_id)
+    rng = np.random.default_rng(cfg.seed)
+    order = rng.permutation(len(demos))
+    n_val = max(1, int(len(demos) * bc.HELD_OUT))
+    val, fit = order[:n_val], order[n_val:]
+    obs, masks = torch.as_tensor(demos.observations), torch.as_tensor(demos.masks.astype(np.float32))
+    actions, returns = torch.as_tensor(demos.actions), torch.as_tensor(demos.returns)
+
+    def forward(rows: Any) -> tuple[Any, Any]:
+        batch = {Columns.OBS: {"observations": obs[rows], "action_mask": masks[rows]}}
+        return module.forward_train(batch)[Columns.ACTION_DIST_INPUTS], module.compute_values(batch)
+
+    optimizer = torch.optim.Adam(module.parameters(), lr=b.learning_rate)
+    figures: dict[str, Any] = {}
+    for epoch in range(b.epochs):
+        rng.shuffle(fit)
+        for a in range(0, len(fit), b.batch_size):
+            rows = torch.as_tensor(fit[a:a + b.batch_size])
+            logits, values = forward(rows)
+            policy_loss = torch.nn.functional.cross_entropy(logits, actions[rows])
+            value_loss = torch.nn.functional.mse_loss(values.flatten(), returns[rows])
+            optimizer.zero_grad()
+            (policy_loss + cfg.ppo.vf_loss_coeff * value_loss).backward()
+            optimizer.step()
+        with torch.no_grad():
+            hits = (forward(torch.as_tensor(val))[0].argmax(dim=1) == actions[val]).float().mean()
+        figures = {"epoch": epoch + 1, "policy_loss": policy_loss.item(), "value_loss": value_loss.item(),
+                   "agreement": hits.item()}
+        print(f"bc epoch {epoch + 1}: agreement {figures['agreement']:.1%}", flush=True)
+    algo.learner_group.set_weights({cfg.module_id: module.get_state()})
+    algo.env_runner_group.sync_weights(from_worker_or_learner_group=algo.learner_group, inference_only=True)
+    figures = {"teacher": b.teacher, **stats, **figures, "total_seconds": time.perf_counter() - began}
+    write_atomically(run / "bc.json", (json.dumps(figures, indent=1) + "\n").encode())
+    return figures
 
 
 def train(cfg: RLlibConfig, run: Path, *, resume: bool = False) -> dict[str, Any]:
@@ -217,24 +373,47 @@ def train(cfg: RLlibConfig, run: Path, *, resume: bool = False) -> dict[str, Any
     start_ray(cfg.ray)
     started = time.perf_counter()
     algo = algo_config(cfg).build_algo()
+    league = make_league(cfg, run)
+    evaluation = None
     try:
-        if resume:
-            algo.restore_from_path(str(latest_checkpoint(run)))
+        found = latest_checkpoint(run) if resume else None
+        if found is not None:
+            algo.restore_from_path(str(found))
+            if league is not None:
+                league.restore(found)
+        elif cfg.bc is not None:
+            behaviour_cloning(algo, cfg, cfg.bc, run)
+        if league is not None:
+            league.start(algo)
         last = None
         with open(run / "log.jsonl", "a") as log:
             while algo.iteration < cfg.iterations:
                 tick = time.perf_counter()
                 last = log_line(algo.train(), time.perf_counter() - tick)
+                if league is not None:
+                    evaluation = league.after_iteration(algo, int(last["env_steps"])) or evaluation
                 log.write(json.dumps(last) + "\n")
                 log.flush()
                 print(json.dumps(last), flush=True)
                 if algo.iteration % cfg.checkpoint_every == 0 and algo.iteration < cfg.iterations:
-                    save(algo, cfg, run, started)
-        checkpoint = save(algo, cfg, run, started)
+                    save(algo, cfg, run, started, league)
+        steps = int(last["env_steps"]) if last else 0
+        if league is not None and cfg.evaluation is not None and league.last["eval"] != steps:
+            evaluation = league.evaluate(algo, steps)  # the final policy, as the SB3 path ends
+        checkpoint = save(algo, cfg, run, started, league)
     finally:
         algo.stop()
     return {"run": str(run), "iterations": algo.iteration, "checkpoint": str(checkpoint),
-            "policy": str(run / "policy.json"), "wall_time": round(time.perf_counter() - started, 1), "last": last}
+            "policy": str(run / "policy.json"), "wall_time": round(time.perf_counter() - started, 1), "last": last,
+            "evaluation": evaluation}
+
+
+def make_league(cfg: RLlibConfig, run: Path) -> League | None:
+    """The run's league: on the vector path with other seats to fill (None otherwise)."""
+    if cfg.env != "vector" or cfg.num_players == 1:
+        return None
+    meta = {"engine": f"ray.rllib {ray.__version__}", "config": cfg.to_dict()}
+    return League(cfg.table, cfg.opponents, cfg.evaluation, run, cfg.seed, meta)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -277,7 +277,7 @@ class Trainer:
             vs = play({newest.name: policy_factory(newest.policy, newest.name)})
             record["snapshot"] = vs["opponents"]
         added = None
-        if self._beats_pool(record):
+        if self.pool.beaten_by(record):
             added = self._add_snapshot(steps, "beats the pool").name
         record["snapshot_added"] = added
         record["wall_time"] = self.wall_time
@@ -292,17 +292,6 @@ class Trainer:
                if "snapshot" in record else "")
             + (f" -> {added} joins the pool" if added else ""))
         return added is not None
-
-    def _beats_pool(self, record: dict[str, Any]) -> bool:
-        """Whether the learner wins at least `add_when_win_rate` against every pool opponent
-        the evaluation measured (scripted pool bots among the evaluation opponents and the
-        newest snapshot)."""
-        sp = self.pool.self_play
-        if sp is None or sp.add_when_win_rate is None or "opponents" not in record:
-            return False
-        measured = [r for name, r in record["opponents"].items() if name in self.pool.scripted]
-        measured += list(record.get("snapshot", {}).values())
-        return bool(measured) and all(r["win_rate"] >= sp.add_when_win_rate for r in measured)
 
     def _add_snapshot(self, steps: int, why: str):
         snapshot = self.pool.add(self.model, steps, self._meta(steps))

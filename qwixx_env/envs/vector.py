@@ -6,9 +6,12 @@ opponents (`"random"`, `"greedy"`, `"heuristic"`) run in the compiled kernels; f
 called once per round on the batch of games that wait for them. The learner sees exactly what
 `qwixx_v0` shows that seat, and gets the same rewards.
 
-It is a `gymnasium.vector.VectorEnv` with same-step autoreset: when a game ends, `step`
-returns its terminal reward and the first observation of the next game, and the final
-observation in ``infos["final_obs"]`` (valid where ``infos["_final_obs"]``).
+It is a `gymnasium.vector.VectorEnv` with same-step autoreset by default: when a game ends,
+`step` returns its terminal reward and the first observation of the next game, and the final
+observation in ``infos["final_obs"]`` (valid where ``infos["_final_obs"]``). With
+``autoreset_mode=AutoresetMode.NEXT_STEP`` (what RLlib's env runners expect) `step` returns
+the final observation itself, and the next `step` ignores that game's action and returns the
+first observation of its next game, with reward 0 and no decision played.
 
 >>> env = QwixxVectorEnv(1024, num_players=2, opponents={"greedy": 3, "random": 1})
 >>> obs, infos = env.reset(seed=0)          # obs: {"observation": (N, D), "action_mask": (N, A)}
@@ -44,6 +47,7 @@ Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 Opponent = str | Policy
 FROZEN = -1  # pool kind of a Python-side policy
 ILLEGAL_ACTIONS = ("raise", "terminate")
+AUTORESET_MODES = (AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP)
 
 
 @batch_kernel
@@ -117,7 +121,9 @@ class QwixxVectorEnv(VectorEnv):
     `policies.scripted.greedy_defaults`); `illegal_action` ``"terminate"`` (the default, as in
     every env of the package: that game ends, ``infos["illegal_action"]`` marks it, and the
     learner's rewards for it sum to `illegal_reward`; None: worse than any legal ending,
-    `core.rewards.illegal_return`) or ``"raise"`` (a `ValueError`, nothing changed).
+    `core.rewards.illegal_return`) or ``"raise"`` (a `ValueError`, nothing changed);
+    `autoreset_mode` gymnasium's `AutoresetMode` (or its value) ``SAME_STEP`` (the default) or
+    ``NEXT_STEP`` (see the module docstring), declared in ``metadata["autoreset_mode"]``.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
@@ -135,10 +141,13 @@ class QwixxVectorEnv(VectorEnv):
         illegal_action: str = "terminate",
         illegal_reward: float | None = None,
         table: TableOptions | None = None,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
         **options: Any,
     ):
         num_envs = check_int("num_envs", num_envs, minimum=1)
         self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
+        self.autoreset_mode = _check_autoreset_mode(autoreset_mode)
+        self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
         options = positional_options("QwixxVectorEnv", args, ("num_players", "variant"), options)
         self.table = table = table_from(table, **options)
         self.engine = Engine(table, num_envs)  # the games; the opponents play inside it below
@@ -180,7 +189,9 @@ class QwixxVectorEnv(VectorEnv):
         self._scratch = new_scratch(e.variant, P)
         self._truncated = np.zeros(N, np.bool_)
         self._has_reset = False
+        self._ended = np.zeros(N, np.bool_)  # NEXT_STEP: games that ended in the last step, restarted in the next
         self.opponent_decisions = 0  # decisions made by opponents so far (a running count)
+        self.learner_decisions = 0  # learner decisions played so far (a running count)
 
     # --- Gymnasium vector API -------------------------------------------------------------
 
@@ -196,6 +207,7 @@ class QwixxVectorEnv(VectorEnv):
             self.policy_rng[:] = self._rng.integers(0, 2**63, self.num_envs, dtype=np.uint64)
         self.start_games(np.arange(self.num_envs))
         self._has_reset = True
+        self._ended[:] = False
         return self.observations(), {}
 
     def step(self, actions: np.ndarray):
@@ -204,8 +216,10 @@ class QwixxVectorEnv(VectorEnv):
             raise RuntimeError("reset() needs to be called before step()")
         e = self.engine
         actions = as_actions(actions, self.num_envs)
+        ended = self._ended.copy()  # NEXT_STEP: their actions are ignored, the games restart below
         ok = (actions >= 0) & (actions < e.num_actions)
         ok[ok] = self._masks[np.flatnonzero(ok), actions[ok]] == 1
+        ok |= ended
         illegal = np.flatnonzero(~ok)
         if illegal.size and self.illegal_action == "raise":
             b = int(illegal[0])
@@ -214,10 +228,12 @@ class QwixxVectorEnv(VectorEnv):
                 f"legal there: {np.flatnonzero(self._masks[b]).tolist()} (illegal_action='terminate' ends the "
                 "game instead)"
             )
-        if illegal.size:  # terminate: those games end where they stand, the others go on
-            apply_some(e.state, self.variant.tables, np.flatnonzero(ok), actions[ok])
+        play = ok & ~ended
+        if illegal.size or ended.any():  # terminate: those games end where they stand, the others go on
+            apply_some(e.state, self.variant.tables, np.flatnonzero(play), actions[play])
         else:
             rules.apply_batch(e.state, self.variant.tables, actions)
+        self.learner_decisions += int(play.sum())
         self._play_opponents()
         settle(e.state, self.variant.tables, self.layout.offsets, e.setup.reward_mode, self.learner, e.last_scores,
                StepResults(self._seat_rewards, self._rewards, self._done, self._final_obs))
@@ -228,12 +244,29 @@ class QwixxVectorEnv(VectorEnv):
             self._done[illegal] = True
             self._final_obs[illegal] = self._obs[illegal]
             infos["illegal_action"], infos["_illegal_action"] = ~ok, ~ok
+        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
+            return self._next_step_results(ended, infos)
         finished = np.flatnonzero(self._done)
         if finished.size:
             infos["final_obs"] = {"observation": self._final_obs.copy(), "action_mask": np.zeros_like(self._masks)}
             infos["_final_obs"] = self._done.copy()
             self.start_games(finished)
         return self.observations(), self._rewards.copy(), self._done.copy(), self._truncated.copy(), infos
+
+    def _next_step_results(self, ended: np.ndarray, infos: dict[str, Any]):
+        """The step's results in NEXT_STEP mode: the games that ended last step restart now
+        (reward 0, the first observation of the new game); a game that ends now shows its final
+        observation, with no legal action, and restarts in the next step."""
+        self._rewards[ended], self._done[ended] = 0.0, False
+        if ended.any():
+            self.start_games(np.flatnonzero(ended))
+        obs = self.observations()
+        self._ended[:] = self._done
+        if self._done.any():
+            obs["observation"][self._done] = self._final_obs[self._done]
+            obs["action_mask"][self._done] = 0
+            self._masks[self._done] = 0  # the next step's action there is ignored, whatever it is
+        return obs, self._rewards.copy(), self._done.copy(), self._truncated.copy(), infos
 
     def action_masks(self) -> np.ndarray:
         """(N, A) bool: the learner's legal actions in every game (what MaskablePPO asks for)."""
@@ -349,6 +382,18 @@ def _check_policy_actions(policy: Any, returned: Any, masks: np.ndarray) -> np.n
             f"{np.flatnonzero(masks[i]).tolist()}"
         )
     return acts
+
+
+def _check_autoreset_mode(mode: Any) -> AutoresetMode:
+    """`mode` as an `AutoresetMode` this env implements, or a `ValueError` naming the accepted ones."""
+    try:
+        checked = AutoresetMode(mode)
+    except ValueError:
+        checked = None
+    if checked not in AUTORESET_MODES:
+        accepted = [m.value for m in AUTORESET_MODES]
+        raise ValueError(f"autoreset_mode: got {mode!r}; expected one of {accepted} (gymnasium's AutoresetMode)")
+    return checked
 
 
 def _check_learner_seat(learner_seat: Any, num_players: int) -> bool:

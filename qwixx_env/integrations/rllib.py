@@ -1,12 +1,21 @@
-"""Ray RLlib: Qwixx as an RLlib `MultiAgentEnv`, an action-masking PPO module, bots as frozen opponents.
+"""Ray RLlib: the batched engine as RLlib's vector env, Qwixx as a `MultiAgentEnv`, an action-masking PPO module.
 
->>> from qwixx_env.integrations.rllib import ppo_config
->>> config = ppo_config(num_players=2)                 # self-play: every seat plays module "shared"
+>>> from qwixx_env.integrations.rllib import ppo_config, vector_ppo_config
+>>> config = vector_ppo_config(num_players=2, opponents={"greedy": 1, "heuristic": 1})
+>>> config = ppo_config(num_players=2)                 # multi-agent self-play: every seat plays "shared"
 >>> config = ppo_config(num_players=3, opponents={"self": 2, "heuristic": 1, "ppo-classic-3p": 1})
 >>> algo = config.build_algo()
 >>> algo.train()
 >>> export_module(algo.get_module("shared"), "runs/rllib/best", variant="classic", num_players=2, meta={})
 
+- `RLlibVectorEnv` and `vector_ppo_config`: the fast single-agent path. Each env runner steps
+  a `QwixxVectorEnv` of ``num_envs_per_env_runner`` games (next-step autoreset, as RLlib's
+  runner records episodes) as a native Gymnasium vector env: the learner's seat in every game
+  against opponents played inside the engine (scripted bots in the compiled kernels, frozen
+  snapshots of the learner as one numpy forward pass per batch), with the observation, mask
+  and reward contract of the SB3 path. `RLlibVectorEnv.set_league` swaps the opponent pool in
+  a running env runner (the self-play league of `qwixx_env.training.rllib` broadcasts its
+  snapshots with it).
 - `QwixxMultiAgentEnv`: the AEC env (`qwixx_v0.raw_env`) seen as RLlib's turn-based
   `MultiAgentEnv`: each step exactly one agent, the one to decide, gets an observation; the
   observation is the dict RLlib's action-masking modules read, ``{"observations": float32
@@ -41,6 +50,8 @@ from typing import Any, cast
 import numpy as np
 import torch
 from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorWrapper
+from gymnasium.vector.utils import batch_space
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
 from ray.rllib.core.columns import Columns
@@ -49,6 +60,7 @@ from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.utils.torch_utils import FLOAT_MIN
+from ray.tune.registry import register_env
 from torch import nn
 
 from qwixx_env.bots import make_bot
@@ -58,6 +70,7 @@ from qwixx_env.core.rewards import check_illegal_reward
 from qwixx_env.core.variant import get_variant
 from qwixx_env.envs.parallel import ParallelQwixx
 from qwixx_env.envs.qwixx_v0 import raw_env
+from qwixx_env.envs.vector import Policy, QwixxVectorEnv
 from qwixx_env.nets import Layer, write_policy
 
 ENV_OPTIONS = ("table", *TableOptions.names(), "illegal_reward")
@@ -226,6 +239,88 @@ class QwixxParallelMultiAgentEnv(QwixxMultiAgentEnv):
 VIEWS = {"aec": QwixxMultiAgentEnv, "parallel": QwixxParallelMultiAgentEnv}
 """`ppo_config`'s `view`: the MultiAgentEnv class RLlib steps."""
 
+VECTOR_ENV_OPTIONS = ("table", *TableOptions.names(), "opponents", "learner_seat", "greedy_max_skip",
+                      "illegal_reward", "num_envs")
+"""The keys of `make_vector_env`'s config: `QwixxVectorEnv`'s options by name, and ``num_envs``
+(RLlib adds it: ``num_envs_per_env_runner``)."""
+
+
+class RLlibVectorEnv(VectorWrapper):
+    """A `QwixxVectorEnv` as RLlib's env runners step it: next-step autoreset, and each
+    observation in the masking module's form, ``{"observations": (N, D) float32,
+    "action_mask": (N, A) float32}`` (what `QwixxMultiAgentEnv` hands out). Rewards,
+    terminations and the opponents are the wrapped env's."""
+
+    env: QwixxVectorEnv  # what __init__ wraps (VectorWrapper declares any VectorEnv)
+
+    def __init__(self, env: QwixxVectorEnv):
+        if env.autoreset_mode != AutoresetMode.NEXT_STEP:
+            raise ValueError(f"env: got autoreset_mode {env.autoreset_mode.value!r}; RLlib's env runners record "
+                             "episodes as NextStep resets them (QwixxVectorEnv(..., autoreset_mode='NextStep'))")
+        super().__init__(env)
+        inner = env.single_observation_space["observation"]
+        self.single_observation_space = spaces.Dict({
+            "observations": inner,
+            "action_mask": spaces.Box(0.0, 1.0, (env.single_action_space.n,), np.float32),
+        })
+        self.observation_space = batch_space(self.single_observation_space, env.num_envs)
+        self._snapshots: dict[str, Policy] = {}
+
+    def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
+        obs, infos = self.env.reset(seed=seed, options=options)
+        return self._handed(obs), infos
+
+    def step(self, actions: Any):
+        obs, rewards, terminated, truncated, infos = self.env.step(actions)
+        return self._handed(obs), rewards, terminated, truncated, infos
+
+    def set_league(self, weights: Mapping[str, float], snapshots: Mapping[str, Policy]) -> None:
+        """Play the opponent pool `weights` (name -> weight): bot specs, and the names of
+        `snapshots` (name -> a frozen policy, e.g. a `NumpyPolicy`). A snapshot already known
+        by its name keeps its policy object, so the seats that play it keep it
+        (`QwixxVectorEnv.set_opponents`); one no longer named is dropped."""
+        self._snapshots = {name: self._snapshots.get(name, policy) for name, policy in snapshots.items()}
+        self.env.set_opponents({self._snapshots.get(name, name): weight for name, weight in weights.items()})
+
+    @staticmethod
+    def _handed(obs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return {"observations": obs["observation"], "action_mask": obs["action_mask"].astype(np.float32)}
+
+
+def vector_env_of(runner: Any) -> RLlibVectorEnv | None:
+    """An env runner's `RLlibVectorEnv` (under RLlib's wrappers), or None: a runner without
+    an env (the driver's, where remote runners sample) or of another env."""
+    env = getattr(runner, "env", None)
+    while env is not None and not isinstance(env, RLlibVectorEnv):
+        env = getattr(env, "env", None)  # RLlib wraps the vector env (DictInfoToList)
+    return env
+
+
+def set_league(runner: Any, weights: Mapping[str, float], snapshots: Mapping[str, Policy]) -> None:
+    """On an env runner (`foreach_env_runner`): `RLlibVectorEnv.set_league` on its env (none:
+    nothing to do, `vector_env_of`)."""
+    env = vector_env_of(runner)
+    if env is not None:
+        env.set_league(weights, snapshots)
+
+
+def make_vector_env(config: Mapping[str, Any]) -> RLlibVectorEnv:
+    """RLlib's env creator for the vector path, registered as `VECTOR_ENV` (used as
+    ``config.environment(VECTOR_ENV, ...)`` with ``gym_env_vectorize_mode="vector_entry_point"``):
+    a `RLlibVectorEnv` of ``config["num_envs"]`` games, the other keys `QwixxVectorEnv`'s options
+    (`VECTOR_ENV_OPTIONS`)."""
+    options = dict(config)
+    unknown = sorted(set(options) - set(VECTOR_ENV_OPTIONS))
+    if unknown:
+        raise ValueError(f"env_config: got unknown key(s) {unknown}; accepted: {list(VECTOR_ENV_OPTIONS)}")
+    num_envs = options.pop("num_envs", 1)
+    return RLlibVectorEnv(QwixxVectorEnv(num_envs, autoreset_mode=AutoresetMode.NEXT_STEP, **options))
+
+
+VECTOR_ENV = "qwixx-vector-v0"
+"""`make_vector_env`'s name in RLlib's env registry (RLlib takes a class or a registered name;
+`vector_ppo_config` registers it, again each time: a Ray shut down and started anew forgets it)."""
+
 
 def _split(batch: dict[str, Any]) -> tuple[dict[str, Any], Any]:
     """(the batch with the bare observation vectors as its observations, the action masks); the
@@ -360,7 +455,6 @@ def ppo_config(
     (`QwixxParallelMultiAgentEnv`, every seat's white choice in one env step). Set the rest
     (``.env_runners``, ``.training``, ``.learners``, ``.debugging(seed=...)``) on the result.
     """
-    check_choice("activation", activation, tuple(ACTIVATIONS))
     check_choice("view", view, tuple(VIEWS))
     env_options = dict(env_options or {})
     table = table_from(table, **options, **{k: env_options.pop(k) for k in TableOptions.names() if k in env_options})
@@ -370,9 +464,7 @@ def ppo_config(
     opponents = dict(opponents or {SELF: 1.0})
     if table.num_players == 1 and set(opponents) != {SELF}:
         raise ValueError(f"opponents: got {sorted(opponents)}; a solo game has no opponents (give {{'self': 1}})")
-    model = dataclasses.asdict(DefaultModelConfig(fcnet_hiddens=list(hidden), fcnet_activation=activation,
-                                                  head_fcnet_hiddens=[], vf_share_layers=False))
-    specs = {LEARNER: RLModuleSpec(module_class=MaskedPPOModule, model_config=model)}
+    specs = {LEARNER: masked_module_spec(hidden, activation)}
     weights = {}
     for name, weight in opponents.items():
         if not isinstance(weight, (int, float)) or isinstance(weight, bool) or not weight > 0:
@@ -396,6 +488,48 @@ def ppo_config(
     )
 
 
+def masked_module_spec(hidden: tuple[int, ...] = (256, 256), activation: str = "tanh") -> RLModuleSpec:
+    """The learned module's spec: a `MaskedPPOModule` with separate actor and critic MLPs of
+    `hidden` layers and `activation` (what `export_module` writes)."""
+    check_choice("activation", activation, tuple(ACTIVATIONS))
+    model = dataclasses.asdict(DefaultModelConfig(fcnet_hiddens=list(hidden), fcnet_activation=activation,
+                                                  head_fcnet_hiddens=[], vf_share_layers=False))
+    return RLModuleSpec(module_class=MaskedPPOModule, model_config=model)
+
+
+def vector_ppo_config(
+    *,
+    table: TableOptions | None = None,
+    opponents: Mapping[str, float] | None = None,
+    hidden: tuple[int, ...] = (256, 256),
+    activation: str = "tanh",
+    env_options: Mapping[str, Any] | None = None,
+    **options: Any,
+) -> PPOConfig:
+    """A `PPOConfig` whose env runners each step a `QwixxVectorEnv` (`make_vector_env`; as many
+    games as ``num_envs_per_env_runner``): one learned seat per game (drawn per game), the
+    others played inside the engine by `opponents` (bot spec -> weight, as the vector env and
+    the SB3 configs take them; default ``{"random": 1}``), the masking module learning.
+
+    The table is `table` or its keyword options (`core.options.table_from`); `env_options` are
+    more `QwixxVectorEnv` options (``illegal_reward``, ``learner_seat``, ``greedy_max_skip``).
+    The learned module is RLlib's single-agent default module id (`DEFAULT_MODULE_ID`); the
+    self-play league swaps the pool in running env runners (`RLlibVectorEnv.set_league`). Set
+    the rest (``.env_runners``, ``.training``, ``.learners``, ``.debugging``) on the result.
+    """
+    env_options = dict(env_options or {})
+    table = table_from(table, **options, **{k: env_options.pop(k) for k in TableOptions.names() if k in env_options})
+    env_config = {"table": table, "opponents": dict(opponents or {"random": 1.0}), **env_options}
+    make_vector_env({**env_config, "num_envs": 1})  # checks the options and the pool before anything is built
+    register_env(VECTOR_ENV, make_vector_env)
+    return (
+        PPOConfig()
+        .environment(VECTOR_ENV, env_config=env_config)
+        .env_runners(gym_env_vectorize_mode="vector_entry_point")
+        .rl_module(rl_module_spec=masked_module_spec(hidden, activation))
+    )
+
+
 # --- export to the numpy checkpoint format ---------------------------------------------------------
 
 
@@ -408,7 +542,7 @@ def _layers(parts: list[nn.Module], where: str) -> list[Layer]:
             if list(module.children()):
                 continue  # a container: its leaves come next
             if isinstance(module, nn.Linear):
-                out.append((_numpy(module.weight), _numpy(module.bias), None))
+                out.append((np.array(_numpy(module.weight)), np.array(_numpy(module.bias)), None))  # copies
             elif type(module) in names and out and out[-1][2] is None:
                 out[-1] = (*out[-1][:2], names[type(module)])
             elif not isinstance(module, nn.Identity):
@@ -431,11 +565,31 @@ def export_module(
     """Write a `MaskedPPOModule`'s actor and critic as a policy checkpoint pair (`write_policy`)
     and return the JSON's path: `qwixx_env.bots.load` then plays it, its deterministic action
     being the module's inference action. `lucky` is Longo's rule; `meta` JSON-ready data."""
+    policy, value = module_layers(module)
+    return write_policy(path, policy=policy, value=value, variant=variant, num_players=num_players,
+                        lucky=lucky if get_variant(variant).lucky_count else None, meta=meta)
+
+
+def learned_module(algo: Any, module_id: str) -> MaskedPPOModule:
+    """The learner's current `MaskedPPOModule` `module_id` (actor and critic, as the learner
+    group holds it, wherever it runs), rebuilt on this process: what `export_module` writes
+    and the league's snapshots copy. (An env runner's module is built for inference only and
+    lacks the critic.)"""
+    weights = algo.learner_group.get_weights([module_id])[module_id]
+    shape = algo.get_module(module_id)  # for its spaces and model config
+    module = MaskedPPOModule(observation_space=shape.observation_space, action_space=shape.action_space,
+                             model_config=shape.model_config, inference_only=False)
+    module.set_state(weights)
+    return module
+
+
+def module_layers(module: RLModule) -> tuple[list[Layer], list[Layer]]:
+    """A `MaskedPPOModule`'s actor and critic as numpy layers (copies: later training does not
+    change them), as `export_module` writes them."""
     ppo = cast(DefaultPPOTorchRLModule, module)  # algo.get_module is typed as any RLModule
     encoder = ppo.encoder
     if hasattr(encoder, "actor_encoder"):
         actor, critic = [encoder.actor_encoder, ppo.pi], [encoder.critic_encoder, ppo.vf]
     else:  # vf_share_layers: one encoder under both heads
         actor, critic = [encoder, ppo.pi], [encoder, ppo.vf]
-    return write_policy(path, policy=_layers(actor, "policy"), value=_layers(critic, "value"), variant=variant,
-                        num_players=num_players, lucky=lucky if get_variant(variant).lucky_count else None, meta=meta)
+    return _layers(actor, "policy"), _layers(critic, "value")
