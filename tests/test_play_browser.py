@@ -40,6 +40,7 @@ from qwixx_env.core.options import TableOptions  # noqa: E402
 from qwixx_env.core.variant import encode_action  # noqa: E402
 from qwixx_env.envs.qwixx_v0 import raw_env  # noqa: E402
 from qwixx_env.play.games import Game, make_bots, parse_new_game  # noqa: E402
+from qwixx_env.play.prepare import Preparation, Task  # noqa: E402
 from qwixx_env.play.server import create_app  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -658,3 +659,62 @@ def test_a_solo_game_ends_with_the_score_not_a_win(site, browser):
     banner = browser.find_element(By.ID, "play-banner").text
     assert banner == f"Game over — you scored {score} points." and "win" not in banner
     assert browser.find_elements(By.CSS_SELECTOR, ".badge.winner, .result.win") == []
+
+
+# --- getting ready ---------------------------------------------------------------------------
+
+
+class SlowItem:
+    """A preparation item that reports the progress the test gives (`report`) and finishes when
+    the test sets `finish`."""
+
+    def __init__(self):
+        self.running = threading.Event()
+        self.finish = threading.Event()
+        self.report = None
+
+    def __call__(self, progress):
+        self.report = progress
+        progress(0.4)
+        self.running.set()
+        assert self.finish.wait(timeout=120)
+
+
+STATUS = "const s = document.getElementById('ready-status'); return s.hidden ? null : s.textContent"
+SEAT_LABELS = "return [...document.querySelectorAll('select[name=bot1] option')].map((o) => [o.value, o.textContent])"
+
+
+def test_the_page_shows_what_is_getting_ready_and_starts_the_game_once_it_is(browser):
+    """A server still preparing greedy: the page's status shows the progress and follows it,
+    the seat menu says greedy is getting ready, a game against it is refused at once with that
+    message (nothing created), and the page starts it by itself once greedy is ready, when the
+    status goes."""
+    greedy = SlowItem()
+    prepare = Preparation([Task("tables", "compiling the game's kernels", lambda progress: None),
+                           Task("greedy", "compiling the greedy bot's kernels", greedy)])
+    app = create_app(max_games=2, prepare=prepare)
+    try:
+        with serving(app) as url:
+            assert greedy.running.wait(10)
+            open_page(browser, url)
+            assert wait(browser, STATUS) == "Getting ready: compiling the greedy bot's kernels 40%"
+            labels = dict(browser.execute_script(SEAT_LABELS))
+            assert labels["greedy"] == "greedy (getting ready)" and labels["random"] == "random"
+            browser.execute_script("""const sel = document.querySelector('select[name=bot1]');
+              sel.value = 'greedy'; sel.dispatchEvent(new Event('change'));
+              document.getElementById('speed').value = '0';""")
+            browser.find_element(By.ID, "start-game").click()
+            error = browser.find_element(By.ID, "new-error")
+            wait(browser, "return document.getElementById('new-error').textContent !== ''")
+            assert error.text == ("greedy is getting ready (compiling the greedy bot's kernels: 40%) "
+                                  "— the game starts as soon as it is ready.")
+            assert len(app.state.games) == 0 and browser.execute_script("return S.game") is None
+            greedy.report(0.7)
+            wait(browser, "return document.getElementById('ready-status').textContent.includes('70%')")
+            greedy.finish.set()
+            wait(browser, "return !!S.game && ['you', 'over'].includes(document.body.dataset.turn)", timeout=120)
+            assert browser.execute_script("return S.game.seats[1].bot") == "greedy" and len(app.state.games) == 1
+            wait(browser, "return document.getElementById('ready-status').hidden")
+            assert dict(browser.execute_script(SEAT_LABELS))["greedy"] == "greedy"
+    finally:
+        greedy.finish.set()

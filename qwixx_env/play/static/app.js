@@ -29,6 +29,8 @@ const S = {
   rpCoach: null,
   source: null,        // the game's event stream (tables of several people): "the game changed"
   confirmPass: null,   // a pass that costs a penalty, asked about: {action, decisions}
+  whenReady: new Map(), // requests refused as "getting ready", to send again: purpose -> function
+  readyTimer: null,    // the next look at what the server is still preparing
 };
 // A seat's secret goes in this header; the page keeps the secrets of its seats in localStorage
 // (SEAT_STORE) so that a closed tab can rejoin, and lists them in SEATS_HEADER to see its games.
@@ -73,7 +75,11 @@ async function api(method, path, body, headers) {
   const res = await fetch(path, init);
   let data = null;
   try { data = await res.json(); } catch (e) { data = { error: `${res.status} ${res.statusText}` }; }
-  if (!res.ok) throw new Error((data && data.error) || `${res.status} ${res.statusText}`);
+  if (!res.ok) {
+    const err = new Error((data && data.error) || `${res.status} ${res.statusText}`);
+    err.ready = data && data.ready;  // a 503 "getting ready": what the server is preparing
+    throw err;
+  }
   return data;
 }
 function toast(text, bad) {
@@ -121,6 +127,76 @@ function seatsOf(gameId) { return (keptSeats()[gameId] || { seats: {} }).seats; 
 function linksOf(gameId) { return (keptSeats()[gameId] || { links: [] }).links; }
 function asSeat(secret) { return secret ? { [SEAT_HEADER]: secret } : {}; }
 function secretOf(g) { return g && g.you !== null && g.you !== undefined ? seatsOf(g.id)[g.you] : undefined; }
+
+// --- what the server is still preparing (/api/info's "ready") -------------------------------
+
+// The server prepares the bots' kernels and the solo table in the background; until all is
+// done the page shows a small status, looks again every READY_POLL_MS, marks the bots not
+// ready yet in the menus, and sends again what was refused as "getting ready" once an item is.
+const READY_POLL_MS = 1500;
+function readyOf(name) {
+  const item = S.info && S.info.ready ? S.info.ready[name] : undefined;
+  return item ? item.state : "ready";  // an item the server does not prepare is ready
+}
+function stillPreparing() {
+  return Object.entries((S.info && S.info.ready) || {}).filter(([, item]) => item.state === "waiting" || item.state === "preparing");
+}
+function botLabel(name) {
+  const state = readyOf(name);
+  return state === "ready" ? name : state === "failed" ? `${name} (not available)` : `${name} (getting ready)`;
+}
+function labelBots() {
+  // the seats' and the coach's menus, in place (a menu rebuilt while open would close)
+  document.querySelectorAll(".seat-bot select option, #coach-bot option").forEach((o) => {
+    if (o.value && !o.value.startsWith("@")) o.textContent = botLabel(o.value);
+  });
+}
+function renderReady() {
+  const box = $("ready-status");
+  const items = stillPreparing();
+  box.hidden = !items.length;
+  if (!items.length) return;
+  const now = items.filter(([, item]) => item.state === "preparing")
+    .map(([, item]) => `${item.doing} ${Math.round(100 * item.progress)}%`);
+  const next = items.filter(([, item]) => item.state === "waiting").map(([name]) => name);
+  box.textContent = `Getting ready: ${[...now, next.length ? `next: ${next.join(", ")}` : null].filter(Boolean).join(" · ")}`;
+}
+function takeReady(ready) {
+  // the server's statuses; when an item has become ready (or failed), what waits is sent again
+  const before = S.info.ready || {};
+  S.info.ready = ready;
+  const settled = Object.entries(ready).some(([name, item]) => (item.state === "ready" || item.state === "failed")
+    && (!before[name] || before[name].state !== item.state));
+  renderReady();
+  labelBots();
+  if (settled) {
+    const again = [...S.whenReady.values()];
+    S.whenReady.clear();
+    for (const send of again) send();
+  }
+  watchReady();
+}
+function watchReady() {
+  if (S.readyTimer || !stillPreparing().length) return;
+  S.readyTimer = setTimeout(async () => {
+    S.readyTimer = null;
+    try {
+      takeReady((await api("GET", "/api/info")).ready || {});
+    } catch (err) {
+      watchReady();  // the server did not answer: look again later
+    }
+  }, READY_POLL_MS);
+}
+// A request refused as "getting ready" (a 503 with "ready"): `send` goes again once an item it
+// may need is ready. Whether it will: false when the refusal was not of that kind, or when
+// nothing is still being prepared (an item failed), as waiting would not help.
+function sendWhenReady(purpose, err, send) {
+  if (!err.ready) return false;
+  takeReady(err.ready);
+  if (!stillPreparing().length) return false;
+  S.whenReady.set(purpose, send);
+  return true;
+}
 
 // --- views -------------------------------------------------------------------------------
 
@@ -726,6 +802,7 @@ async function loadCoach() {
       asSeat(secretOf(g)));
   } catch (err) {
     S.coach = { error: err.message };
+    sendWhenReady("coach", err, () => { if (S.game === g && $("coach-on").checked) loadCoach(); });
   }
   if (S.game === g && !S.playing) renderTable();
 }
@@ -750,7 +827,7 @@ function coachTable(coach, idle) {
   const table = rp ? [rp.variant, rp.num_players, rp.lucky] : [S.game.options.variant, S.game.options.players, S.game.options.lucky];
   const bots = (S.info ? S.info.bots : []).filter((b) => fitsTable(b, ...table)).map((b) => b.name);
   const pick = h("select", { id: "coach-bot", "aria-label": "Bot to ask" },
-    h("option", { value: "", text: "—" }), bots.map((b) => h("option", { value: b, text: b, selected: b === coach.bot })));
+    h("option", { value: "", text: "—" }), bots.map((b) => h("option", { value: b, text: botLabel(b), selected: b === coach.bot })));
   pick.addEventListener("change", () => (document.body.dataset.view === "replay" ? loadReplayCoach() : loadCoach()));
   const rows = coach.options.slice().sort((a, b) => b.value - a.value);
   return h("div", { class: "coach-values", "data-source": coach.source.name },
@@ -793,6 +870,7 @@ async function showSummary() {
     renderSummaryCoach(await api("GET", `/api/games/${g.id}/summary`, undefined, asSeat(secretOf(g))));
   } catch (err) {
     $("summary-coach").textContent = `No review: ${err.message}`;
+    sendWhenReady("review", err, () => { if (S.game === g) showSummary(); });
   }
 }
 function renderSummaryCoach(review) {
@@ -869,7 +947,7 @@ function renderNewForm() {
     const preferred = old[s - 1] && (old[s - 1] === HERE || old[s - 1] === LINK || choices.some((b) => b.name === old[s - 1])) ? old[s - 1]
       : (choices.find((b) => b.plays) || choices.find((b) => b.name === "heuristic") || choices[0]).name;
     const sel = h("select", { name: `bot${s}`, "aria-label": `Bot for seat ${s + 1}` },
-      choices.map((b) => h("option", { value: b.name, selected: b.name === preferred, text: b.name })),
+      choices.map((b) => h("option", { value: b.name, selected: b.name === preferred, text: botLabel(b.name) })),
       h("optgroup", { label: "a person" },
         h("option", { value: HERE, selected: preferred === HERE, text: "a person at this screen" }),
         h("option", { value: LINK, selected: preferred === LINK, text: "a person with a join link" })));
@@ -909,6 +987,7 @@ async function startGame(body, here) {
   // of the other people's seats to show them
   $("new-error").textContent = "";
   $("start-game").disabled = true;
+  S.whenReady.delete("start");
   try {
     const view = await api("POST", "/api/games", body);
     const kept = {};
@@ -922,8 +1001,10 @@ async function startGame(body, here) {
     if (view.notice) toast(view.notice);
     takeGame(view, true);
   } catch (err) {
-    $("new-error").textContent = err.message;
-    toast(err.message, true);
+    const waits = sendWhenReady("start", err, () => startGame(body, here));
+    const message = waits ? `${err.message.replace(/; try again in a moment$/, "")} — the game starts as soon as it is ready.` : err.message;
+    $("new-error").textContent = message;
+    if (!waits || document.body.dataset.view !== "new") toast(message, !waits);  // the form says it already
   } finally {
     $("start-game").disabled = false;
   }
@@ -1041,6 +1122,7 @@ async function loadReplayCoach() {
     S.rpCoach = await api("GET", `/api/replays/${rp.id}/coach?step=${step}${bot ? `&bot=${encodeURIComponent(bot)}` : ""}`);
   } catch (err) {
     S.rpCoach = { error: err.message };
+    sendWhenReady("replay coach", err, () => { if (S.replay === rp && S.step === step && $("rp-coach-on").checked) loadReplayCoach(); });
   }
   if (S.step === step) renderReplay();
 }
@@ -1071,6 +1153,8 @@ async function boot() {
     showView(b.dataset.view);
   }));
   $("new-form").addEventListener("submit", submitNew);
+  // a start waiting for its bots is for the form as it was: a change drops it
+  $("new-form").addEventListener("change", () => { if (S.whenReady.delete("start")) $("new-error").textContent = ""; });
   document.querySelectorAll("input[name=variant], input[name=lucky]").forEach((el) => el.addEventListener("change", renderNewForm));
   $("skip").addEventListener("click", skipEvents);
   $("coach-on").addEventListener("change", () => { S.coach = null; renderTable(); if ($("coach-on").checked) loadCoach(); });
@@ -1101,6 +1185,7 @@ async function boot() {
     return;
   }
   renderNewForm();
+  takeReady(S.info.ready || {});
   refreshGamesList();
   const join = location.hash.match(/join=([0-9a-f]+)\.([A-Za-z0-9_-]+)/);
   const m = location.hash.match(/game=([0-9a-f]+)/);
