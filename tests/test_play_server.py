@@ -93,10 +93,11 @@ def test_the_page_and_its_assets_are_served_from_the_package(client):
 
 
 def test_every_static_file_is_package_data():
-    line = re.search(r'^"qwixx_env.play" = \[(.*)\]', (REPO / "pyproject.toml").read_text(), re.M)
+    line = re.search(r'^"qwixx_env.play.static" = \[(.*?)\]', (REPO / "pyproject.toml").read_text(), re.M)
+    assert line, 'pyproject.toml: no [tool.setuptools.package-data] line for "qwixx_env.play.static"'
     globs = re.findall(r'"([^"]+)"', line.group(1))
     static = REPO / "qwixx_env" / "play" / "static"
-    shipped = {p for g in globs for p in (static.parent).glob(g)}
+    shipped = {p for g in globs for p in static.glob(g)}
     assert set(static.iterdir()) <= shipped
 
 
