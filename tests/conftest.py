@@ -8,6 +8,10 @@ Sheets are hand-drawn as one dict per seat: colour -> crossed numbers, plus opti
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -139,3 +143,26 @@ def classic(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("QWIXX_ENV_CACHE", str(directory))
         yield load_table("classic")
+
+
+@contextlib.contextmanager
+def serving(app):
+    """`app` under uvicorn on a free loopback port: yields the page's address
+    (``http://127.0.0.1:PORT/``). For the play server's tests (the play extra)."""
+    import uvicorn  # the play extra's: only the play tests call this
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.time() + 20
+    while not server.started and time.time() < deadline:
+        time.sleep(0.05)
+    assert server.started, "uvicorn did not start"
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

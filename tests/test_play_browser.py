@@ -6,11 +6,9 @@ docs/play.md show them): a game in progress with the coach on, the end of a game
 and the table at 1280 and 400 px wide.
 """
 
-import contextlib
 import json
 import os
 import shutil
-import socket
 import threading
 import time
 from pathlib import Path
@@ -26,7 +24,6 @@ if not (CHROMIUM and DRIVER):
 pytest.importorskip("selenium", reason="needs selenium (the test extra)")
 pytest.importorskip("uvicorn", reason="needs the play extra (uvicorn)")
 
-import uvicorn  # noqa: E402
 from selenium import webdriver  # noqa: E402
 from selenium.webdriver.chrome.options import Options  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
@@ -43,27 +40,11 @@ from qwixx_env.play.games import Game, make_bots, parse_new_game  # noqa: E402
 from qwixx_env.play.prepare import Preparation, Task  # noqa: E402
 from qwixx_env.play.server import create_app  # noqa: E402
 
+from conftest import serving  # noqa: E402
+
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[1]
 SHOTS = REPO / "docs" / "images" if os.environ.get("QWIXX_SCREENSHOTS") else None
-
-
-@contextlib.contextmanager
-def serving(app):
-    """`app` under uvicorn on a free loopback port: yields the page's address."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.time() + 20
-    while not server.started and time.time() < deadline:
-        time.sleep(0.05)
-    assert server.started, "uvicorn did not start"
-    yield f"http://127.0.0.1:{port}/"
-    server.should_exit = True
-    thread.join(timeout=10)
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,6 @@ Every request that is refused leaves the game as it was."""
 import http.client
 import json
 import re
-import socket
-import threading
 import time
 
 import pytest
@@ -15,13 +13,14 @@ import pytest
 pytest.importorskip("starlette", reason="the play extra (starlette) is not installed")
 pytest.importorskip("httpx2", reason="Starlette's TestClient needs httpx2 (the test extra)")
 
-import uvicorn  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402
 
 from qwixx_env import replay  # noqa: E402
 from qwixx_env.cli import main as cli_main  # noqa: E402
 from qwixx_env.play import saved  # noqa: E402
 from qwixx_env.play.server import SEAT_HEADER, SEATS_HEADER, create_app  # noqa: E402
+
+from conftest import serving  # noqa: E402
 
 TABLE = {  # two people and a bot: Ann at seat 0, Bob at seat 1, greedy at seat 2
     "players": 3, "seed": 5,
@@ -194,16 +193,8 @@ def test_two_people_and_a_bot_play_to_the_end_from_two_clients(client):
 
 def test_the_event_stream_tells_every_page_when_the_game_changes():
     app = create_app(max_games=2)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        deadline = time.time() + 20
-        while not server.started and time.time() < deadline:
-            time.sleep(0.05)
+    with serving(app) as url:
+        port = int(url.rstrip("/").rsplit(":", 1)[1])
 
         def call(method, path, body=None, headers=None):
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
@@ -232,9 +223,6 @@ def test_the_event_stream_tells_every_page_when_the_game_changes():
                      headers={SEAT_HEADER: keys[seat]})
         assert next_data() == {"version": after["decisions"], "over": False}
         stream.close()
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
 
 
 # --- --store ------------------------------------------------------------------------------
