@@ -6,7 +6,9 @@ Every figure is **decisions per second** of 2-player classic, all on this machin
   runs): every env runner steps a `QwixxVectorEnv` of 256 games, the learner's seat against
   the ``random`` opponent played inside the engine (as the SB3 measurement below), the
   masking PPO module with two 256-unit tanh layers per network; 0, 1 and 2 env runners,
-  sampling and training measured as for the multi-agent path.
+  sampling and training measured as for the multi-agent path. Each runner is a
+  `BatchedEnvRunner` (the default: the whole batch of games per step, episodes cut from the
+  arrays), and, for comparison, RLlib's own `SingleAgentEnvRunner` (game by game).
 * RLlib's multi-agent path (the old one, ``env: multi_agent``; the masking PPO module,
   pure self-play, 8 games per env runner): with
   ``num_env_runners`` 0 (the driver samples), 1 and 2 (remote runner processes, sampling in
@@ -105,10 +107,12 @@ def rllib_speed(num_env_runners: int, seconds: float, env: type = QwixxMultiAgen
     return measure(config, num_env_runners, seconds, per_call=1000)
 
 
-def vector_speed(num_env_runners: int, seconds: float) -> dict[str, float]:
-    """Sampling and training learner decisions/s of the vector path with `num_env_runners` remote runners."""
+def vector_speed(num_env_runners: int, seconds: float, env_runner: str = "batched") -> dict[str, float]:
+    """Sampling and training learner decisions/s of the vector path with `num_env_runners`
+    remote runners, each a `env_runner` (``"batched"``: `BatchedEnvRunner`, ``"rllib"``:
+    RLlib's `SingleAgentEnvRunner`)."""
     config = (
-        vector_ppo_config(num_players=2, opponents={"random": 1}, hidden=HIDDEN)
+        vector_ppo_config(num_players=2, opponents={"random": 1}, hidden=HIDDEN, env_runner=env_runner)
         .env_runners(num_env_runners=num_env_runners, num_envs_per_env_runner=VECTOR_GAMES, num_cpus_per_env_runner=1)
         .training(train_batch_size_per_learner=VECTOR_TRAIN_BATCH, minibatch_size=2048, num_epochs=4)
         .debugging(seed=0)
@@ -211,10 +215,13 @@ def main() -> None:
         for runners in (1, 2):
             rllib[str(runners)] = rllib_speed(runners, args.seconds)
             print(f"rllib, {runners} env runner(s)", rllib[str(runners)], flush=True)
-        vector = {}
+        vector, stock = {}, {}
         for runners in (0, 1, 2):
             vector[str(runners)] = vector_speed(runners, args.seconds)
-            print(f"rllib vector path, {runners} env runner(s)", vector[str(runners)], flush=True)
+            print(f"rllib vector path, BatchedEnvRunner, {runners} env runner(s)", vector[str(runners)], flush=True)
+            stock[str(runners)] = vector_speed(runners, args.seconds, "rllib")
+            print(f"rllib vector path, SingleAgentEnvRunner, {runners} env runner(s)", stock[str(runners)],
+                  flush=True)
     finally:
         ray.shutdown()
 
@@ -238,7 +245,9 @@ def main() -> None:
     for n in ("0", "1", "2"):
         ratios[f"vector_over_multi_agent_{n}_runners"] = ratio(vector[n], rllib[n])
         ratios[f"vector_{n}_runners_over_sb3"] = ratio(vector[n], sb3)
+        ratios[f"vector_over_stock_runner_{n}_runners"] = ratio(vector[n], stock[n])
     ratios["vector_2_runners_over_1"] = ratio(vector["2"], vector["1"])
+    ratios["stock_runner_2_runners_over_1"] = ratio(stock["2"], stock["1"])
     ratios["multi_agent_2_runners_over_1"] = ratio(rllib["2"], rllib["1"])
     ratios["rllib_parallel_view_over_aec_view_0_runners"] = {
         kind: round(parallel[f"{kind}_decisions_per_second"] / rllib["0"][f"{kind}_decisions_per_second"], 4)
@@ -247,7 +256,8 @@ def main() -> None:
     result = {
         "benchmark": "rllib_speed",
         "what": "decisions per second, 2-player classic: RLlib PPO on the vector path (QwixxVectorEnv of 256 "
-                "games per env runner, learner decisions, opponent in the engine) and on the multi-agent path "
+                "games per env runner, learner decisions, opponent in the engine; sampled by BatchedEnvRunner, "
+                "and by RLlib's SingleAgentEnvRunner) and on the multi-agent path "
                 "(self-play, every decision by the module) with 0/1/2 env runners (and the Parallel-view env "
                 "with 0) vs MaskablePPO on Sb3VecEnv (learner decisions; opponent in the engine)",
         "command": "python benchmarks/rllib_speed.py --seconds " + f"{args.seconds:g}",
@@ -259,6 +269,7 @@ def main() -> None:
         "env_alone_decisions_per_second": env_only,
         "sb3": sb3,
         "rllib_vector_by_env_runners": vector,
+        "rllib_vector_stock_runner_by_env_runners": stock,
         "rllib_by_env_runners": rllib,
         "rllib_parallel_view_0_runners": parallel,
         "rounds_0_runners": rounds,

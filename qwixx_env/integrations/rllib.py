@@ -59,6 +59,7 @@ from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
+from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 from ray.tune.registry import register_env
 from torch import nn
@@ -71,6 +72,7 @@ from qwixx_env.core.variant import get_variant
 from qwixx_env.envs.parallel import ParallelQwixx
 from qwixx_env.envs.qwixx_v0 import raw_env
 from qwixx_env.envs.vector import Policy, QwixxVectorEnv
+from qwixx_env.integrations.rllib_runner import BatchedEnvRunner
 from qwixx_env.nets import Layer, write_policy
 
 ENV_OPTIONS = ("table", *TableOptions.names(), "illegal_reward")
@@ -317,6 +319,9 @@ def make_vector_env(config: Mapping[str, Any]) -> RLlibVectorEnv:
     return RLlibVectorEnv(QwixxVectorEnv(num_envs, autoreset_mode=AutoresetMode.NEXT_STEP, **options))
 
 
+ENV_RUNNERS = {"batched": BatchedEnvRunner, "rllib": SingleAgentEnvRunner}
+"""`vector_ppo_config`'s `env_runner`: the env runner class every runner of the vector path is."""
+
 VECTOR_ENV = "qwixx-vector-v0"
 """`make_vector_env`'s name in RLlib's env registry (RLlib takes a class or a registered name;
 `vector_ppo_config` registers it, again each time: a Ray shut down and started anew forgets it)."""
@@ -504,6 +509,7 @@ def vector_ppo_config(
     hidden: tuple[int, ...] = (256, 256),
     activation: str = "tanh",
     env_options: Mapping[str, Any] | None = None,
+    env_runner: str = "batched",
     **options: Any,
 ) -> PPOConfig:
     """A `PPOConfig` whose env runners each step a `QwixxVectorEnv` (`make_vector_env`; as many
@@ -513,10 +519,14 @@ def vector_ppo_config(
 
     The table is `table` or its keyword options (`core.options.table_from`); `env_options` are
     more `QwixxVectorEnv` options (``illegal_reward``, ``learner_seat``, ``greedy_max_skip``).
+    `env_runner`: ``"batched"`` (the default: `BatchedEnvRunner`, which samples all of a
+    runner's games as one batch per step) or ``"rllib"`` (RLlib's own `SingleAgentEnvRunner`,
+    game by game: slower, but runs custom connectors and per-episode callbacks).
     The learned module is RLlib's single-agent default module id (`DEFAULT_MODULE_ID`); the
     self-play league swaps the pool in running env runners (`RLlibVectorEnv.set_league`). Set
     the rest (``.env_runners``, ``.training``, ``.learners``, ``.debugging``) on the result.
     """
+    check_choice("env_runner", env_runner, tuple(ENV_RUNNERS))
     env_options = dict(env_options or {})
     table = table_from(table, **options, **{k: env_options.pop(k) for k in TableOptions.names() if k in env_options})
     env_config = {"table": table, "opponents": dict(opponents or {"random": 1.0}), **env_options}
@@ -525,7 +535,7 @@ def vector_ppo_config(
     return (
         PPOConfig()
         .environment(VECTOR_ENV, env_config=env_config)
-        .env_runners(gym_env_vectorize_mode="vector_entry_point")
+        .env_runners(gym_env_vectorize_mode="vector_entry_point", env_runner_cls=ENV_RUNNERS[env_runner])
         .rl_module(rl_module_spec=masked_module_spec(hidden, activation))
     )
 

@@ -1,0 +1,396 @@
+"""`BatchedEnvRunner`: an RLlib env runner that samples a whole vector env of games per step, as arrays.
+
+RLlib's `SingleAgentEnvRunner` spends most of its time per game, not per batch: every step
+of a vector env of N games goes through its connector pipelines game by game and adds each
+game's step to an episode object one item at a time, so a runner samples about as fast
+whether the games come from a compiled engine or from Python. `BatchedEnvRunner` is that
+runner with the sampling loop done on the batch: one module forward pass and one action draw
+for all N games, the step's arrays kept as they come, and the episodes (RLlib's
+`SingleAgentEpisode`, numpy'ized, as the stock runner returns them) cut out of the arrays
+at the end of `sample`. What the learner gets is what the stock runner gives it: one
+episode or episode chunk per game and call, observations, actions, rewards,
+``action_dist_inputs``, ``action_logp`` and ``weights_seq_no``; a game still under way at
+the end of a call goes on in the next call's chunk, under the same episode id.
+
+It runs any Gymnasium vector env with a discrete action space and next-step autoreset
+(what RLlib's runners expect, `gymnasium.vector.AutoresetMode.NEXT_STEP`): on the vector
+path (`qwixx_env.integrations.rllib.vector_ppo_config`), the `RLlibVectorEnv` over the
+batched engine. State, weights, metrics, checkpoints and `foreach_env_runner` are the stock
+runner's. What it leaves out, and refuses where a config asks for it: custom env-to-module
+and module-to-env connectors, and stateful (recurrent) modules. RLlib's per-episode callbacks
+(``on_episode_start``/``step``/``end``) are not called; ``on_sample_end`` is.
+
+>>> config = vector_ppo_config(num_players=2)          # uses BatchedEnvRunner
+>>> config.env_runners(env_runner_cls=BatchedEnvRunner)  # the same, on any PPOConfig of such an env
+
+Needs the ``rllib`` extra.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import uuid
+from typing import Any
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
+from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
+from ray.rllib.core.columns import Columns
+from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
+from ray.rllib.env.single_agent_episode import SingleAgentEpisode
+from ray.rllib.env.utils.infinite_lookback_buffer import InfiniteLookbackBuffer
+from ray.rllib.utils.metrics import WEIGHTS_SEQ_NO
+from ray.rllib.utils.torch_utils import FLOAT_MIN
+
+REWARD_SPACE = spaces.Box(float("-inf"), float("inf"), (), np.float32)
+"""The space of one reward in an episode (what `SingleAgentEpisode` gives its rewards)."""
+
+
+class BatchedEnvRunner(SingleAgentEnvRunner):
+    """A `SingleAgentEnvRunner` whose `sample` steps the vector env as one batch (module docstring)."""
+
+    def __init__(self, *, config: AlgorithmConfig, **kwargs: Any):
+        check_batched_config(config)
+        super().__init__(config=config, **kwargs)
+        if self.env is not None:
+            self._check_env()
+        self._games: _Games | None = None  # the games under way, once sampling has started
+
+    def make_env(self) -> None:
+        super().make_env()
+        self._games = None  # a new env: its games start at the next sample
+        self._check_env()
+
+    def _check_env(self) -> None:
+        env = self.env
+        assert env is not None
+        if not isinstance(env.single_action_space, spaces.Discrete):
+            raise ValueError(f"BatchedEnvRunner: got action space {env.single_action_space!r}; it samples discrete "
+                             "actions (use RLlib's SingleAgentEnvRunner for others)")
+        mode = env.metadata.get("autoreset_mode")
+        if mode != AutoresetMode.NEXT_STEP and getattr(mode, "value", mode) != AutoresetMode.NEXT_STEP.value:
+            raise ValueError(f"BatchedEnvRunner: the vector env resets with autoreset_mode {mode!r}; it records "
+                             "episodes as NextStep resets them (as RLlib's runners do)")
+
+    def _sample(
+        self,
+        *,
+        num_timesteps: int | None = None,
+        num_episodes: int | None = None,
+        explore: bool,
+        random_actions: bool = False,
+        force_reset: bool = False,
+    ) -> list[SingleAgentEpisode]:
+        """Step every game at once until `num_timesteps` decisions (or `num_episodes` finished
+        games, from fresh games) are played; the episodes of this call, cut from the arrays."""
+        assert self.env is not None
+        if force_reset or num_episodes is not None or self._needs_initial_reset or self._games is None:
+            obs, _ = self._try_env_reset(seed=self._seed if self._needs_initial_reset else None, options=None)
+            self._games = _Games(self.num_envs, obs)
+        self._needs_initial_reset = num_episodes is not None  # RLlib: sampling by episodes starts afresh each time
+        games = self._games
+        steps = _Steps(games)
+        ts = done_games = 0
+        finished: list[tuple[int, float, float]] = []  # (length, return, seconds) of each game that ended
+        while (ts < num_timesteps) if num_timesteps is not None else (done_games < (num_episodes or 0)):
+            actions = self._actions(games.obs, explore, random_actions, ts, steps)
+            result = self._try_env_step(actions)
+            if isinstance(result, str):  # ENV_STEP_FAILURE: RLlib remade the env; start over
+                obs, _ = self._try_env_reset(seed=None, options=None)
+                self._games = games = _Games(self.num_envs, obs)
+                steps, ts = _Steps(games), 0
+                continue
+            obs, rewards, terminated, truncated, _ = result
+            played = steps.record(actions, rewards, terminated, truncated, obs)
+            ts += played
+            done_games += self._finish(games, steps, finished)
+        self._log_finished(finished)
+        episodes = steps.episodes(self.env.single_observation_space, self.env.single_action_space,
+                                  self._weights_seq_no, complete_only=num_episodes is not None)
+        if ts:
+            self._log_env_steps(metric=self._metrics_num_env_steps_sampled, num_steps=ts)
+        self._increase_sampled_metrics(ts, done_games)
+        return episodes
+
+    def _actions(self, obs: Any, explore: bool, random_actions: bool, ts: int, steps: _Steps) -> np.ndarray:
+        """Every game's action (N,) for the observations `obs`, drawn from the module's
+        distribution (`explore`) or its most likely action; the distribution's inputs and the
+        action's log-probability go to `steps`."""
+        batch = {Columns.OBS: _tensors(obs, self._device)}
+        with torch.no_grad():
+            if random_actions or self.module is None:
+                logits = _uniform_logits(obs, self.env.single_action_space.n)  # type: ignore[union-attr]
+                dist = torch.distributions.Categorical(logits=torch.from_numpy(logits))
+                action = dist.sample()
+                steps.act(action.numpy(), logits, dist.log_prob(action).numpy())
+                return steps.last_actions
+            if explore:
+                runners = self.config.num_env_runners or 1
+                t = (self.num_env_steps_sampled_lifetime // runners + ts) * runners
+                out = self.module.forward_exploration(batch, t=t)
+                dist = self.module.get_exploration_action_dist_cls().from_logits(out[Columns.ACTION_DIST_INPUTS])
+            else:
+                out = self.module.forward_inference(batch)
+                dist = self.module.get_inference_action_dist_cls().from_logits(out[Columns.ACTION_DIST_INPUTS])
+                dist = dist.to_deterministic()
+            action = dist.sample()
+            logp = dist.logp(action)
+        steps.act(_numpy(action), _numpy(out[Columns.ACTION_DIST_INPUTS]), _numpy(logp))
+        return steps.last_actions
+
+    def _finish(self, games: _Games, steps: _Steps, finished: list[tuple[int, float, float]]) -> int:
+        """Note the games that ended in the last step (length, return, duration) and start
+        their slots' next games; how many ended."""
+        ended = steps.just_ended
+        now = time.perf_counter()
+        for i in np.flatnonzero(ended):
+            finished.append((int(games.length[i]), float(games.ret[i]), now - float(games.started[i])))
+        games.finish(ended, now)
+        return int(ended.sum())
+
+    def _log_finished(self, finished: list[tuple[int, float, float]]) -> None:
+        """Log the finished games as RLlib logs episodes. Its episode metrics are means, minima
+        and maxima over a window of the last games, so only the games that can still be in
+        the window are logged: the same figures, without a metrics call per game for the rest."""
+        smoothing = self.config.metrics_num_episodes_for_smoothing or 1
+        window = max(1, math.ceil(smoothing / (self.config.num_env_runners or 1)))
+        for length, ret, seconds in finished[-window:]:
+            self._log_episode_metrics(length, ret, seconds)
+
+
+def check_batched_config(config: AlgorithmConfig) -> None:
+    """Refuse what `BatchedEnvRunner` leaves out: custom connectors and stateful modules."""
+    settings = config.to_dict()  # the connectors are kept under private names: to_dict lists them
+    for what in ("env_to_module", "module_to_env"):
+        custom = settings.get(f"_{what}_connector") is not None
+        if custom or settings.get(f"add_default_connectors_to_{what}_pipeline") is False:
+            raise ValueError(f"BatchedEnvRunner: config sets {what}_connector; the batched runner does not run custom "
+                             "connectors (use RLlib's SingleAgentEnvRunner: vector_ppo_config(env_runner='rllib'))")
+    model = config.model_config if isinstance(config.model_config, dict) else {}
+    if model.get("use_lstm") or model.get("use_attention"):
+        raise ValueError("BatchedEnvRunner: the module is stateful (use_lstm/use_attention); the batched runner "
+                         "samples stateless modules")
+
+
+class _Games:
+    """The games under way in every slot of the vector env: the observation to act on, and
+    each game's episode id, steps already returned, return and start time."""
+
+    def __init__(self, n: int, obs: Any):
+        self.obs = obs
+        self.ids = [uuid.uuid4().hex for _ in range(n)]
+        self.t = np.zeros(n, np.int64)  # decisions of the game returned in earlier chunks
+        self.length = np.zeros(n, np.int64)
+        self.ret = np.zeros(n, np.float64)
+        self.started = np.full(n, time.perf_counter())
+        self.resetting = np.zeros(n, bool)  # the slot's game ended: the next step restarts it (NextStep)
+
+    def finish(self, ended: np.ndarray, now: float) -> None:
+        """The games `ended` are over: their slots' next games get new ids."""
+        for i in np.flatnonzero(ended):
+            self.ids[i] = uuid.uuid4().hex
+        self.t[ended] = 0
+        self.length[ended] = 0
+        self.ret[ended] = 0.0
+        self.started[ended] = now
+        self.resetting |= ended
+
+
+class _Steps:
+    """One `sample` call's steps, as arrays of (steps, games): what each game saw, did, got."""
+
+    def __init__(self, games: _Games):
+        self.games = games
+        self.obs: list[Any] = [games.obs]  # observations before each step, and the last one after
+        self.actions: list[np.ndarray] = []
+        self.logits: list[np.ndarray] = []
+        self.logp: list[np.ndarray] = []
+        self.rewards: list[np.ndarray] = []
+        self.done: list[np.ndarray] = []  # (terminated, truncated) of the step's outcome
+        self.played: list[np.ndarray] = []  # the game made a decision (not a NextStep restart)
+        self.last_actions = np.zeros(0, np.int64)
+        self.just_ended = np.zeros(len(games.ids), bool)
+        self.t_before = games.t.copy()  # each slot's decisions returned before this call
+        self.ended_ids: list[list[str]] = [[] for _ in games.ids]  # the games that end in this call, in order
+
+    def act(self, actions: np.ndarray, logits: np.ndarray, logp: np.ndarray) -> None:
+        self.last_actions = actions
+        self.actions.append(actions)
+        self.logits.append(logits.astype(np.float32, copy=False))
+        self.logp.append(logp.astype(np.float32, copy=False))
+
+    def record(self, actions: np.ndarray, rewards: Any, terminated: Any, truncated: Any, obs: Any) -> int:
+        """The step's outcome; how many decisions it played (restarting slots play none)."""
+        g = self.games
+        played = ~g.resetting
+        terminated, truncated = np.asarray(terminated, bool), np.asarray(truncated, bool)
+        self.rewards.append(np.asarray(rewards, np.float32))
+        self.done.append(np.stack([terminated & played, truncated & played]))
+        self.played.append(played)
+        self.obs.append(obs)
+        g.obs = obs
+        g.length += played
+        g.ret += np.where(played, self.rewards[-1], 0.0)
+        g.resetting = np.zeros_like(played)
+        self.just_ended = (terminated | truncated) & played
+        for i in np.flatnonzero(self.just_ended):
+            self.ended_ids[i].append(g.ids[i])  # before `_Games.finish` gives the slot a new id
+        return int(played.sum())
+
+    def episodes(self, obs_space: spaces.Space, action_space: spaces.Space, seq_no: int,
+                 complete_only: bool) -> list[SingleAgentEpisode]:
+        """Every game's stretch of decisions in this call as a numpy'ized `SingleAgentEpisode`
+        (finished games end terminated or truncated; a game under way ends in a chunk that the
+        next call continues, and its decisions so far are counted in `games.t`)."""
+        if not self.played:
+            return EpisodeList()
+        played = np.stack(self.played)  # (K, N)
+        done = np.stack(self.done, axis=1)  # (2, K, N)
+        actions, rewards = np.stack(self.actions).astype(np.int32), np.stack(self.rewards)
+        logits, logp = np.stack(self.logits), np.stack(self.logp)
+        obs = _stack(self.obs)  # leaves (K + 1, N, ...)
+        steps, n = played.shape
+        out = EpisodeList()
+        for i in range(n):
+            ended = iter(self.ended_ids[i])  # the ids of the games that ended in this call, in order
+            for start, end in _runs(played[:, i]):  # decisions start..end-1, observations start..end
+                terminated, truncated = bool(done[0, end - 1, i]), bool(done[1, end - 1, i])
+                # a run from the call's first step goes on with the game under way when the call began
+                t_started = int(self.t_before[i]) if start == 0 else 0
+                if terminated or truncated:
+                    episode_id = next(ended)
+                else:  # the game still under way (the last run): the next call continues it
+                    episode_id = self.games.ids[i]
+                    self.games.t[i] = t_started + (end - start)
+                    if complete_only:
+                        continue
+                out.append(_episode(
+                    episode_id, _leaves(obs, slice(start, end + 1), i), actions[start:end, i].copy(),
+                    rewards[start:end, i].copy(),
+                    {Columns.ACTION_DIST_INPUTS: logits[start:end, i].copy(),
+                     Columns.ACTION_LOGP: logp[start:end, i].copy(),
+                     WEIGHTS_SEQ_NO: np.full(end - start, seq_no, np.int64)},
+                    terminated, truncated, t_started, obs_space, action_space,
+                ))
+        return out
+
+
+class EpisodeList(list):
+    """The episodes of one `sample` call. A plain list of `SingleAgentEpisode`s, but for how it
+    travels from a remote env runner to the learner: packed into one array per column (not
+    several small arrays per episode, which Ray moves one by one) and unpacked into the same
+    episodes on arrival (`tests/test_rllib_runner.py` checks the round trip)."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _unpack, (_pack(self),)
+
+
+def _episode(episode_id: str, obs: Any, actions: np.ndarray, rewards: np.ndarray, extras: dict[str, np.ndarray],
+             terminated: bool, truncated: bool, t_started: int, obs_space: spaces.Space,
+             action_space: spaces.Space) -> SingleAgentEpisode:
+    """A numpy'ized episode (chunk) of `len(actions)` decisions and one more observation, as
+    RLlib's runner returns them: no lookback, empty infos."""
+    return SingleAgentEpisode(
+        episode_id,
+        observations=InfiniteLookbackBuffer(obs),
+        infos=InfiniteLookbackBuffer([{} for _ in range(len(actions) + 1)]),
+        actions=InfiniteLookbackBuffer(actions),
+        rewards=InfiniteLookbackBuffer(rewards, space=REWARD_SPACE),
+        extra_model_outputs={key: InfiniteLookbackBuffer(value) for key, value in extras.items()},
+        terminated=terminated,
+        truncated=truncated,
+        t_started=t_started,
+        len_lookback_buffer=0,
+        observation_space=obs_space,
+        action_space=action_space,
+    )
+
+
+def _pack(episodes: list[SingleAgentEpisode]) -> dict[str, Any] | None:
+    """`episodes` (this runner's) as one array per column and the few scalars of each."""
+    if not episodes:
+        return None
+    first = episodes[0]
+    return {
+        "ids": [e.id_ for e in episodes],
+        "lengths": np.array([len(e) for e in episodes], np.int64),
+        "t_started": np.array([e.t_started for e in episodes], np.int64),
+        "terminated": np.array([e.is_terminated for e in episodes], bool),
+        "truncated": np.array([e.is_truncated for e in episodes], bool),
+        "obs": _concat([e.observations.data for e in episodes]),
+        "actions": _concat([e.actions.data for e in episodes]),
+        "rewards": _concat([e.rewards.data for e in episodes]),
+        "extras": {key: _concat([e.extra_model_outputs[key].data for e in episodes])
+                   for key in first.extra_model_outputs},
+        "spaces": (first.observation_space, first.action_space),
+    }
+
+
+def _unpack(packed: dict[str, Any] | None) -> list[SingleAgentEpisode]:
+    """The episodes `_pack` packed (their arrays are views of the packed columns)."""
+    if packed is None:
+        return []
+    lengths = packed["lengths"]
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    obs_space, action_space = packed["spaces"]
+    episodes = []
+    for j, (a, b) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
+        o = slice(a + j, b + j + 1)  # each episode has one observation more than decisions
+        episodes.append(_episode(
+            packed["ids"][j], _leaves(packed["obs"], o, None), packed["actions"][a:b], packed["rewards"][a:b],
+            {key: value[a:b] for key, value in packed["extras"].items()}, bool(packed["terminated"][j]),
+            bool(packed["truncated"][j]), int(packed["t_started"][j]), obs_space, action_space,
+        ))
+    return episodes
+
+
+def _numpy(x: Any) -> np.ndarray:
+    """A torch tensor (on any device) or an array as a numpy array."""
+    return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
+
+
+def _concat(items: list[Any]) -> Any:
+    if isinstance(items[0], dict):
+        return {k: _concat([item[k] for item in items]) for k in items[0]}
+    return np.concatenate(items)
+
+
+def _runs(played: np.ndarray) -> list[tuple[int, int]]:
+    """The maximal stretches [start, end) of True in a 1-D bool array."""
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], played.astype(np.int8), [0]))))
+    return list(zip(edges[0::2].tolist(), edges[1::2].tolist(), strict=True))
+
+
+def _stack(items: list[Any]) -> Any:
+    if isinstance(items[0], dict):
+        return {k: _stack([item[k] for item in items]) for k in items[0]}
+    return np.stack([np.asarray(item) for item in items])
+
+
+def _leaves(obs: Any, steps: slice, i: int | None) -> Any:
+    """The observations `steps` of game `i` (a copy), or of a packed column (`i` None: a view)."""
+    if isinstance(obs, dict):
+        return {k: _leaves(v, steps, i) for k, v in obs.items()}
+    return obs[steps] if i is None else obs[steps, i].copy()
+
+
+def _tensors(obs: Any, device: Any) -> Any:
+    if isinstance(obs, dict):
+        return {k: _tensors(v, device) for k, v in obs.items()}
+    tensor = torch.from_numpy(np.asarray(obs))
+    return tensor if device is None or str(device) == "cpu" else tensor.to(device)
+
+
+def _uniform_logits(obs: Any, num_actions: int) -> np.ndarray:
+    """Logits of a uniform draw among the legal actions (``action_mask`` where the
+    observation has one, else all)."""
+    mask = obs.get("action_mask") if isinstance(obs, dict) else None
+    if mask is None:
+        first = obs if not isinstance(obs, dict) else next(iter(obs.values()))
+        return np.zeros((len(first), num_actions), np.float32)
+    mask = np.asarray(mask)
+    return np.where(mask > 0, 0.0, FLOAT_MIN).astype(np.float32)
