@@ -23,8 +23,10 @@ Every figure is **decisions per second** of 2-player classic, all on this machin
   count. *sample*: rollout collection (callback timestamps); *train*: ``learn()`` as a whole,
   ``n_steps=64`` (4096 decisions a rollout), minibatches of 512, 4 epochs.
 
-The two views with 0 runners are measured alternately, twice each, and averaged (the rounds
-are in the JSON too), so that a drift in the machine's load hits both alike.
+Every measurement runs in a fresh Python process of its own (one process measuring all of
+them in turn made the later ones slower), and SB3 is measured first and last, the mean of the
+two being the reference (both rounds are in the JSON), so that a drift in the machine's load
+hits both sides alike.
 
 * The env alone: `QwixxMultiAgentEnv` stepped with random legal actions, no RLlib around it.
 
@@ -45,9 +47,12 @@ for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMB
 import argparse  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 import ray  # noqa: E402
@@ -191,39 +196,60 @@ def sb3_speed(seconds: float) -> dict[str, float]:
             "load_average_after": loads()}
 
 
+def measure_one(spec: str, seconds: float) -> dict[str, Any] | float:
+    """One measurement named `spec`: ``env``, ``sb3``, ``multi_agent:<view>:<runners>`` or
+    ``vector:<env runner>:<runners>``."""
+    warnings.filterwarnings("ignore")
+    torch.set_num_threads(1)
+    if spec == "env":
+        return env_speed(seconds)
+    if spec == "sb3":
+        return sb3_speed(seconds)
+    kind, variant, runners = spec.split(":")
+    ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False,
+             configure_logging=False)
+    try:
+        if kind == "multi_agent":
+            views = {"aec": QwixxMultiAgentEnv, "parallel": QwixxParallelMultiAgentEnv}
+            return rllib_speed(int(runners), seconds, views[variant])
+        return vector_speed(int(runners), seconds, variant)
+    finally:
+        ray.shutdown()
+
+
+def run_one(spec: str, seconds: float) -> Any:
+    """`measure_one(spec)` in a fresh Python process (so no measurement inherits another's
+    processes, threads or memory), its result read back from the last line it prints."""
+    command = [sys.executable, __file__, "--one", spec, "--seconds", f"{seconds:g}"]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{spec}: exit status {done.returncode}\n{done.stderr[-3000:]}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    print(spec, result, flush=True)
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=20.0, help="wall time per measurement")
     parser.add_argument("--out", default="benchmarks/results", help="folder for rllib_speed.json")
+    parser.add_argument("--one", default=None, help=argparse.SUPPRESS)  # a single measurement (run_one)
     args = parser.parse_args()
-    warnings.filterwarnings("ignore")
-    torch.set_num_threads(1)
+    if args.one:
+        print(json.dumps(measure_one(args.one, args.seconds)))
+        return
     load_before = os.getloadavg()
-    env_only = env_speed(args.seconds)
-    print("QwixxMultiAgentEnv alone", env_only, flush=True)
-    sb3 = sb3_speed(args.seconds)
-    print("sb3", sb3, flush=True)
-    ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False,
-             configure_logging=False)
-    rllib, rounds = {}, {"aec": [], "parallel": []}
-    try:
-        # the two views with 0 runners, alternated over two rounds (the shared machine's load drifts)
-        for _ in range(2):
-            for view, env in (("aec", QwixxMultiAgentEnv), ("parallel", QwixxParallelMultiAgentEnv)):
-                rounds[view].append(rllib_speed(0, args.seconds, env))
-                print(f"rllib, {view} view, 0 env runners", rounds[view][-1], flush=True)
-        for runners in (1, 2):
-            rllib[str(runners)] = rllib_speed(runners, args.seconds)
-            print(f"rllib, {runners} env runner(s)", rllib[str(runners)], flush=True)
-        vector, stock = {}, {}
-        for runners in (0, 1, 2):
-            vector[str(runners)] = vector_speed(runners, args.seconds)
-            print(f"rllib vector path, BatchedEnvRunner, {runners} env runner(s)", vector[str(runners)], flush=True)
-            stock[str(runners)] = vector_speed(runners, args.seconds, "rllib")
-            print(f"rllib vector path, SingleAgentEnvRunner, {runners} env runner(s)", stock[str(runners)],
-                  flush=True)
-    finally:
-        ray.shutdown()
+    env_only = run_one("env", args.seconds)
+    sb3_rounds = [run_one("sb3", args.seconds)]  # again at the end: the mean of both is the reference
+    rounds = {view: [run_one(f"multi_agent:{view}:0", args.seconds)] for view in ("aec", "parallel")}
+    rllib = {str(n): run_one(f"multi_agent:aec:{n}", args.seconds) for n in (1, 2)}
+    vector, stock = {}, {}
+    for n in ("0", "1", "2"):
+        vector[n] = run_one(f"vector:batched:{n}", args.seconds)
+        stock[n] = run_one(f"vector:rllib:{n}", args.seconds)
+    sb3_rounds.append(run_one("sb3", args.seconds))
+    sb3 = {key: round(sum(r[key] for r in sb3_rounds) / 2, 1) for key in sb3_rounds[0]
+           if not key.startswith("load_average")}
 
     def mean(view: str) -> dict[str, float]:
         return {key: round(sum(r[key] for r in rounds[view]) / len(rounds[view]), 1) for key in rounds[view][0]
@@ -268,6 +294,7 @@ def main() -> None:
         "network": {"hidden": list(HIDDEN), "activation": "tanh"},
         "env_alone_decisions_per_second": env_only,
         "sb3": sb3,
+        "sb3_rounds": sb3_rounds,
         "rllib_vector_by_env_runners": vector,
         "rllib_vector_stock_runner_by_env_runners": stock,
         "rllib_by_env_runners": rllib,
