@@ -329,6 +329,7 @@ def test_a_tiny_self_play_run_checkpoints_resumes_exports_and_plays(tmp_path):
     log = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
     assert [line["iteration"] for line in log] == [1, 2, 3]
     assert log[2]["env_steps"] > log[1]["env_steps"] > log[0]["env_steps"] > 0  # counters carried over
+    assert all(line["sample_seconds"] > 0 and line["learn_seconds"] > 0 for line in log)  # where the time went
     bot = bots.load(run / "policy.json")
     assert bot.policy.meta["iteration"] == 3
     result = run_arena([lambda **kw: bots.load(run / "policy.json"), "heuristic"], games=4, workers=1)

@@ -44,6 +44,7 @@ import ray
 import torch
 from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.rllib.core.columns import Columns
+from ray.rllib.utils.metrics import ENV_RUNNER_SAMPLING_TIMER, LEARNER_UPDATE_TIMER, TIMERS
 
 from qwixx_env.bots import make_bot
 from qwixx_env.bots.specs import check_spec
@@ -297,6 +298,7 @@ def log_line(result: dict[str, Any], seconds: float) -> dict[str, Any]:
     """The few numbers of an iteration worth a log line."""
     runners = result.get("env_runners", {})
     returns = runners.get("module_episode_returns_mean", {})
+    timers = result.get(TIMERS, {})
     return {
         "iteration": result.get("training_iteration"),
         "env_steps": runners.get("num_env_steps_sampled_lifetime"),
@@ -305,7 +307,14 @@ def log_line(result: dict[str, Any], seconds: float) -> dict[str, Any]:
         "returns": {k: round(float(v), 4) for k, v in returns.items() if v == v},
         "return_mean": _finite(runners.get("episode_return_mean")),
         "seconds": round(seconds, 2),
+        # where an iteration's time goes (RLlib's smoothed timers): sampling, and the learner's update
+        "sample_seconds": _rounded(timers.get(ENV_RUNNER_SAMPLING_TIMER)),
+        "learn_seconds": _rounded(timers.get(LEARNER_UPDATE_TIMER)),
     }
+
+
+def _rounded(value: Any) -> float | None:
+    return None if value is None else round(float(value), 3)
 
 
 def _finite(value: Any) -> float | None:
