@@ -13,9 +13,10 @@
   runner records episodes) as a native Gymnasium vector env: the learner's seat in every game
   against opponents played inside the engine (scripted bots in the compiled kernels, frozen
   snapshots of the learner as one numpy forward pass per batch), with the observation, mask
-  and reward contract of the SB3 path. `RLlibVectorEnv.set_league` swaps the opponent pool in
-  a running env runner (the self-play league of `qwixx_env.training.rllib` broadcasts its
-  snapshots with it).
+  and reward contract of the SB3 path. Every env runner is a `BatchedEnvRunner`
+  (`qwixx_env.integrations.rllib_runner`: all of its games per step as one batch).
+  `RLlibVectorEnv.set_league` swaps the opponent pool in a running env runner (the self-play
+  league of `qwixx_env.training.rllib` broadcasts its snapshots with it).
 - `QwixxMultiAgentEnv`: the AEC env (`qwixx_v0.raw_env`) seen as RLlib's turn-based
   `MultiAgentEnv`: each step exactly one agent, the one to decide, gets an observation; the
   observation is the dict RLlib's action-masking modules read, ``{"observations": float32
