@@ -26,7 +26,8 @@ from qwixx_env.integrations.rllib_runner import BatchedEnvRunner  # noqa: E402
 
 
 def small_config(num_envs=8, seed=3, **options):
-    return (vector_ppo_config(num_players=2, opponents={"greedy": 1, "random": 1}, hidden=(16,), **options)
+    options = {"num_players": 2, "opponents": {"greedy": 1, "random": 1}, **options}
+    return (vector_ppo_config(hidden=(16,), **options)
             .env_runners(num_env_runners=0, num_envs_per_env_runner=num_envs).debugging(seed=seed))
 
 
@@ -70,9 +71,17 @@ def test_every_decision_the_engine_plays_is_in_exactly_one_chunk(runner):
             assert masks[np.arange(len(e)), e.get_actions()].all()  # every action was legal where it was taken
 
 
-def test_the_batched_runner_records_what_rllibs_own_runner_records():
-    """Same weights, same seed, greedy actions: the two runners see and do the same, chunk for chunk."""
-    config = small_config(num_envs=4)
+@pytest.mark.parametrize("table", [
+    {},
+    {"num_players": 1, "reward": "score"},
+    {"num_players": 3, "reward": "score_delta", "opponents": {"heuristic": 1, "random": 1}},
+    {"num_players": 2, "variant": "longo", "lucky": "bonus", "reward": "margin"},
+    {"num_players": 5, "variant": "longo", "lucky": "instead"},
+])
+def test_the_batched_runner_records_what_rllibs_own_runner_records(table):
+    """Same weights, same seed, greedy actions: the two runners see and do the same, chunk for
+    chunk, whatever the table and the reward."""
+    config = small_config(num_envs=4, **table)
     stock, batched = SingleAgentEnvRunner(config=config), BatchedEnvRunner(config=config)
     try:
         batched.set_state(stock.get_state())
