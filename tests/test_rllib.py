@@ -37,6 +37,7 @@ from qwixx_env.integrations.rllib import (  # noqa: E402
     vector_env_of,
     vector_ppo_config,
 )
+from qwixx_env.integrations.rllib_runner import BatchedEnvRunner  # noqa: E402
 from qwixx_env.training import main as qwixx_train  # noqa: E402
 from qwixx_env.training.rllib import (  # noqa: E402
     algo_config,
@@ -403,6 +404,11 @@ def test_rllib_config_takes_the_ppo_configs_opponent_pool_and_the_old_form_with_
     cfg = tiny()
     assert cfg.env == "vector" and cfg.opponents.scripted == {"greedy": 1.0}
     assert algo_config(cfg).env == "qwixx-vector-v0"
+    assert algo_config(cfg).env_runner_cls is BatchedEnvRunner  # the default runner ...
+    stock = config_from_dict({**cfg.to_dict(), "env_runners": {"num_env_runners": 0, "runner": "rllib"}})
+    assert algo_config(stock).env_runner_cls is SingleAgentEnvRunner  # ... or RLlib's own
+    with pytest.raises(ValueError, match="env_runners.runner"):
+        config_from_dict({**cfg.to_dict(), "env_runners": {"runner": "fast"}})
     with pytest.warns(DeprecationWarning, match="opponents"):
         old = config_from_dict({**tiny().to_dict(), "opponents": {"self": 3, "heuristic": 1}})
     assert old.opponents.scripted == {"heuristic": 1} and old.opponents.self_play.share == 0.75

@@ -53,6 +53,7 @@ from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES
 from qwixx_env.files import write_atomically
 from qwixx_env.integrations.rllib import (
     ACTIVATIONS,
+    ENV_RUNNERS,
     LEARNER,
     SELF,
     VIEWS,
@@ -96,10 +97,13 @@ class RayConfig:
 @dataclass(frozen=True)
 class RunnersConfig:
     """Sampling: `num_env_runners` processes (0: the driver samples), each stepping
-    `num_envs_per_env_runner` games."""
+    `num_envs_per_env_runner` games; on the vector path each is a `runner`: ``batched``
+    (`BatchedEnvRunner`, all of its games as one batch per step) or ``rllib`` (RLlib's own
+    `SingleAgentEnvRunner`, game by game, for custom connectors and per-episode callbacks)."""
 
     num_env_runners: int = field(default=0, metadata=_check(low=0))
     num_envs_per_env_runner: int = field(default=256, metadata=_check(low=1))
+    runner: str = field(default="batched", metadata=_check(choices=tuple(ENV_RUNNERS)))
 
 
 @dataclass(frozen=True)
@@ -235,7 +239,8 @@ def algo_config(cfg: RLlibConfig) -> Any:
         # league replaces with the learner's first snapshot before the first sample
         scripted = dict(cfg.opponents.scripted) or {"random": 1.0}
         config = vector_ppo_config(table=cfg.table, opponents=scripted if cfg.num_players > 1 else {"random": 1.0},
-                                   hidden=cfg.network.hidden, activation=cfg.network.activation)
+                                   hidden=cfg.network.hidden, activation=cfg.network.activation,
+                                   env_runner=cfg.env_runners.runner)
     else:
         config = ppo_config(table=cfg.table, opponents=cfg.seat_weights(), hidden=cfg.network.hidden,
                             activation=cfg.network.activation, view=cfg.view)
