@@ -343,7 +343,8 @@ def test_a_longo_lucky_cross_is_chosen_on_the_page(site, browser):
     assert [attr(c, "data-action") for c in pending] == [red8]  # your white cross, shown as chosen
     green16 = encode_action(("green", 16), "longo")
     browser.find_element(By.CSS_SELECTOR, f".sheet[data-seat='0'] .cell.legal[data-action='{green16}']").click()
-    wait(browser, "return document.body.dataset.turn === 'you' && +document.body.dataset.decisions > 2 || "
+    # your white cross and its lucky cross are told as one decision, then the bot's white choice
+    wait(browser, "return document.body.dataset.turn === 'you' && +document.body.dataset.decisions >= 2 || "
                   "document.body.dataset.turn === 'over'")
     game = app.state.games.get(browser.execute_script("return S.game.id"))
     decisions = game.record()["decisions"]

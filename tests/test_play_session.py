@@ -49,15 +49,15 @@ def test_the_first_roll_of_a_known_game_is_told_as_it_happened():
          "dice": {"white": [2, 6], "red": 1, "yellow": 7, "green": 2, "blue": 5}},
     ]
     r8, g16, passing = encode_action(("red", 8), "longo"), encode_action(("green", 16), "longo"), 60
-    assert told(session.decide(0, r8)) == [
-        {"kind": "decision", "seat": 0, "roll": 0, "phase": "white", "action": r8, "mark": mark("red", 8),
-         "to_decide": 0},
-    ]
+    # your white cross causes the lucky tie: it is told with the row you pick for the lucky cross
+    assert told(session.decide(0, r8)) == []
+    assert (session.decisions, session.public_decisions) == (1, 0)
     assert session.pending(0) == [{"seat": 0, "action": r8, "mark": mark("red", 8)}]
     events = session.decide(0, g16)
+    assert (session.decisions, session.public_decisions) == (3, 2)  # your two told as one
     assert told(events) == [
-        {"kind": "decision", "seat": 0, "roll": 0, "phase": "lucky", "action": g16, "mark": mark("green", 16),
-         "to_decide": 1},
+        {"kind": "decision", "seat": 0, "roll": 0, "phase": "white", "action": r8, "mark": mark("red", 8),
+         "lucky": {"action": g16, "mark": mark("green", 16)}, "to_decide": 1},
         {"kind": "decision", "seat": 1, "roll": 0, "phase": "white", "action": passing, "mark": None,
          "to_decide": 0},
         {"kind": "white", "roll": 0, "white_sum": 8, "to_decide": 0,
@@ -113,6 +113,12 @@ def test_every_event_of_a_seeded_game_tells_what_the_sheets_show(table, seats, s
             assert (event["seat"], event["action"], event["phase"], event["roll"]) == (
                 seat, action, before["phase"], before["roll"])
             env.step(action)
+            if "lucky" in event:  # a white choice told with the lucky tie it caused: the seat's next decision
+                assert env.snapshot()["phase"] == "lucky" and event["phase"] == "white"
+                assert list(next(decisions)) == [seat, event["lucky"]["action"]]
+                choices.append({"seat": seat, "action": action})
+                action = event["lucky"]["action"]
+                env.step(action)
             after = env.snapshot()
             assert event["snapshot"] == after
             if event["phase"] == "color":

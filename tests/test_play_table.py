@@ -17,6 +17,7 @@ from starlette.testclient import TestClient  # noqa: E402
 
 from qwixx_env import replay  # noqa: E402
 from qwixx_env.cli import main as cli_main  # noqa: E402
+from qwixx_env.core.variant import encode_action  # noqa: E402
 from qwixx_env.play import saved  # noqa: E402
 from qwixx_env.play.server import SEAT_HEADER, SEATS_HEADER, create_app  # noqa: E402
 
@@ -191,6 +192,35 @@ def test_two_people_and_a_bot_play_to_the_end_from_two_clients(client):
 # --- the event stream ---------------------------------------------------------------------
 
 
+def test_a_lucky_tie_is_hidden_from_the_other_seats_until_the_reveal(client):
+    """Longo, seed 8: Ann's white cross of red 8 makes her lucky cross (8 is one of her lucky
+    numbers) tie between three rows, so she decides twice. Bob, and a spectator, must not be
+    able to tell: nothing changes for them between her two decisions, and afterwards they see
+    one hidden white decision of hers, never a lucky phase; Ann sees both of her choices."""
+    game = create(client, {"players": 2, "variant": "longo", "lucky": "bonus", "seed": 8,
+                           "seats": [{"kind": "human", "name": "Ann"}, {"kind": "human", "name": "Bob"}]})
+    gid, keys = game["id"], secrets_of(game)
+    r8, g16 = encode_action(("red", 8), "longo"), encode_action(("green", 16), "longo")
+    before = {who: unchanged(client, gid, keys.get(who)) for who in (1, None)}
+    ann = move(client, gid, keys[0], 0, r8)
+    assert (ann["snapshot"]["phase"], ann["to_decide"], ann["decisions"]) == ("lucky", 0, 1)  # hers to break
+    for who in (1, None):  # Bob's page and a spectator's: as if Ann were still choosing her white cross
+        assert unchanged(client, gid, keys.get(who)) == before[who]
+        assert view(client, gid, keys.get(who))["snapshot"]["phase"] == "white"
+    ann = move(client, gid, keys[0], 0, g16)
+    mine = [e for e in ann["events"] if e["kind"] == "decision" and e["seat"] == 0]
+    assert [(e["phase"], e["action"], e["lucky"]["action"]) for e in mine] == [("white", r8, g16)]
+    for who in (1, None):
+        seen = view(client, gid, keys.get(who))
+        assert seen["decisions"] == 1 and seen["to_decide"] == 1
+        hers = [e for e in seen["events"] if e["kind"] == "decision" and e["seat"] == 0]
+        assert len(hers) == 1 and hers[0]["hidden"] and "lucky" not in hers[0]
+        assert all(e.get("phase") != "lucky" and e.get("snapshot", {}).get("phase") != "lucky" for e in seen["events"])
+    bob = move(client, gid, keys[1], 1, view(client, gid, keys[1])["legal"][-1]["action"])  # Bob passes: the reveal
+    reveal = next(e for e in bob["events"] if e["kind"] == "white")
+    assert [(c["seat"], c["action"]) for c in reveal["choices"]][:2] == [(0, r8), (0, g16)]  # all told now
+
+
 def test_the_event_stream_tells_every_page_when_the_game_changes():
     app = create_app(max_games=2)
     with serving(app) as url:
@@ -247,6 +277,23 @@ def test_a_stored_game_continues_identically_after_a_restart(tmp_path):
             assert [p["score"] for p in replay(rec).snapshot()["players"]] == [
                 p["score"] for p in ends[1]["snapshot"]["players"]]
     assert saved.load(tmp_path / f"{gid}.json").over  # the file was rewritten after the last decision
+
+
+def test_a_stored_game_with_a_lucky_tie_resumes_after_a_restart(tmp_path):
+    """Longo, seed 8: Ann's first white choice causes a lucky tie (told as one decision with
+    the lucky one); a new server on the same folder resumes the game just after it."""
+    body = {"players": 2, "variant": "longo", "lucky": "bonus", "seed": 8,
+            "seats": [{"kind": "human", "name": "Ann"}, {"kind": "human", "name": "Bob"}]}
+    with TestClient(create_app(store=tmp_path)) as first:
+        game = create(first, body)
+        gid, keys = game["id"], secrets_of(game)
+        move(first, gid, keys[0], 0, encode_action(("red", 8), "longo"))
+        move(first, gid, keys[0], 0, encode_action(("green", 16), "longo"))
+        move(first, gid, keys[1], 1, view(first, gid, keys[1])["legal"][-1]["action"])  # Bob passes: the reveal
+        kept = {who: unchanged(first, gid, keys[who]) for who in (0, 1)}
+    with TestClient(create_app(store=tmp_path)) as second:
+        assert second.app.state.store_problems == []
+        assert {who: unchanged(second, gid, keys[who]) for who in (0, 1)} == kept
 
 
 def test_nothing_is_written_without_store(tmp_path, monkeypatch):

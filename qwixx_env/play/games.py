@@ -38,7 +38,7 @@ from qwixx_env.core.options import MAX_PLAYERS, TableOptions
 from qwixx_env.core.variant import COLORS, LUCKY_RULES, VARIANT_NAMES
 from qwixx_env.nets import NumpyPolicy, checkpoint_names
 from qwixx_env.play import coach
-from qwixx_env.play.session import HUMAN, PlaySession, make_bot, mark_of, seen_by
+from qwixx_env.play.session import HUMAN, PlaySession, make_bot, mark_of, public_snapshot, seen_by
 
 SEED_LIMIT = 2**31  # seeds the server draws are below this, so they are short enough to read out
 # The session's events the page shows, and the fields of each that the page does without.
@@ -336,6 +336,17 @@ class Game:
     def decisions(self) -> int:
         return self.session.decisions
 
+    @property
+    def public_decisions(self) -> int:
+        """The decisions anyone may know were taken (`PlaySession.public_decisions`)."""
+        return self.session.public_decisions
+
+    def decisions_seen_by(self, viewer: int | None) -> int:
+        """The decision count seat `viewer` is shown (and its next move names): the public
+        count, and the seat's own white choice held back for its lucky decision."""
+        held = viewer is not None and viewer == self.session.held_seat
+        return self.public_decisions + held
+
     def to_decide(self) -> int | None:
         return self.session.to_decide
 
@@ -365,8 +376,8 @@ class Game:
             "you": viewer,
             "sheet": sheet_layout(self.env.variant),
             "start": self.start,
-            "decisions": self.decisions,
-            "snapshot": self.env.snapshot(),
+            "decisions": self.decisions_seen_by(viewer),
+            "snapshot": public_snapshot(self.env.snapshot(), self.to_decide(), viewer),
             "to_decide": self.to_decide(),
             "legal": self.session.legal() if mine else [],
             "pass_penalty": viewer is not None and self.session.pass_costs_penalty(viewer),
@@ -426,10 +437,10 @@ class Game:
                 raise PlayError(409, f"game {self.id} is over (final scores {self.session.scores()}); "
                                      "start a new game")
             self.check_seat(secret, seat, "move")
-            if seen is not None and seen != self.decisions:
-                raise PlayError(
-                    409, f"move: decision: got {seen}; the game has had {self.decisions} decisions (reload the game)"
-                )
+            shown = self.decisions_seen_by(seat)  # what that seat's page is shown
+            if seen is not None and seen != shown:
+                raise PlayError(409, f"move: decision: got {seen}; the game has had {shown} decisions "
+                                     "(reload the game)")
             if seat != self.to_decide():
                 raise PlayError(409, f"move: seat {seat}: the decision now is seat {self.to_decide()}'s "
                                      f"({self.new.seats[self.to_decide() or 0].name}); wait for your turn")

@@ -69,7 +69,7 @@ def load(path: Path) -> Game:
         decisions = data["record"]["decisions"]
         for index, (seat, action) in enumerate(decisions):
             if seat in seat_secrets and index >= game.decisions:  # the bots' decisions the session takes itself
-                game.move({"seat": seat, "action": action, "decision": index}, seat_secrets[seat])
+                game.move({"seat": seat, "action": action}, seat_secrets[seat])  # in order: no page to be stale
         replayed = game.session.record(public=False)["decisions"]
         if replayed != decisions:
             first = next((i for i, (a, b) in enumerate(zip(replayed, decisions)) if a != b), len(replayed))

@@ -211,7 +211,7 @@ def create_app(
             seats = [seat for seat in (g.seat_of(secret) for secret in held) if seat is not None]
             if seats:
                 mine.append({"id": gid, "options": g.options(), "seats": g.seats(), "yours": sorted(set(seats)),
-                             "decisions": g.decisions, "over": g.over})
+                             "decisions": g.public_decisions, "over": g.over})
         return JSONResponse({"games": mine, "max_games": games.max_items, "held": len(games)})
 
     async def new_game(request: Request) -> JSONResponse:
@@ -263,7 +263,7 @@ def create_app(
                 yield f"retry: {STREAM_RETRY_MS}\n\n"
                 version = -1
                 while True:
-                    now = game.decisions
+                    now = game.public_decisions  # a white choice held for its lucky decision is not news
                     if now != version:
                         version = now
                         yield f"data: {json.dumps({'version': version, 'over': game.over})}\n\n"

@@ -12,7 +12,9 @@ Every event is JSON-ready plain data with a ``kind``:
 ``decision``  a decision as it is taken: ``seat``, ``roll``, ``phase`` (white, lucky or color),
               ``action``, ``mark`` (row, number and label; None for a pass), then ``snapshot``
               and ``to_decide`` after it. A colour action adds ``penalty`` (the pass cost one)
-              and ``locks`` (the rows its cross locked).
+              and ``locks`` (the rows its cross locked). In Longo, a white choice whose lucky
+              cross ties between rows is told with that seat's next decision, the row, as one
+              event: ``lucky`` (``action``, ``mark``) is the lucky decision.
 ``white``     the white action revealed, once every seat has chosen: ``white_sum``,
               ``choices`` (each white and lucky decision: seat, action, mark) and ``outcomes``
               (per seat: ``crosses``, each mark with ``lucky`` true for a lucky cross, and
@@ -23,7 +25,10 @@ The white action is simultaneous: a white-action decision changes nothing on the
 the reveal, and nobody else may see it before. `seen_by(event, viewer)` is an event as seat
 `viewer` may see it (another seat's white-action decision without its action), and
 `record(public=True)` stops at the roll during a white action, so that neither gives a
-choice away.
+choice away. Nor does a Longo lucky tie, which only a white choice can cause: the other seats
+see one white decision per seat (the lucky one told with it), the white phase where the
+seat is breaking the tie (`public_snapshot`), and `public_decisions`, which does not count a
+white choice held back for its lucky decision.
 
 >>> from qwixx_env.core.options import TableOptions
 >>> from qwixx_env.play.session import HUMAN, PlaySession
@@ -89,10 +94,22 @@ def gained(before: dict[str, Any], after: dict[str, Any], seat: int) -> tuple[li
 
 def seen_by(event: dict[str, Any], viewer: int) -> dict[str, Any]:
     """`event` as seat `viewer` may see it: another seat's white-action decision says only
-    that the seat has chosen (``hidden``, no action or mark); the reveal shows them all."""
+    that the seat has chosen (``hidden``, no action or mark, a white decision even where it
+    broke a lucky tie); the reveal shows them all."""
     if event["kind"] == "decision" and event["phase"] in WHITE_PHASES and event["seat"] != viewer:
-        return {**event, "action": None, "mark": None, "hidden": True}
+        hidden = {k: v for k, v in event.items() if k != "lucky"}
+        snapshot = public_snapshot(event["snapshot"], event["to_decide"], viewer)
+        return {**hidden, "phase": "white", "action": None, "mark": None, "hidden": True, "snapshot": snapshot}
     return event
+
+
+def public_snapshot(snapshot: dict[str, Any], to_decide: int | None, viewer: int | None) -> dict[str, Any]:
+    """`snapshot` as seat `viewer` (None: a spectator) may see it: while another seat breaks a
+    Longo lucky tie its phase reads ``white`` (that seat is still in its white action, as far as
+    the others can know: the tie comes of its hidden white choice)."""
+    if snapshot["phase"] == "lucky" and to_decide != viewer:
+        return {**snapshot, "phase": "white"}
+    return snapshot
 
 
 class PlaySession:
@@ -130,6 +147,8 @@ class PlaySession:
         self._told = 0  # the events before this index were returned by advance or decide
         self._roll_start = self.start  # the white action's reveal is told against the sheets at its roll
         self._white: list[tuple[int, str, int]] = []  # this roll's white and lucky decisions: seat, phase, action
+        self._held: dict[str, Any] | None = None  # a white choice's event, told with its seat's lucky decision
+        self._folded = 0  # lucky decisions told inside their white choice's event
         self._rolled(self.start)
 
     # --- where the game stands ------------------------------------------------------------
@@ -143,6 +162,18 @@ class PlaySession:
     def to_decide(self) -> int | None:
         """The seat whose decision is next; None when the game is over."""
         return None if self.over else self.env.agent_name_mapping[self.env.agent_selection]
+
+    @property
+    def public_decisions(self) -> int:
+        """The decisions every seat may know were taken: one per decision event, so a lucky
+        decision told with its white choice is not counted apart, nor a white choice held
+        back until its seat's lucky decision (`decisions` counts every one)."""
+        return self.decisions - self._folded - (self._held is not None)
+
+    @property
+    def held_seat(self) -> int | None:
+        """The seat whose white choice is held back until its lucky decision, if any."""
+        return None if self._held is None else self._held["seat"]
 
     def scores(self) -> list[int]:
         """Every seat's score now, in seat order."""
@@ -238,6 +269,14 @@ class PlaySession:
             event["penalty"] = after["players"][seat]["penalties"] > before["players"][seat]["penalties"]
             event["locks"] = gained(before, after, seat)[1]
         event.update(snapshot=after, to_decide=self.to_decide)
+        if phase == "white" and after["phase"] == "lucky" and self.to_decide == seat:
+            self._held = event  # its lucky cross ties: told with the row the seat picks next
+            return
+        if phase == "lucky" and self._held is not None and self._held["seat"] == seat:
+            event = {**self._held, "lucky": {"action": action, "mark": event["mark"]},
+                     "snapshot": after, "to_decide": self.to_decide}
+            self._held = None
+            self._folded += 1
         self.events.append(event)
         if phase in WHITE_PHASES and (after["roll"] != roll or after["phase"] not in WHITE_PHASES):
             self.events.append(self._reveal(after))

@@ -439,7 +439,8 @@ function describe(ev, before) {
       : `${who} ${ev.seat === g.you ? "pass" : "passes"} the colour action${ev.penalty ? " — penalty!" : ""}`;
     lines.push([text, ev.penalty ? "log-penalty" : ev.seat === g.you ? "log-you" : ""]);
   } else {
-    lines.push([`${who} ${ev.mark ? `chose ${markWords(ev.mark)}` : "chose to pass"}${ev.phase === "lucky" ? " (lucky cross)" : ""}`, "log-you"]);
+    const lucky = ev.lucky ? `, and the lucky cross ${markWords(ev.lucky.mark)}` : "";
+    lines.push([`${who} ${ev.mark ? `chose ${markWords(ev.mark)}` : "chose to pass"}${ev.phase === "lucky" ? " (lucky cross)" : ""}${lucky}`, "log-you"]);
   }
   const after = ev.snapshot;
   // what a white action brings (locks, the end, the next roll) is told with its reveal
