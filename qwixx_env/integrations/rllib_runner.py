@@ -104,7 +104,7 @@ class BatchedEnvRunner(SingleAgentEnvRunner):
                 steps, ts = _Steps(games), 0
                 continue
             obs, rewards, terminated, truncated, _ = result
-            played = steps.record(actions, rewards, terminated, truncated, obs)
+            played = steps.record(rewards, terminated, truncated, obs)
             ts += played
             done_games += self._finish(games, steps, finished)
         self._log_finished(finished)
@@ -217,12 +217,13 @@ class _Steps:
         self.ended_ids: list[list[str]] = [[] for _ in games.ids]  # the games that end in this call, in order
 
     def act(self, actions: np.ndarray, logits: np.ndarray, logp: np.ndarray) -> None:
+        """The step's actions, with the distribution's inputs and each action's log-probability."""
         self.last_actions = actions
         self.actions.append(actions)
         self.logits.append(logits.astype(np.float32, copy=False))
         self.logp.append(logp.astype(np.float32, copy=False))
 
-    def record(self, actions: np.ndarray, rewards: Any, terminated: Any, truncated: Any, obs: Any) -> int:
+    def record(self, rewards: Any, terminated: Any, truncated: Any, obs: Any) -> int:
         """The step's outcome; how many decisions it played (restarting slots play none)."""
         g = self.games
         played = ~g.resetting
