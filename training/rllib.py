@@ -313,13 +313,9 @@ def log_line(result: dict[str, Any], seconds: float) -> dict[str, Any]:
         "return_mean": _finite(runners.get("episode_return_mean")),
         "seconds": round(seconds, 2),
         # where an iteration's time goes (RLlib's smoothed timers): sampling, and the learner's update
-        "sample_seconds": _rounded(timers.get(ENV_RUNNER_SAMPLING_TIMER)),
-        "learn_seconds": _rounded(timers.get(LEARNER_UPDATE_TIMER)),
+        "sample_seconds": _finite(timers.get(ENV_RUNNER_SAMPLING_TIMER)),
+        "learn_seconds": _finite(timers.get(LEARNER_UPDATE_TIMER)),
     }
-
-
-def _rounded(value: Any) -> float | None:
-    return None if value is None else round(float(value), 3)
 
 
 def _finite(value: Any) -> float | None:

@@ -73,7 +73,7 @@ from qwixx_env.core.variant import get_variant
 from qwixx_env.envs.parallel import ParallelQwixx
 from qwixx_env.envs.qwixx_v0 import raw_env
 from qwixx_env.envs.vector import Policy, QwixxVectorEnv
-from qwixx_env.integrations.rllib_runner import BatchedEnvRunner
+from qwixx_env.integrations.rllib_runner import BatchedEnvRunner, as_numpy
 from qwixx_env.nets import Layer, write_policy
 
 ENV_OPTIONS = ("table", *TableOptions.names(), "illegal_reward")
@@ -373,10 +373,6 @@ class MaskedPPOModule(DefaultPPOTorchRLModule):
         return super().compute_values(batch, embeddings)
 
 
-def _numpy(x: Any) -> np.ndarray:
-    return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
-
-
 class BotModule(RLModule):
     """A frozen opponent: a `qwixx_env.bots` bot acting on each observation of the batch.
 
@@ -397,8 +393,8 @@ class BotModule(RLModule):
 
     def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         observation = batch[Columns.OBS]
-        vectors = _numpy(observation["observations"]).astype(np.float32)
-        masks = _numpy(observation["action_mask"]).astype(np.int8)
+        vectors = as_numpy(observation["observations"]).astype(np.float32)
+        masks = as_numpy(observation["action_mask"]).astype(np.int8)
         actions = [self.bot.act({"observation": v, "action_mask": m}) for v, m in zip(vectors, masks)]
         return {Columns.ACTIONS: np.array(actions, np.int64)}
 
@@ -553,7 +549,7 @@ def _layers(parts: list[nn.Module], where: str) -> list[Layer]:
             if list(module.children()):
                 continue  # a container: its leaves come next
             if isinstance(module, nn.Linear):
-                out.append((np.array(_numpy(module.weight)), np.array(_numpy(module.bias)), None))  # copies
+                out.append((np.array(as_numpy(module.weight)), np.array(as_numpy(module.bias)), None))  # copies
             elif type(module) in names and out and out[-1][2] is None:
                 out[-1] = (*out[-1][:2], names[type(module)])
             elif not isinstance(module, nn.Identity):

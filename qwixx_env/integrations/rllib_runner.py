@@ -138,7 +138,7 @@ class BatchedEnvRunner(SingleAgentEnvRunner):
                 dist = dist.to_deterministic()
             action = dist.sample()
             logp = dist.logp(action)
-        steps.act(_numpy(action), _numpy(out[Columns.ACTION_DIST_INPUTS]), _numpy(logp))
+        steps.act(as_numpy(action), as_numpy(out[Columns.ACTION_DIST_INPUTS]), as_numpy(logp))
         return steps.last_actions
 
     def _finish(self, games: _Games, steps: _Steps, finished: list[tuple[int, float, float]]) -> int:
@@ -177,12 +177,12 @@ def check_batched_config(config: AlgorithmConfig) -> None:
 
 class _Games:
     """The games under way in every slot of the vector env: the observation to act on, and
-    each game's episode id, steps already returned, return and start time."""
+    each game's episode id, decisions so far (all returned by earlier calls when a call
+    begins), return and start time."""
 
     def __init__(self, n: int, obs: Any):
         self.obs = obs
         self.ids = [uuid.uuid4().hex for _ in range(n)]
-        self.t = np.zeros(n, np.int64)  # decisions of the game returned in earlier chunks
         self.length = np.zeros(n, np.int64)
         self.ret = np.zeros(n, np.float64)
         self.started = np.full(n, time.perf_counter())
@@ -192,7 +192,6 @@ class _Games:
         """The games `ended` are over: their slots' next games get new ids."""
         for i in np.flatnonzero(ended):
             self.ids[i] = uuid.uuid4().hex
-        self.t[ended] = 0
         self.length[ended] = 0
         self.ret[ended] = 0.0
         self.started[ended] = now
@@ -213,7 +212,7 @@ class _Steps:
         self.played: list[np.ndarray] = []  # the game made a decision (not a NextStep restart)
         self.last_actions = np.zeros(0, np.int64)
         self.just_ended = np.zeros(len(games.ids), bool)
-        self.t_before = games.t.copy()  # each slot's decisions returned before this call
+        self.t_before = games.length.copy()  # each slot's game's decisions, returned before this call
         self.ended_ids: list[list[str]] = [[] for _ in games.ids]  # the games that end in this call, in order
 
     def act(self, actions: np.ndarray, logits: np.ndarray, logp: np.ndarray) -> None:
@@ -245,14 +244,14 @@ class _Steps:
                  complete_only: bool) -> list[SingleAgentEpisode]:
         """Every game's stretch of decisions in this call as a numpy'ized `SingleAgentEpisode`
         (finished games end terminated or truncated; a game under way ends in a chunk that the
-        next call continues, and its decisions so far are counted in `games.t`)."""
+        next call continues)."""
         if not self.played:
             return EpisodeList()
         played = np.stack(self.played)  # (K, N)
         done = np.stack(self.done, axis=1)  # (2, K, N)
         actions, rewards = np.stack(self.actions).astype(np.int32), np.stack(self.rewards)
         logits, logp = np.stack(self.logits), np.stack(self.logp)
-        obs = _stack(self.obs)  # leaves (K + 1, N, ...)
+        obs = _join(np.stack, self.obs)  # leaves (K + 1, N, ...)
         steps, n = played.shape
         out = EpisodeList()
         for i in range(n):
@@ -265,7 +264,6 @@ class _Steps:
                     episode_id = next(ended)
                 else:  # the game still under way (the last run): the next call continues it
                     episode_id = self.games.ids[i]
-                    self.games.t[i] = t_started + (end - start)
                     if complete_only:
                         continue
                 out.append(_episode(
@@ -321,10 +319,10 @@ def _pack(episodes: list[SingleAgentEpisode]) -> dict[str, Any] | None:
         "t_started": np.array([e.t_started for e in episodes], np.int64),
         "terminated": np.array([e.is_terminated for e in episodes], bool),
         "truncated": np.array([e.is_truncated for e in episodes], bool),
-        "obs": _concat([e.observations.data for e in episodes]),
-        "actions": _concat([e.actions.data for e in episodes]),
-        "rewards": _concat([e.rewards.data for e in episodes]),
-        "extras": {key: _concat([e.extra_model_outputs[key].data for e in episodes])
+        "obs": _join(np.concatenate, [e.observations.data for e in episodes]),
+        "actions": _join(np.concatenate, [e.actions.data for e in episodes]),
+        "rewards": _join(np.concatenate, [e.rewards.data for e in episodes]),
+        "extras": {key: _join(np.concatenate, [e.extra_model_outputs[key].data for e in episodes])
                    for key in first.extra_model_outputs},
         "spaces": (first.observation_space, first.action_space),
     }
@@ -349,15 +347,9 @@ def _unpack(packed: dict[str, Any] | None) -> list[SingleAgentEpisode]:
     return episodes
 
 
-def _numpy(x: Any) -> np.ndarray:
+def as_numpy(x: Any) -> np.ndarray:
     """A torch tensor (on any device) or an array as a numpy array."""
     return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
-
-
-def _concat(items: list[Any]) -> Any:
-    if isinstance(items[0], dict):
-        return {k: _concat([item[k] for item in items]) for k in items[0]}
-    return np.concatenate(items)
 
 
 def _runs(played: np.ndarray) -> list[tuple[int, int]]:
@@ -366,10 +358,11 @@ def _runs(played: np.ndarray) -> list[tuple[int, int]]:
     return list(zip(edges[0::2].tolist(), edges[1::2].tolist(), strict=True))
 
 
-def _stack(items: list[Any]) -> Any:
+def _join(join: Any, items: list[Any]) -> Any:
+    """`items` (arrays, or dicts of them alike) joined leaf by leaf by `join` (np.stack, np.concatenate)."""
     if isinstance(items[0], dict):
-        return {k: _stack([item[k] for item in items]) for k in items[0]}
-    return np.stack([np.asarray(item) for item in items])
+        return {k: _join(join, [item[k] for item in items]) for k in items[0]}
+    return join([np.asarray(item) for item in items])
 
 
 def _leaves(obs: Any, steps: slice, i: int | None) -> Any:
