@@ -24,6 +24,14 @@ It prints a table (rich), and with ``--json`` / ``--png`` writes the full result
 matplotlib: the ``arena`` extra);
 ``--records DIR`` keeps every game's record (for ``qwixx serve``'s replay viewer).
 
+``qwixx bench``: score an agent on the benchmark's fixed protocols (`qwixx_env.benchmark`,
+docs/benchmark.md)::
+
+    qwixx bench ppo-classic-2p                     # its own table: classic-2p/v1
+    qwixx bench heuristic --table longo-instead-3p --workers 2
+    qwixx bench runs/my2p --all --json my2p.json   # every table the agent plays
+    qwixx bench model.zip --table classic-2p       # an SB3 MaskablePPO model (the train extra)
+
 ``qwixx play``: play against bots in the terminal, with a coach (see `qwixx_env.play.terminal`
 and docs/play.md)::
 
@@ -53,8 +61,10 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import qwixx_env
+from qwixx_env import benchmark
 from qwixx_env.arena import run_arena
 from qwixx_env.arena.records import INDEX_NAME, records_problem
 from qwixx_env.arena.report import print_report, save_png
@@ -198,6 +208,80 @@ def _arena(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench(args: argparse.Namespace) -> int:
+    def fail(message: str) -> int:
+        print(f"qwixx bench: {message}", file=sys.stderr)
+        return 2
+
+    if args.all and args.table:
+        return fail("give --table or --all, not both")
+    problem = _output_problem(args.json)
+    if problem:
+        return fail(f"--json: {args.json!r} {problem}; expected a file path in an existing folder")
+    if args.workers is not None and args.workers < 1:
+        return fail(f"--workers: got {args.workers}; expected an integer >= 1")
+    progress = _bench_progress(args.quiet)
+    started = time.perf_counter()
+    try:
+        if args.all:
+            record = benchmark.run_all(args.agent, workers=args.workers, limit=args.limit,
+                                       progress=lambda p, lineup, d, t: progress(f"{p} {lineup}", d, t))
+            results = record["results"]
+        else:
+            one = benchmark.run(args.agent, args.table, workers=args.workers, limit=args.limit,
+                                progress=lambda lineup, d, t: progress(lineup, d, t))
+            results = [one]
+            record = {"format": benchmark.FORMAT, "agent": one["agent"], "results": results, "skipped": {},
+                      "seconds": one["seconds"], "workers": one["workers"], "machine": one["machine"]}
+    except ValueError as err:
+        return fail(str(err))
+    finally:
+        progress(None, 0, 0)
+    print(benchmark.results_text(results))
+    for name, why in record["skipped"].items():
+        print(f"skipped {name}: {why}")
+    print(f"{record['agent']}: {len(results)} table(s) in {time.perf_counter() - started:.1f} s "
+          f"with {record['workers']} worker(s)")
+    if args.json:
+        write_atomically(Path(args.json), (json.dumps(record, indent=1, allow_nan=False) + "\n").encode())
+    return 0
+
+
+def _bench_progress(quiet: bool) -> Callable[[str | None, int, int], None]:
+    """A progress display on stderr: rich's bar on a terminal when rich is installed, else a
+    line as each lineup starts; (None, 0, 0) closes it."""
+    state: dict[str, Any] = {"title": None}
+    console = None
+    if importlib.util.find_spec("rich") is not None:
+        from rich.console import Console
+
+        console = Console(stderr=True)
+
+    def report(title: str | None, done: int, total: int) -> None:
+        if quiet:
+            return
+        bar = state.get("bar")
+        if title is None:
+            if bar is not None:
+                bar.stop()
+            return
+        if console is None or not console.is_terminal:
+            if title != state["title"]:
+                print(f"playing {title}: {total:,} games", file=sys.stderr, flush=True)
+            state["title"] = title
+            return
+        if bar is None:  # started on the first report, after the arena has forked its workers
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                           TimeRemainingColumn(), console=console, transient=True)
+            bar.start()
+            state["bar"], state["task"] = bar, bar.add_task(title, total=total)
+        bar.update(state["task"], description=title, completed=done, total=total)
+
+    return report
+
+
 def _play(args: argparse.Namespace) -> int:
     try:
         game = terminal.setup(
@@ -339,6 +423,24 @@ def main(argv: list[str] | None = None) -> int:
         "--records", default=None, metavar="DIR",
         help="keep every game's record in DIR (new or empty), named by game, seed and bots, with an index.json",
     )
+    bench = commands.add_parser(
+        "bench",
+        help="score an agent on the benchmark: fixed lineups, reserved dice, named protocols",
+        description="Score an agent on the benchmark (docs/benchmark.md): the agent in every seat in turn "
+        "beside heuristic, then beside rollout; fixed reserved dice; figures with 95%% intervals.",
+    )
+    bench.add_argument("agent", help="a bot spec, an installed checkpoint, a checkpoint file, a run folder, "
+                       "or an SB3 MaskablePPO .zip")
+    bench.add_argument("--table", default=None, metavar="PROTOCOL",
+                       help="e.g. classic-2p, longo-instead-4p/v1 (default: the agent's own table; "
+                       "classic-2p for a scripted bot)")
+    bench.add_argument("--all", action="store_true", help="every table the agent plays")
+    bench.add_argument("--workers", type=int, default=None, help="processes (default: all cores); "
+                       "the figures do not depend on it")
+    bench.add_argument("--json", default=None, metavar="PATH", help="write the results as JSON")
+    bench.add_argument("--limit", type=int, default=None, metavar="DEALS",
+                       help="only the first DEALS deals of each lineup: a quick look, not a figure to quote")
+    bench.add_argument("--quiet", action="store_true", help="no progress display")
     play = commands.add_parser(
         "play",
         help="play Qwixx against bots in the terminal, with a coach",
@@ -387,7 +489,7 @@ def main(argv: list[str] | None = None) -> int:
                        help="keep every game in DIR (written after each decision) and resume the games kept "
                        "there at start; without it nothing is written")
     args = parser.parse_args(argv)
-    return {"arena": _arena, "play": _play, "serve": _serve, "solve": _solve}[args.command](args)
+    return {"arena": _arena, "bench": _bench, "play": _play, "serve": _serve, "solve": _solve}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,598 @@
+"""The benchmark: one named, versioned protocol per table, that any agent can enter.
+
+>>> from qwixx_env import benchmark
+>>> result = benchmark.run("ppo-classic-2p", "classic-2p/v1", workers=2)
+>>> result["headline"]            # {"figure": "win share vs heuristic", "value": ..., "interval": [...], ...}
+>>> benchmark.run(lambda obs: int(obs["action_mask"].nonzero()[0][0]), "longo-instead-3p")
+
+A protocol (`PROTOCOLS`, named like ``classic-2p/v1``, ``longo-3p/v1`` (Longo, lucky cross as a
+bonus) and ``longo-instead-4p/v1``) fixes everything that makes a figure comparable:
+
+- **the lineups**: ``heuristic``: the agent in every seat in turn, every other seat the
+  `heuristic` bot; ``rollout`` (the harder one; not solo): the agent against the `rollout`
+  search bot, `heuristic` filling the other seats (at 2 players `rollout` alone), again the
+  agent in every seat in turn. Solo, the agent plays alone.
+- **the deals**: lineup L of the table with index t (`Protocol.index`, the order of
+  `PROTOCOLS`) deals dice seeds ``FIRST_SEED + t * TABLE_STRIDE + offset ...`` (offset 0 for
+  ``heuristic``, `HARDER_OFFSET` for ``rollout``), one per deal, every seating of a deal
+  dealt the same dice (`qwixx_env.arena`). `FIRST_SEED` is 10**10: a training config's seed
+  is below 2**32 and its games and evaluations add less than 10**7, so no training run ever
+  plays a benchmark deal. The numbers of deals (`Protocol.deals`, `Protocol.harder_deals`)
+  give the heuristic lineup's win share a 95% interval of about ±1.5 points at parity.
+- **the figures**: the agent's win share (a k-way tie for the top score counts 1/k) with its
+  95% Wilson interval, its mean margin (its score minus the best other score) and mean score,
+  each with its standard error; solo the mean score with its standard error and, in solo
+  classic, the regret to the exact optimum (`qwixx_env.solver`). The *headline* is the
+  heuristic lineup's win share, with parity 1/P beside it; solo the mean score.
+
+An agent is a bot spec (``"greedy"``, ``"rollout:leaf=afterstate"``), an installed
+checkpoint's name, a checkpoint file, a training run's folder (a PPO run's ``final``, an
+RLlib run's exported ``policy``), an SB3 ``MaskablePPO`` ``.zip`` (needs the train extra), a
+`BotSpec` (a bot factory included), or a Python callable from an observation (the AEC env's
+``{"observation", "action_mask"}``) to an action. Every agent is checked against the table
+before any game: one that does not play it is refused with a `ValueError` saying what it
+plays. The figures depend only on the agent and the protocol: not on the machine or the
+number of workers (the agent must be deterministic, or seeded by the seed it is made with).
+`qwixx bench` is the command line; docs/benchmark.md says how to cite a protocol.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import platform
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from qwixx_env import solver
+from qwixx_env.arena import run_arena
+from qwixx_env.arena.stats import mean_and_se, wilson_interval, win_shares
+from qwixx_env.bots import BotSpec, make_bot
+from qwixx_env.bots.pretrained import checkpoint_table
+from qwixx_env.bots.specs import as_spec, check_params
+from qwixx_env.core.checks import check_int
+from qwixx_env.core.options import TableOptions
+from qwixx_env.envs.qwixx_v0 import raw_env
+from qwixx_env.nets import NumpyPolicy, checkpoint_names
+
+FORMAT = "qwixx_env.benchmark/1"
+VERSION = 1
+FIRST_SEED = 10**10
+"""The first dice seed of the benchmark's range, ``FIRST_SEED ... FIRST_SEED + 15 * TABLE_STRIDE``."""
+TABLE_STRIDE = 10**6
+HARDER_OFFSET = 500_000
+HALF_WIDTH = 0.015
+"""The 95% half-width the heuristic lineup's deals are sized for, at a win share of 1/P."""
+HARDER_GAMES = 400
+"""Agent games in the rollout lineup (a search bot at the table: about 0.1 to 0.4 s a game)."""
+SOLO_DEALS = 2_000
+Z95 = 1.959963984540054
+LINEUPS = ("heuristic", "rollout")
+ROLLOUT = BotSpec(label="rollout", name="rollout", params={"threads": 1})
+"""The search bot of the harder lineup: the registry's `rollout` with its defaults; one thread,
+since the arena's workers already fill the cores (its choices do not depend on the threads)."""
+HEURISTIC = "heuristic"
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """One table's benchmark (see the module docstring): its `name`, its table, its index in
+    `PROTOCOLS` (which fixes its dice) and the deals of each lineup."""
+
+    name: str
+    table: TableOptions
+    index: int
+
+    @property
+    def players(self) -> int:
+        return self.table.num_players
+
+    @property
+    def parity(self) -> float | None:
+        """The win share of an agent no better than the others (1/P); None solo."""
+        return None if self.players == 1 else 1 / self.players
+
+    @property
+    def deals(self) -> int:
+        """The heuristic lineup's deals: enough that P seats of each give a Wilson half-width
+        of `HALF_WIDTH` at a win share of 1/P (solo: `SOLO_DEALS`)."""
+        P = self.players
+        if P == 1:
+            return SOLO_DEALS
+        p = 1 / P
+        return math.ceil(Z95**2 * p * (1 - p) / HALF_WIDTH**2 / P)
+
+    @property
+    def harder_deals(self) -> int:
+        """The rollout lineup's deals (`HARDER_GAMES` agent games); 0 solo."""
+        return 0 if self.players == 1 else math.ceil(HARDER_GAMES / self.players)
+
+    def seed(self, lineup: str) -> int:
+        """The first dice seed of `lineup`'s deals."""
+        return FIRST_SEED + self.index * TABLE_STRIDE + (HARDER_OFFSET if lineup == "rollout" else 0)
+
+    def lineups(self) -> tuple[str, ...]:
+        return LINEUPS if self.players > 1 else LINEUPS[:1]
+
+    def others(self, lineup: str) -> list[Any]:
+        """The bots beside the agent in `lineup`."""
+        fill: list[Any] = [HEURISTIC] * (self.players - 1)
+        if lineup == "rollout":
+            fill[0] = ROLLOUT
+        return fill
+
+    def describe(self) -> dict[str, Any]:
+        """The protocol as JSON-ready data (recorded with every result)."""
+        t = self.table
+        return {
+            "name": self.name,
+            "variant": t.variant,
+            "lucky": t.lucky if t.rules.lucky_count else None,
+            "num_players": self.players,
+            "parity": self.parity,
+            "lineups": {
+                lineup: {
+                    "others": [o if isinstance(o, str) else o.name for o in self.others(lineup)],
+                    "deals": self.deals if lineup == "heuristic" else self.harder_deals,
+                    "first_seed": self.seed(lineup),
+                }
+                for lineup in self.lineups()
+            },
+        }
+
+
+def _protocols() -> dict[str, Protocol]:
+    tables = [("classic", "bonus", "classic"), ("longo", "bonus", "longo"), ("longo", "instead", "longo-instead")]
+    out = {}
+    for v, (variant, lucky, stem) in enumerate(tables):
+        for p in range(1, 6):
+            name = f"{stem}-{p}p/v{VERSION}"
+            out[name] = Protocol(name, TableOptions(num_players=p, variant=variant, lucky=lucky), 5 * v + p - 1)
+    return out
+
+
+PROTOCOLS: dict[str, Protocol] = _protocols()
+"""Every table's protocol by name, in index order: classic 1-5 players, Longo (bonus) 1-5,
+Longo (instead) 1-5."""
+
+
+def protocol(name: str | Protocol) -> Protocol:
+    """A protocol by name (``"classic-2p/v1"``; without ``/vN`` the current version)."""
+    if isinstance(name, Protocol):
+        return name
+    if isinstance(name, str):
+        full = name if "/" in name else f"{name}/v{VERSION}"
+        if full in PROTOCOLS:
+            return PROTOCOLS[full]
+    raise ValueError(f"protocol: got {name!r}; expected one of {list(PROTOCOLS)} (the version may be left out)")
+
+
+def protocol_for(table: TableOptions) -> Protocol:
+    """The protocol of a table."""
+    for p in PROTOCOLS.values():
+        if p.table == table:
+            return p
+    raise ValueError(f"table: got {table!r}; no protocol plays it")
+
+
+# ---------------------------------------------------------------------------------------------
+# Agents
+
+
+class CallableBot:
+    """A Python callable from an observation to an action, as a bot."""
+
+    def __init__(self, policy: Callable[[dict[str, np.ndarray]], Any], name: str):
+        self.policy, self.name = policy, name
+
+    def act(self, observation: dict[str, np.ndarray]) -> int:
+        return int(self.policy(observation))
+
+
+class Sb3Bot:
+    """An sb3-contrib ``MaskablePPO`` model's deterministic, masked choice, as a bot."""
+
+    def __init__(self, model: Any, name: str):
+        self.model, self.name = model, name
+
+    def act(self, observation: dict[str, np.ndarray]) -> int:
+        action, _ = self.model.predict(observation["observation"], action_masks=observation["action_mask"],
+                                       deterministic=True)
+        return int(action)
+
+
+_SB3_MODELS: dict[str, Any] = {}  # path -> model, one per process (a worker loads it on first use)
+
+
+def _sb3_model(path: str) -> Any:
+    if path not in _SB3_MODELS:
+        try:
+            import torch
+            from sb3_contrib import MaskablePPO
+        except ImportError as err:
+            raise ValueError(f"agent {path!r}: an SB3 .zip needs the train extra (pip install "
+                             f"'qwixx_env[train]'): {err}") from None
+        torch.set_num_threads(1)  # the arena's workers fill the cores
+        try:
+            _SB3_MODELS[path] = MaskablePPO.load(path, device="cpu")
+        except (OSError, ValueError, KeyError) as err:
+            raise ValueError(f"agent {path!r}: not a MaskablePPO .zip that loads: {err}") from None
+    return _SB3_MODELS[path]
+
+
+def _sb3_spec(path: str) -> BotSpec:
+    if not os.path.isfile(path):
+        raise ValueError(f"agent {path!r}: no such file (an SB3 MaskablePPO .zip)")
+
+    def factory(*, table: TableOptions, seed: int | None = None) -> Sb3Bot:
+        model = _sb3_model(path)
+        env: Any = raw_env(table=table)
+        size = env.observation_space("player_0")["observation"].shape
+        n = env.action_space("player_0").n
+        if tuple(model.observation_space.shape) != tuple(size) or int(model.action_space.n) != int(n):
+            raise ValueError(f"the model takes observations of shape {model.observation_space.shape} and "
+                             f"{model.action_space.n} actions; this table has {size} and {n}")
+        return Sb3Bot(model, Path(path).stem)
+
+    return BotSpec(label=Path(path).stem, factory=factory)
+
+
+def agent_spec(agent: Any) -> BotSpec:
+    """A `BotSpec` for any agent the module docstring lists; a `ValueError` names a bad one."""
+    if isinstance(agent, os.PathLike):
+        agent = os.fspath(agent)
+    if isinstance(agent, str) and agent.endswith(".zip"):
+        return _sb3_spec(agent)
+    if isinstance(agent, (str, BotSpec, tuple)):
+        spec = as_spec(agent)
+        check_params(spec, "the benchmark", " (the protocol)")
+        return spec
+    if callable(agent):
+        name = str(getattr(agent, "name", None) or getattr(agent, "__name__", None) or type(agent).__name__)
+
+        def factory(*, table: TableOptions, seed: int | None = None) -> CallableBot:
+            return CallableBot(agent, name)
+
+        return BotSpec(label=name, factory=factory)
+    raise ValueError(f"agent: got {agent!r}; expected a bot spec ('greedy', 'ppo-classic-2p', a checkpoint's path, "
+                     "a run folder), an SB3 MaskablePPO .zip, a BotSpec or a callable observation -> action")
+
+
+def plays(spec: BotSpec, proto: Protocol) -> str | None:
+    """None if the agent plays the protocol's table: it is made for it and chooses a legal
+    action on the first decision of the first deal. Otherwise why not (with what it plays)."""
+    table = proto.table
+    try:
+        bot = make_bot(spec, table, seed=0)
+        env = raw_env(table=table)
+        env.reset(seed=proto.seed("heuristic"))
+        observation = env.observe(env.agent_selection)
+        action = bot.act(observation)
+        ok = isinstance(action, (int, np.integer)) and 0 <= int(action) < len(observation["action_mask"])
+        if not ok or not observation["action_mask"][int(action)]:
+            return f"its first action {action!r} is not legal (legal: {np.flatnonzero(observation['action_mask'])})"
+    except (TypeError, ValueError, OSError, IndexError, KeyError, AttributeError) as err:
+        return f"{err}{_what_it_plays(spec)}"
+    return None
+
+
+def _what_it_plays(spec: BotSpec) -> str:
+    if spec.path is None and not (spec.name and spec.name in _installed()):
+        return ""
+    try:
+        t = checkpoint_table(NumpyPolicy.load(spec.path or spec.name or ""))
+    except (OSError, ValueError):
+        return ""
+    return f" (it plays {protocol_for(t).name})"
+
+
+def _installed() -> set[str]:
+    return set(checkpoint_names())
+
+
+def tables_played(agent: Any) -> list[Protocol]:
+    """The protocols whose table the agent plays (cheaply: a checkpoint's one table; a
+    scripted bot's by its `check_table`; otherwise every table it passes `plays` at)."""
+    spec = agent_spec(agent)
+    return [p for p in PROTOCOLS.values() if plays(spec, p) is None]
+
+
+# ---------------------------------------------------------------------------------------------
+# Running
+
+
+def run(
+    agent: Any,
+    table: str | Protocol | None = None,
+    *,
+    workers: int | None = None,
+    lineups: Sequence[str] | None = None,
+    limit: int | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Play `agent` on one protocol (`table`: a protocol or its name; default the agent's
+    own table, `BotSpec.default_table`) and return its figures as JSON-ready data.
+
+    `lineups` picks some of the protocol's (default all). `limit` plays only the first
+    `limit` deals of each lineup: a quick look, marked ``"complete": false``, never a figure
+    to quote. `progress(lineup, done, total)` reports table games. `workers` defaults to
+    ``os.cpu_count()``; the figures do not depend on it.
+    """
+    spec = agent_spec(agent)
+    proto = protocol(table) if table is not None else protocol_for(_default_table(spec))
+    why = plays(spec, proto)
+    if why is not None:
+        raise ValueError(f"agent {spec.label!r} does not play {proto.name}: {why}")
+    chosen = _check_lineups(proto, lineups)
+    if limit is not None:
+        limit = check_int("limit", limit, minimum=1, accepted="an integer >= 1, or None for the whole protocol")
+    started = time.perf_counter()
+    out: dict[str, Any] = {
+        "format": FORMAT,
+        "protocol": proto.name,
+        "agent": spec.label,
+        "complete": limit is None and len(chosen) == len(proto.lineups()),
+        "definition": proto.describe(),
+        "lineups": {},
+    }
+    for lineup in chosen:
+        full = proto.deals if lineup == "heuristic" else proto.harder_deals
+        deals = full if limit is None else min(limit, full)
+        report = None if progress is None else (lambda done, total, _l=lineup: progress(_l, done, total))
+        result = run_arena([spec, *proto.others(lineup)], num_players=proto.players, variant=proto.table.variant,
+                           lucky=proto.table.lucky, games=deals, seed=proto.seed(lineup), workers=workers,
+                           progress=report)
+        out["lineups"][lineup] = {"deals": deals, **figures(result, proto), "seconds": result.timing["seconds"]}
+    out["headline"] = headline(out, proto)
+    out["seconds"] = time.perf_counter() - started
+    out["workers"] = workers or os.cpu_count() or 1
+    out["machine"] = machine()
+    return out
+
+
+def _default_table(spec: BotSpec) -> TableOptions:
+    try:
+        return spec.default_table()
+    except (OSError, ValueError) as err:
+        raise ValueError(f"agent {spec.label!r}: {err}") from None
+
+
+def _check_lineups(proto: Protocol, lineups: Sequence[str] | None) -> list[str]:
+    if lineups is None:
+        return list(proto.lineups())
+    if isinstance(lineups, str):
+        lineups = [lineups]
+    bad = [x for x in lineups if x not in proto.lineups()]
+    if bad or not lineups:
+        raise ValueError(f"lineups: got {list(lineups)!r}; {proto.name} has {list(proto.lineups())}")
+    return list(dict.fromkeys(lineups))
+
+
+def run_all(
+    agent: Any,
+    *,
+    workers: int | None = None,
+    tables: Sequence[str | Protocol] | None = None,
+    lineups: Sequence[str] | None = None,
+    limit: int | None = None,
+    progress: Callable[[str, str, int, int], None] | None = None,
+) -> dict[str, Any]:
+    """`run` on every protocol the agent plays (or those of `tables`); tables it does not play
+    are listed under ``"skipped"`` with why. ``progress(protocol, lineup, done, total)``."""
+    spec = agent_spec(agent)
+    protos = list(PROTOCOLS.values()) if tables is None else [protocol(t) for t in tables]
+    started = time.perf_counter()
+    results, skipped = [], {}
+    for proto in protos:
+        why = plays(spec, proto)
+        if why is not None:
+            skipped[proto.name] = why
+            continue
+        report = None if progress is None else (lambda lineup, d, t, _p=proto.name: progress(_p, lineup, d, t))
+        results.append(run(spec, proto, workers=workers, lineups=lineups, limit=limit, progress=report))
+    if not results:
+        raise ValueError(f"agent {spec.label!r} plays none of {[p.name for p in protos]}: {skipped}")
+    return {
+        "format": FORMAT,
+        "agent": spec.label,
+        "results": results,
+        "skipped": skipped,
+        "seconds": time.perf_counter() - started,
+        "workers": workers or os.cpu_count() or 1,
+        "machine": machine(),
+    }
+
+
+def machine() -> dict[str, Any]:
+    return {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()}
+
+
+def figures(result: Any, proto: Protocol) -> dict[str, Any]:
+    """The agent's figures (bot 0 of an `ArenaResult`) in the protocol's terms."""
+    seat_bots, scores = result.seat_bots, result.games.scores
+    mine = seat_bots == 0
+    agent_scores = scores[mine]
+    score, score_se = mean_and_se(agent_scores)
+    out: dict[str, Any] = {"games": int(mine.sum()), "score_mean": score, "score_se": score_se}
+    if proto.players == 1:
+        if proto.table.variant == "classic":
+            optimum = float(solver.load_table("classic").root)
+            out.update(optimum=optimum, regret=optimum - score, regret_se=score_se)
+        return out
+    shares = win_shares(scores)
+    wins = float(shares[mine].sum())
+    n = out["games"]
+    best_other = np.where(mine, np.iinfo(np.int64).min, scores).max(axis=1)  # the agent has one seat a game
+    margin, margin_se = mean_and_se(agent_scores - best_other)
+    out.update(win_share=wins / n, win_interval=list(wilson_interval(wins, n)), margin_mean=margin,
+               margin_se=margin_se)
+    # the bots beside it, by label: their win share in these games
+    out["others"] = [
+        {"label": row["label"], "win_share": row["win_rate"], "win_interval": row["win_interval"],
+         "score_mean": row["score_mean"]}
+        for row in result.bots[1:]
+    ]
+    return out
+
+
+def headline(out: dict[str, Any], proto: Protocol) -> dict[str, Any] | None:
+    """The one figure to quote: the heuristic lineup's win share (parity 1/P), solo the mean score."""
+    a = out["lineups"].get("heuristic")
+    if a is None:
+        return None
+    if proto.players == 1:
+        return {"figure": "mean score, alone", "value": a["score_mean"], "se": a["score_se"], "parity": None}
+    return {"figure": "win share vs heuristic", "value": a["win_share"], "interval": a["win_interval"],
+            "parity": proto.parity}
+
+
+# ---------------------------------------------------------------------------------------------
+# Showing results
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _iv(iv: Sequence[float]) -> str:
+    return f"[{100 * iv[0]:.1f}, {100 * iv[1]:.1f}]"
+
+
+def _pm(mean: float, se: float | None, signed: bool = False) -> str:
+    text = f"{mean:+.1f}" if signed else f"{mean:.1f}"
+    return text if se is None else f"{text} ± {se:.1f}"
+
+
+def results_text(results: Sequence[dict[str, Any]]) -> str:
+    """Results of `run` as plain text: per protocol, a line per lineup and the headline."""
+    lines = []
+    for r in results:
+        d = r["definition"]
+        parity = "" if d["parity"] is None else f", parity {_pct(d['parity'])}"
+        lines.append(f"{r['protocol']} ({d['variant']}{'' if d['lucky'] is None else ' ' + d['lucky']}, "
+                     f"{d['num_players']} player{'s' if d['num_players'] > 1 else ''}{parity}): {r['agent']}"
+                     + ("" if r["complete"] else "  [PARTIAL: not the whole protocol, not a figure to quote]"))
+        for lineup, f in r["lineups"].items():
+            if d["num_players"] == 1:
+                regret = (f", regret to the optimum {f['optimum']:.2f}: {_pm(f['regret'], f['regret_se'])}"
+                          if "regret" in f else "")
+                lines.append(f"  alone      {f['games']:>6,} games  mean score {_pm(f['score_mean'], f['score_se'])}"
+                             f"{regret}")
+            else:
+                lines.append(f"  {lineup:<10} {f['games']:>6,} games  win share {_pct(f['win_share']):>6} "
+                             f"{_iv(f['win_interval']):<14} margin {_pm(f['margin_mean'], f['margin_se'], True):<12} "
+                             f"score {_pm(f['score_mean'], f['score_se'])}")
+        h = r["headline"]
+        if h is not None:
+            value = _pm(h["value"], h["se"]) if h["parity"] is None else f"{_pct(h['value'])} {_iv(h['interval'])}"
+            lines.append(f"  headline: {h['figure']} {value}")
+    return "\n".join(lines)
+
+
+def leaderboard_markdown(records: Sequence[dict[str, Any]], source: str = "../benchmarks/results/leaderboard") -> str:
+    """The leaderboard page (docs/leaderboard.md) from `run_all` records (one per agent):
+    a section per protocol, its agents ranked by the headline figure. Only complete results
+    are shown. `source` is where the page links each agent's JSON."""
+    by_table: dict[str, list[tuple[dict[str, Any], str]]] = {name: [] for name in PROTOCOLS}
+    for record in records:
+        for r in record["results"]:
+            if r["complete"] and r["protocol"] in by_table:
+                by_table[r["protocol"]].append((r, record["agent"]))
+    out = [
+        "# Leaderboard",
+        "",
+        "Every scripted bot and every shipped checkpoint on the benchmark (docs/benchmark.md explains the",
+        "protocols and how to enter your own agent). Each section is one protocol: the agent plays every seat",
+        "in turn beside `heuristic` (the headline: its win share, with parity 1/P), then beside the `rollout`",
+        "search bot (the harder lineup, fewer games), on reserved dice that no training run uses. A win share",
+        "is shown with its 95% Wilson interval, margin (the agent's score minus the best other score) and score",
+        "with their standard errors; solo tables show the mean score and, in classic, the regret to the exact",
+        "optimum. `rollout` itself is left out as an agent: in every seat of a table's 3,000 to 4,000 games it",
+        "would take hours (docs/baselines.md has its figures).",
+        "",
+        "This page is generated from the results files by `python benchmarks/leaderboard.py page`; each agent's",
+        "row links its file. Rerun an agent with `qwixx bench AGENT --all`.",
+        "",
+    ]
+    for name, rows in by_table.items():
+        proto = PROTOCOLS[name]
+        d = proto.describe()
+        title = f"{d['variant']}{'' if d['lucky'] is None else ' (lucky cross ' + d['lucky'] + ')'}, " \
+                f"{proto.players} player{'s' if proto.players > 1 else ''}"
+        out += [f"## {name}: {title}", ""]
+        if not rows:
+            out += ["No results yet.", ""]
+            continue
+        rows.sort(key=lambda x: -(x[0]["headline"] or {"value": -1e9})["value"])
+        if proto.players == 1:
+            a = d["lineups"]["heuristic"]
+            out += [f"Alone, {a['deals']:,} deals (dice seeds from {a['first_seed']:,}).", ""]
+            classic = proto.table.variant == "classic"
+            out.append("| agent | mean score | " + ("regret to the optimum | " if classic else "") + "games |")
+            out.append("|---|---:|" + ("---:|" if classic else "") + "---:|")
+            for r, agent in rows:
+                f = r["lineups"]["heuristic"]
+                regret = f"{_pm(f['regret'], f['regret_se'])} |" if classic else ""
+                out.append(f"| [{agent}]({source}/{agent}.json) | {_pm(f['score_mean'], f['score_se'])} | {regret}"
+                           f" {f['games']:,} |")
+            if classic:
+                optimum = next((r["lineups"]["heuristic"].get("optimum") for r, _ in rows), None)
+                if optimum is not None:
+                    out += ["", f"The exact optimum (expected score of optimal solo play): {optimum:.4f}."]
+            out.append("")
+            continue
+        a, b = d["lineups"]["heuristic"], d["lineups"]["rollout"]
+        out += [f"Parity {_pct(proto.parity or 0)}. Beside `heuristic`: {a['deals']:,} deals x {proto.players} seats "
+                f"(dice seeds from {a['first_seed']:,}); beside `rollout`: {b['deals']:,} deals x {proto.players} "
+                f"seats (from {b['first_seed']:,}).", ""]
+        out.append("| agent | win share vs heuristic | margin | score | win share vs rollout | rollout's win share "
+                   "| margin |")
+        out.append("|---|---:|---:|---:|---:|---:|---:|")
+        for r, agent in rows:
+            f = r["lineups"]["heuristic"]
+            cells = [f"[{agent}]({source}/{agent}.json)", f"{_pct(f['win_share'])} {_iv(f['win_interval'])}",
+                     _pm(f["margin_mean"], f["margin_se"], True), _pm(f["score_mean"], f["score_se"])]
+            g = r["lineups"].get("rollout")
+            if g is None:
+                cells += ["—", "—", "—"]
+            else:
+                rollout = next(o for o in g["others"] if o["label"] == "rollout")
+                cells += [f"{_pct(g['win_share'])} {_iv(g['win_interval'])}",
+                          f"{_pct(rollout['win_share'])} {_iv(rollout['win_interval'])}",
+                          _pm(g["margin_mean"], g["margin_se"], True)]
+            out.append("| " + " | ".join(cells) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+def strip(result: dict[str, Any]) -> dict[str, Any]:
+    """A result without what differs between machines and worker counts (for comparing)."""
+    drop = {"seconds", "workers", "machine"}
+    clean = {k: v for k, v in result.items() if k not in drop}
+    clean["lineups"] = {k: {f: x for f, x in v.items() if f != "seconds"} for k, v in result["lineups"].items()}
+    return clean
+
+
+__all__ = [
+    "FIRST_SEED",
+    "FORMAT",
+    "HARDER_OFFSET",
+    "PROTOCOLS",
+    "Protocol",
+    "TABLE_STRIDE",
+    "agent_spec",
+    "leaderboard_markdown",
+    "plays",
+    "protocol",
+    "protocol_for",
+    "results_text",
+    "run",
+    "run_all",
+    "strip",
+    "tables_played",
+]
