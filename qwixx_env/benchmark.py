@@ -53,12 +53,11 @@ from qwixx_env import solver
 from qwixx_env.arena import run_arena
 from qwixx_env.arena.stats import mean_and_se, wilson_interval, win_shares
 from qwixx_env.bots import BotSpec, make_bot
-from qwixx_env.bots.pretrained import checkpoint_table
 from qwixx_env.bots.specs import as_spec, check_params
 from qwixx_env.core.checks import check_int
 from qwixx_env.core.options import TableOptions
 from qwixx_env.envs.qwixx_v0 import raw_env
-from qwixx_env.nets import NumpyPolicy, checkpoint_names
+from qwixx_env.nets import checkpoint_names
 
 FORMAT = "qwixx_env.benchmark/1"
 VERSION = 1
@@ -229,14 +228,18 @@ def _sb3_spec(path: str) -> BotSpec:
     if not os.path.isfile(path):
         raise ValueError(f"agent {path!r}: no such file (an SB3 MaskablePPO .zip)")
 
+    checked: set[TableOptions] = set()  # the spaces are compared once per table, not every game
+
     def factory(*, table: TableOptions, seed: int | None = None) -> Sb3Bot:
         model = _sb3_model(path)
-        env: Any = raw_env(table=table)
-        size = env.observation_space("player_0")["observation"].shape
-        n = env.action_space("player_0").n
-        if tuple(model.observation_space.shape) != tuple(size) or int(model.action_space.n) != int(n):
-            raise ValueError(f"the model takes observations of shape {model.observation_space.shape} and "
-                             f"{model.action_space.n} actions; this table has {size} and {n}")
+        if table not in checked:
+            env: Any = raw_env(table=table)
+            size = env.observation_space("player_0")["observation"].shape
+            n = env.action_space("player_0").n
+            if tuple(model.observation_space.shape) != tuple(size) or int(model.action_space.n) != int(n):
+                raise ValueError(f"the model takes observations of shape {model.observation_space.shape} and "
+                                 f"{model.action_space.n} actions; this table has {size} and {n}")
+            checked.add(table)
         return Sb3Bot(model, Path(path).stem)
 
     return BotSpec(label=Path(path).stem, factory=factory)
@@ -282,24 +285,13 @@ def plays(spec: BotSpec, proto: Protocol) -> str | None:
 
 
 def _what_it_plays(spec: BotSpec) -> str:
-    if spec.path is None and not (spec.name and spec.name in _installed()):
+    """For a checkpoint, the protocol of the one table it plays ("" for any other bot)."""
+    if spec.path is None and spec.name not in checkpoint_names():
         return ""
     try:
-        t = checkpoint_table(NumpyPolicy.load(spec.path or spec.name or ""))
+        return f" (it plays {protocol_for(spec.default_table()).name})"
     except (OSError, ValueError):
         return ""
-    return f" (it plays {protocol_for(t).name})"
-
-
-def _installed() -> set[str]:
-    return set(checkpoint_names())
-
-
-def tables_played(agent: Any) -> list[Protocol]:
-    """The protocols whose table the agent plays (cheaply: a checkpoint's one table; a
-    scripted bot's by its `check_table`; otherwise every table it passes `plays` at)."""
-    spec = agent_spec(agent)
-    return [p for p in PROTOCOLS.values() if plays(spec, p) is None]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -324,10 +316,16 @@ def run(
     ``os.cpu_count()``; the figures do not depend on it.
     """
     spec = agent_spec(agent)
-    proto = protocol(table) if table is not None else protocol_for(_default_table(spec))
+    proto = protocol(table) if table is not None else default_protocol(spec)
     why = plays(spec, proto)
     if why is not None:
         raise ValueError(f"agent {spec.label!r} does not play {proto.name}: {why}")
+    return _run(spec, proto, workers=workers, lineups=lineups, limit=limit, progress=progress)
+
+
+def _run(spec: BotSpec, proto: Protocol, *, workers: int | None, lineups: Sequence[str] | None, limit: int | None,
+         progress: Callable[[str, int, int], None] | None) -> dict[str, Any]:
+    """`run` for an agent already known to play the protocol's table."""
     chosen = _check_lineups(proto, lineups)
     if limit is not None:
         limit = check_int("limit", limit, minimum=1, accepted="an integer >= 1, or None for the whole protocol")
@@ -355,9 +353,12 @@ def run(
     return out
 
 
-def _default_table(spec: BotSpec) -> TableOptions:
+def default_protocol(agent: Any) -> Protocol:
+    """The protocol of the agent's own table (`BotSpec.default_table`: a checkpoint's game,
+    classic with 2 players for a scripted bot)."""
+    spec = agent_spec(agent)
     try:
-        return spec.default_table()
+        return protocol_for(spec.default_table())
     except (OSError, ValueError) as err:
         raise ValueError(f"agent {spec.label!r}: {err}") from None
 
@@ -394,7 +395,9 @@ def run_all(
             skipped[proto.name] = why
             continue
         report = None if progress is None else (lambda lineup, d, t, _p=proto.name: progress(_p, lineup, d, t))
-        results.append(run(spec, proto, workers=workers, lineups=lineups, limit=limit, progress=report))
+        results.append(_run(spec, proto, workers=workers, lineups=lineups, limit=limit, progress=report))
+    if not results and len(protos) == 1:
+        raise ValueError(f"agent {spec.label!r} does not play {protos[0].name}: {skipped[protos[0].name]}")
     if not results:
         raise ValueError(f"agent {spec.label!r} plays none of {[p.name for p in protos]}: {skipped}")
     return {
@@ -586,6 +589,7 @@ __all__ = [
     "Protocol",
     "TABLE_STRIDE",
     "agent_spec",
+    "default_protocol",
     "leaderboard_markdown",
     "plays",
     "protocol",
@@ -594,5 +598,4 @@ __all__ = [
     "run",
     "run_all",
     "strip",
-    "tables_played",
 ]

@@ -223,16 +223,10 @@ def _bench(args: argparse.Namespace) -> int:
     progress = _bench_progress(args.quiet)
     started = time.perf_counter()
     try:
-        if args.all:
-            record = benchmark.run_all(args.agent, workers=args.workers, limit=args.limit,
-                                       progress=lambda p, lineup, d, t: progress(f"{p} {lineup}", d, t))
-            results = record["results"]
-        else:
-            one = benchmark.run(args.agent, args.table, workers=args.workers, limit=args.limit,
-                                progress=lambda lineup, d, t: progress(lineup, d, t))
-            results = [one]
-            record = {"format": benchmark.FORMAT, "agent": one["agent"], "results": results, "skipped": {},
-                      "seconds": one["seconds"], "workers": one["workers"], "machine": one["machine"]}
+        tables = None if args.all else [args.table or benchmark.default_protocol(args.agent)]
+        record = benchmark.run_all(args.agent, workers=args.workers, tables=tables, limit=args.limit,
+                                   progress=lambda p, lineup, d, t: progress(f"{p} {lineup}", d, t))
+        results = record["results"]
     except ValueError as err:
         return fail(str(err))
     finally:
