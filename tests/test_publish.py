@@ -15,6 +15,7 @@ import pytest
 pytest.importorskip("rich")
 pytest.importorskip("yaml")
 
+from qwixx_env import benchmark as benchmark_module
 from qwixx_env import bots
 from qwixx_env.bots.pretrained import write_policy
 from qwixx_env.core import get_variant, layout_for
@@ -101,6 +102,8 @@ def run_main(tmp_path: Path, run: Path, name: str, *extra: str) -> int:
             str(tmp_path / "res"),
             "--images",
             str(tmp_path / "img"),
+            "--leaderboard",
+            str(tmp_path / "lb"),
             *extra,
         ]
     )
@@ -140,7 +143,7 @@ def close_interval(cell: str, iv: list[float]) -> bool:
 @pytest.mark.slow
 def test_publishing_a_two_player_run_installs_evaluates_and_writes_a_card(tmp_path):
     run = tiny_run(tmp_path / "run")
-    assert run_main(tmp_path, run, "ppo-test", "--games", "2", "--search-games", "1") == 0
+    assert run_main(tmp_path, run, "ppo-test", "--limit", "2", "--arena", "--games", "2", "--search-games", "1") == 0
     ck, res, img = tmp_path / "ck", tmp_path / "res", tmp_path / "img"
     # The checkpoint: byte for byte the run's, readable by all, no temporary files left.
     assert (ck / "ppo-test.npz").read_bytes() == (run / "final.npz").read_bytes()
@@ -184,7 +187,7 @@ def test_publishing_a_two_player_run_installs_evaluates_and_writes_a_card(tmp_pa
 
 def test_publishing_a_solo_run_reports_the_regret_against_the_solver(tmp_path):
     run = tiny_run(tmp_path / "run", num_players=1, curves=False)
-    assert run_main(tmp_path, run, "ppo-solo", "--games", "3") == 0
+    assert run_main(tmp_path, run, "ppo-solo", "--limit", "3", "--arena", "--games", "3") == 0
     record = json.loads((tmp_path / "res" / "ppo-solo.json").read_text())
     ev = record["evaluation"]
     assert ev["kind"] == "solo" and [b["label"] for b in ev["bots"]] == [
@@ -205,7 +208,7 @@ def test_publishing_a_solo_run_reports_the_regret_against_the_solver(tmp_path):
     assert f"**{ev['regret']:.2f} ± {ev['regret_se']:.2f}**" in card
     assert "The run left no `curves.png`." in card and not (tmp_path / "img").exists()
     # One deal has no standard error: the card says the regret without one.
-    assert run_main(tmp_path, run, "ppo-solo", "--games", "1") == 0
+    assert run_main(tmp_path, run, "ppo-solo", "--limit", "1", "--arena", "--games", "1") == 0
     ev = json.loads((tmp_path / "res" / "ppo-solo.json").read_text())["evaluation"]
     assert (
         ev["regret_se"] is None
@@ -216,7 +219,7 @@ def test_publishing_a_solo_run_reports_the_regret_against_the_solver(tmp_path):
 @pytest.mark.slow
 def test_publishing_a_three_player_run_plays_a_mixed_table_and_a_rollout_table(tmp_path):
     run = tiny_run(tmp_path / "run", num_players=3)
-    assert run_main(tmp_path, run, "ppo-3p", "--games", "1", "--search-games", "1") == 0
+    assert run_main(tmp_path, run, "ppo-3p", "--limit", "1", "--arena", "--games", "1", "--search-games", "1") == 0
     ev = json.loads((tmp_path / "res" / "ppo-3p.json").read_text())["evaluation"]
     assert ev["kind"] == "table" and ev["deals"] == 1 and ev["skipped"] == {}
     assert [b["label"] for b in ev["bots"]] == ["ppo-3p", "random", "greedy", "heuristic", "solo_optimal"]
@@ -285,7 +288,7 @@ def test_the_intervals_sentence_says_which_side_is_ahead():
 def test_an_output_folder_that_is_a_file_is_refused_before_the_evaluation(tmp_path, capsys):
     run = tiny_run(tmp_path / "run")
     (tmp_path / "res").write_text("a file where the results folder goes")
-    assert run_main(tmp_path, run, "ppo-x", "--games", "1", "--search-games", "0") == 2
+    assert run_main(tmp_path, run, "ppo-x", "--limit", "1") == 2
     assert f"--results: {tmp_path / 'res'} is not a folder" in capsys.readouterr().err
     assert not (tmp_path / "ck").exists() and not (tmp_path / "img").exists()
 
@@ -300,20 +303,20 @@ def test_an_interrupted_evaluation_leaves_the_published_files_as_they_were(tmp_p
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(publish, "evaluate_policy", interrupted)
+    monkeypatch.setattr(publish.bench, "run", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        publish.publish(run, "ppo-x", games=1, search_games=0, workers=1, force=True, checkpoints=folder,
-                        results=tmp_path / "res", images=tmp_path / "img", progress=False)
+        publish.publish(run, "ppo-x", limit=1, workers=1, force=True, checkpoints=folder, results=tmp_path / "res",
+                        leaderboard=tmp_path / "lb", images=tmp_path / "img", progress=False)
     assert (
         sorted(p.name for p in folder.iterdir()) == ["ppo-x.json"]
         and (folder / "ppo-x.json").read_text() == old
     )
-    assert not (tmp_path / "res").exists() and not (tmp_path / "img").exists()
+    assert not any((tmp_path / d).exists() for d in ("res", "img", "lb"))
 
 
 def test_a_table_without_search_games_skips_rollout_and_longo_skips_solo_optimal(tmp_path):
     run = tiny_run(tmp_path / "run", num_players=3, variant="longo")
-    assert run_main(tmp_path, run, "ppo-l3", "--games", "1", "--search-games", "0") == 0
+    assert run_main(tmp_path, run, "ppo-l3", "--limit", "1", "--arena", "--games", "1", "--search-games", "0") == 0
     ev = json.loads((tmp_path / "res" / "ppo-l3.json").read_text())["evaluation"]
     assert [b["label"] for b in ev["bots"]] == ["ppo-l3", "random", "greedy", "heuristic"]
     assert set(ev["skipped"]) == {"rollout", "solo_optimal"} and "search_table" not in ev
@@ -350,7 +353,7 @@ def test_bad_names_seeds_and_replacing_another_policy_are_refused(tmp_path, caps
     with pytest.raises(
         ValueError, match=r"--seed: 10000 .* overlap the run's training evaluation deals 10003\.\.10005"
     ):
-        publish.publish(run, "ppo-x", games=5, seed=10_000, checkpoints=tmp_path / "ck", progress=False)
+        publish.publish(run, "ppo-x", arena=True, games=5, seed=10_000, checkpoints=tmp_path / "ck", progress=False)
     assert not (tmp_path / "ck").exists()  # refused before anything is written
     # Another policy under a published name needs --force.
     folder = tmp_path / "ck"
@@ -396,3 +399,97 @@ def test_table_limitations_name_a_lead_within_the_noise_and_a_loss():
         in lines
     )
     assert "It does not win more often than `greedy` at its table (30.4% against 35.0%)." in lines
+
+
+def test_publishing_benchmarks_the_run_on_its_protocol_and_the_card_shows_its_figures(tmp_path):
+    run = tiny_run(tmp_path / "run", num_players=3, variant="longo")
+    assert run_main(tmp_path, run, "ppo-b3", "--limit", "2") == 0
+    record = json.loads((tmp_path / "res" / "ppo-b3.json").read_text())
+    b = record["benchmark"]
+    assert b["protocol"] == "longo-3p/v1" and b["agent"] == "ppo-b3" and not b["complete"]
+    assert record["evaluation"] is None and record["reference"] is None
+    assert {lineup: f["deals"] for lineup, f in b["lineups"].items()} == {"heuristic": 2, "rollout": 2}
+    # the same games as `qwixx bench` of the run's policy (the label aside)
+    again = benchmark_module.run(run / "final.json", "longo-3p", workers=1, limit=2)
+    assert benchmark_module.strip(again) == benchmark_module.strip({**b, "agent": again["agent"]})
+    # a partial benchmark is no leaderboard entry
+    assert not (tmp_path / "lb").exists()
+    card = (tmp_path / "ck" / "ppo-b3.md").read_text()
+    positions = [card.index(s) for s in ["## Loading", "## Benchmark", "## Limitations", "## Training"]]
+    assert positions == sorted(positions) and "## Evaluation" not in card
+    assert "**PARTIAL**" in card and "Its benchmark is partial" in card
+    h = b["lineups"]["heuristic"]
+    row = next(line for line in card.splitlines() if line.startswith("| beside `heuristic` |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert int(cells[1]) == h["games"] and close_pct(cells[2], h["win_share"])
+    assert close_interval(cells[3], h["win_interval"]) and close_score(cells[5], h["score_mean"], h["score_se"])
+    assert [c["goal"] for c in record["strength"]] == [False, True]
+    for check in record["strength"]:
+        assert f"{check['target']}: **{'met' if check['met'] else 'not met'}**" in card
+    assert "Trained by" not in card  # the tiny run's config is not a shipped one
+
+
+def test_a_complete_solo_benchmark_writes_the_leaderboard_entry_and_compares_heuristic(tmp_path):
+    run = tiny_run(tmp_path / "run", num_players=1, variant="longo", curves=False)
+    assert run_main(tmp_path, run, "ppo-l1") == 0
+    record = json.loads((tmp_path / "res" / "ppo-l1.json").read_text())
+    b, ref = record["benchmark"], record["reference"]
+    assert b["complete"] and b["lineups"]["heuristic"]["games"] == 2_000 and ref["games"] == 2_000
+    heuristic = benchmark_module.run("heuristic", "longo-1p", workers=1, lineups=["heuristic"])
+    assert ref["score_mean"] == heuristic["lineups"]["heuristic"]["score_mean"]
+    [check] = record["strength"]
+    assert check["met"] == (b["lineups"]["heuristic"]["score_mean"] - 1.96 * b["lineups"]["heuristic"]["score_se"]
+                            > ref["score_mean"] + 1.96 * ref["score_se"])
+    entry = json.loads((tmp_path / "lb" / "ppo-l1.json").read_text())
+    assert entry["agent"] == "ppo-l1" and entry["results"] == [b]
+    assert set(entry["skipped"]) == set(benchmark_module.PROTOCOLS) - {"longo-1p/v1"}
+    assert "plays num_players=1 only" in entry["skipped"]["longo-2p/v1"]
+    page = benchmark_module.leaderboard_markdown([entry])
+    assert "[ppo-l1](../benchmarks/results/leaderboard/ppo-l1.json)" in page
+
+
+def _bench_result(players: int, me: tuple, others: list[tuple], hard: tuple | None = None,
+                  hard_others: list[tuple] | None = None) -> dict:
+    def lineup(share, lo, hi, rest):
+        return {"games": 100, "win_share": share, "win_interval": [lo, hi], "score_mean": 80.0, "score_se": 1.0,
+                "margin_mean": 0.0, "margin_se": 1.0,
+                "others": [{"label": label, "win_share": s, "win_interval": [a, z], "score_mean": 70.0}
+                           for label, s, a, z in rest]}
+
+    lineups = {"heuristic": lineup(*me, others)}
+    if hard is not None:
+        lineups["rollout"] = lineup(*hard, hard_others)
+    return {"definition": {"num_players": players}, "lineups": lineups}
+
+
+def test_the_strength_targets_follow_the_intervals():
+    # 2 players: the lower bound above 50%; the goal: rollout's interval below the bot's
+    two = _bench_result(2, (0.56, 0.51, 0.61), [("heuristic", 0.44, 0.39, 0.49)],
+                        (0.53, 0.48, 0.58), [("rollout", 0.47, 0.42, 0.52)])
+    bar, goal = model_card.strength(two)
+    assert bar["met"] and not bar["goal"] and goal["goal"] and not goal["met"]
+    assert "the intervals overlap" in goal["detail"]
+    two["lineups"]["heuristic"]["win_interval"] = [0.499, 0.62]
+    assert not model_card.strength(two)[0]["met"]
+    # 3+ players: apart from the best `heuristic` seat, not just the first
+    three = _bench_result(3, (0.40, 0.37, 0.43), [("heuristic", 0.25, 0.22, 0.28), ("heuristic#2", 0.35, 0.32, 0.38)],
+                          (0.45, 0.40, 0.50), [("rollout", 0.30, 0.26, 0.34), ("heuristic", 0.25, 0.21, 0.29)])
+    bar, goal = model_card.strength(three)
+    assert not bar["met"] and "`heuristic#2`" in bar["detail"] and goal["met"]
+    three["lineups"]["heuristic"]["others"][1]["win_interval"] = [0.30, 0.369]
+    assert model_card.strength(three)[0]["met"]
+    # solo: above heuristic's mean, the intervals (mean ± 1.96 s.e.) apart
+    solo = {"definition": {"num_players": 1},
+            "lineups": {"heuristic": {"games": 10, "score_mean": 170.0, "score_se": 1.0}}}
+    ref = {"lineups": {"heuristic": {"games": 10, "score_mean": 166.0, "score_se": 1.0}}}
+    assert model_card.strength(solo, ref)[0]["met"]
+    ref["lineups"]["heuristic"]["score_mean"] = 166.2
+    assert not model_card.strength(solo, ref)[0]["met"]
+
+
+def test_arena_options_without_arena_are_refused(tmp_path, capsys):
+    run = tiny_run(tmp_path / "run")
+    with pytest.raises(SystemExit):
+        run_main(tmp_path, run, "ppo-x", "--games", "3")
+    assert "add --arena" in capsys.readouterr().err
+    assert not (tmp_path / "ck").exists()

@@ -8,6 +8,7 @@ from typing import Any
 from qwixx_env.core.variant import get_variant
 from qwixx_env.nets import AFTERSTATE_TABLES
 from qwixx_env.nets.win_chance import network_name
+from qwixx_env.training.config_yaml import shipped_configs
 
 
 def plural(n: int, word: str) -> str:
@@ -170,13 +171,173 @@ def evaluation_section(record: dict[str, Any]) -> list[str]:
     return lines
 
 
+Z95 = 1.959963984540054
+
+
+def _apart(a: list[float], b: list[float]) -> str:
+    """'above', 'below' or 'overlap': interval `a` against interval `b`."""
+    return "above" if a[0] > b[1] else "below" if a[1] < b[0] else "overlap"
+
+
+def _score_interval(mean: float, se: float | None) -> list[float]:
+    half = 0.0 if se is None else Z95 * se
+    return [mean - half, mean + half]
+
+
+def strength(benchmark: dict[str, Any], reference: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The strength a published bot is held to, on its table's benchmark result: a list of
+    ``{"target", "met", "detail", "goal"}`` (``goal`` True for the aim every table has, to beat
+    `rollout`, False for the bar it must clear; ``met`` None where there is no bar). `reference`:
+    `heuristic`'s benchmark result on the same solo protocol (the solo bar).
+
+    - 2 players: beats `heuristic` head to head: its win share's 95% interval above 50%;
+    - 3 to 5 players: wins more often than `heuristic` in the heuristic lineup, the 95%
+      intervals apart;
+    - solo Longo: a mean score above `heuristic`'s on the same deals, the 95% intervals apart
+      (solo classic: the regret to the exact optimum, no bar);
+    - the goal, 2 to 5 players: beats `rollout` on the harder lineup, the intervals apart.
+    """
+    d = benchmark["definition"]
+    players, lineups = d["num_players"], benchmark["lineups"]
+    out: list[dict[str, Any]] = []
+    me = lineups.get("heuristic")
+    if me is None:
+        return out
+    if players == 1:
+        if "regret" in me:
+            out.append({"target": "the exact optimum (no bar: the solver's score is the reference)", "met": None,
+                        "goal": False, "detail": f"regret {me['regret']:.2f} ± {me['regret_se'] or 0:.2f} points "
+                        f"to the optimum {me['optimum']:.2f}"})
+        elif reference is not None:
+            h = reference["lineups"]["heuristic"] if "lineups" in reference else reference
+            mine, theirs = _score_interval(me["score_mean"], me["score_se"]), _score_interval(h["score_mean"],
+                                                                                              h["score_se"])
+            out.append({"target": "a mean score above `heuristic`'s on the same deals, 95% intervals apart",
+                        "met": _apart(mine, theirs) == "above", "goal": False,
+                        "detail": f"{score(me['score_mean'], me['score_se'])} against `heuristic`'s "
+                        f"{score(h['score_mean'], h['score_se'])} ({_apart_words(_apart(mine, theirs))})"})
+        return out
+    if players == 2:
+        lo = me["win_interval"][0]
+        out.append({"target": "beats `heuristic` head to head: the 95% interval of its win share above 50%",
+                    "met": lo > 0.5, "goal": False,
+                    "detail": f"{pct(me['win_share'])} {interval(me['win_interval'])}"})
+    else:
+        # each `heuristic` seat beside it is a bot of its own in the arena (heuristic, heuristic#2, ...):
+        # the bar is the one that wins most
+        h = max((o for o in me["others"] if _base(o["label"]) == "heuristic"), key=lambda o: o["win_share"])
+        side = _apart(me["win_interval"], h["win_interval"])
+        out.append({"target": "wins more often than `heuristic` beside it (each of its seats), 95% intervals apart",
+                    "met": side == "above", "goal": False,
+                    "detail": f"{pct(me['win_share'])} {interval(me['win_interval'])} against "
+                    f"{pct(h['win_share'])} {interval(h['win_interval'])} for the best `heuristic` seat, "
+                    f"`{h['label']}` ({_apart_words(side)})"})
+    hard = lineups.get("rollout")
+    if hard is not None:
+        r = next(o for o in hard["others"] if o["label"] == "rollout")
+        side = _apart(hard["win_interval"], r["win_interval"])
+        out.append({"target": "the goal: wins more often than `rollout` beside it, 95% intervals apart",
+                    "met": side == "above", "goal": True,
+                    "detail": f"{pct(hard['win_share'])} {interval(hard['win_interval'])} against `rollout`'s "
+                    f"{pct(r['win_share'])} {interval(r['win_interval'])} ({_apart_words(side)})"})
+    return out
+
+
+def _apart_words(side: str) -> str:
+    return {"above": "the intervals apart", "below": "the intervals apart, the other ahead",
+            "overlap": "the intervals overlap"}[side]
+
+
+def _beside(f: dict[str, Any]) -> str:
+    """A lineup by the bots beside the agent, each once: "beside `rollout`, `heuristic`"."""
+    return "beside " + ", ".join(f"`{label}`" for label in dict.fromkeys(_base(o["label"]) for o in f["others"]))
+
+
+def _base(label: str) -> str:
+    """A bot's label without the arena's copy number (``heuristic#2`` -> ``heuristic``)."""
+    return label.split("#")[0]
+
+
+def benchmark_section(record: dict[str, Any]) -> list[str]:
+    """The card's benchmark figures: its table's protocol, each lineup, and the targets."""
+    name, b = record["name"], record["benchmark"]
+    d = b["definition"]
+    players = d["num_players"]
+    games = sum(f["games"] for f in b["lineups"].values())
+    lines = [
+        f"Its table's protocol, **`{b['protocol']}`** ([docs/benchmark.md](../docs/benchmark.md)): the same "
+        f"games as `qwixx bench {name}` ({plural(games, 'game')} of `{name}` in {duration(b['seconds'])} on "
+        f"{plural(b['workers'], 'worker')}; reserved dice that no training run plays).",
+        "",
+    ]
+    if not b["complete"]:
+        lines += ["**PARTIAL**: only the first deals of each lineup were played (`--limit`): not a figure to quote.",
+                  ""]
+    if players == 1:
+        f = b["lineups"]["heuristic"]
+        rows = [[f"`{name}`", f"{f['games']:,}", score(f["score_mean"], f["score_se"])]]
+        ref = record.get("reference")
+        if ref:
+            rows.append([f"`{ref['agent']}`", f"{ref['games']:,}", score(ref["score_mean"], ref["score_se"])])
+        if "optimum" in f:
+            rows.append(["optimum (exact solver)", "—", f"{f['optimum']:.2f}"])
+        lines += ["Alone, on the protocol's deals:", "",
+                  table(["agent", "games", "mean score ± s.e."], rows), ""]
+    else:
+        rows = []
+        for f in b["lineups"].values():
+            rows.append([_beside(f), f"{f['games']:,}", pct(f["win_share"]), interval(f["win_interval"]),
+                         score(f["margin_mean"], f["margin_se"]), score(f["score_mean"], f["score_se"])])
+        lines += [
+            f"`{name}` in every seat in turn; parity (an equal share of wins) is {pct(d['parity'])}. The margin is "
+            "its score minus the best other score.",
+            "",
+            table(["lineup", "games", "win share", "95% interval", "margin ± s.e.", "score ± s.e."], rows),
+            "",
+            "The bots beside it, in the same games:",
+            "",
+            table(["lineup", "bot", "win share", "95% interval", "score"],
+                  [[_beside(f), f"`{o['label']}`", pct(o["win_share"]), interval(o["win_interval"]),
+                    f"{o['score_mean']:.2f}"] for f in b["lineups"].values() for o in f["others"]]),
+            "",
+        ]
+    h = b["headline"]
+    if h is not None:
+        value = score(h["value"], h["se"]) if h["parity"] is None else f"{pct(h['value'])} {interval(h['interval'])}"
+        lines += [f"Headline ({h['figure']}): **{value}**" + ("" if h["parity"] is None else
+                                                             f", parity {pct(h['parity'])}."), ""]
+    checks = record.get("strength") or []
+    if checks:
+        lines += ["The strength a published bot is held to:", ""]
+        for c in checks:
+            mark = "—" if c["met"] is None else "**met**" if c["met"] else "**not met**"
+            lines.append(f"- {c['target']}: {mark}; {c['detail']}.")
+        lines.append("")
+    return lines
+
+
 def limitations(record: dict[str, Any]) -> list[str]:
-    """Honest lines computed from the evaluation."""
-    ev, c = record["evaluation"], record["checkpoint"]
+    """Honest lines computed from the benchmark and the evaluation."""
+    c = record["checkpoint"]
     out = [
         f"It reads the {c['variant']} observation for {plural(c['num_players'], 'player')} only, and plays "
         "deterministically (the same position always gets the same move)."
     ]
+    for check in record.get("strength") or []:
+        if check["met"] is False:
+            verb = "falls short of the goal:" if check["goal"] else "misses the bar:"
+            out.append(f"It {verb} {check['target'].removeprefix('the goal: ')}: {check['detail']}.")
+    b = record.get("benchmark")
+    if b is not None and not b["complete"]:
+        out.append("Its benchmark is partial (`--limit`): the figures above are not the protocol's.")
+    if record.get("evaluation"):
+        out += _evaluation_limits(record["evaluation"])
+    return out
+
+
+def _evaluation_limits(ev: dict[str, Any]) -> list[str]:
+    """The limitations the ``--arena`` evaluation shows."""
+    out: list[str] = []
     if ev["kind"] == "solo":
         me = ev["bots"][0]
         if ev["optimum"] is not None:
@@ -307,10 +468,8 @@ def model_card(record: dict[str, Any]) -> str:
         + "`. As a batched policy (e.g. a frozen opponent):"
         f' `NumpyPolicy.load("{name}")`; see [docs/pretrained.md](../docs/pretrained.md).',
         "",
-        "## Evaluation",
-        "",
-        *evaluation_section(record),
-        "",
+        *(["## Benchmark", "", *benchmark_section(record)] if record.get("benchmark") else []),
+        *(["## Evaluation", "", *evaluation_section(record), ""] if record.get("evaluation") else []),
         "## Limitations",
         "",
         *(f"- {line}" for line in limitations(record)),
@@ -318,6 +477,9 @@ def model_card(record: dict[str, Any]) -> str:
         "## Training",
         "",
     ]
+    if t.get("name") and t["name"] in shipped_configs():
+        lines += [f"Trained by `qwixx-train {t['name']}` (the shipped config `{t['name']}.yaml`, "
+                  f"dice seed {config.get('seed', 'unrecorded')}): the same command trains it again.", ""]
     bc = t.get("bc")
     if bc:
         lines += [

@@ -1,38 +1,44 @@
 """Publish a finished training run as a pretrained bot:
-``python -m qwixx_env.training.publish RUN_DIR --name NAME [--games N] [--search-games N] [--workers W] [--seed S]``.
+``python -m qwixx_env.training.publish RUN_DIR --name NAME [--workers W] [--limit DEALS] [--arena]``.
 
 1. ``RUN_DIR/final.{npz,json}`` is checked (loaded as a `NumpyPolicy`), and so are the
    options, the output folders and the name (replacing another policy needs ``--force``):
    nothing is written before all of that holds.
-2. The run's policy plays its benchmark in the arena (`qwixx_env.training.benchmark`: alone
-   solo, head to head with 2 players, at mixed tables with 3+) on deals that training never
-   evaluated on (``--seed``); ``--search-games`` sets the deals against the `rollout` search
-   bot. The tables are printed.
+2. The run's policy plays its table's benchmark protocol (`qwixx_env.benchmark`: beside
+   `heuristic`, then beside `rollout`; solo alone, and `heuristic` alone on the same deals
+   for reference), the same games as ``qwixx bench``; its figures are held against the
+   strength a published bot must reach (`model_card.strength`). ``--limit`` plays only the
+   first deals of each lineup (a trial: the card says it is partial). ``--arena`` adds the
+   wider arena evaluation (`qwixx_env.training.benchmark`: every scripted bot, ``--games``
+   deals from ``--seed``, ``--search-games`` against `rollout`), far slower.
 3. Only then is the policy copied to ``checkpoints/NAME.{npz,json}`` atomically (each file
    written to a temporary file in the target folder, synced and renamed over the target; the
    npz first, the JSON last) and loaded back by name (`qwixx_env.bots.load`);
    ``RUN_DIR/curves.png``, if there, is copied to ``docs/images/NAME-curves.png``; the
-   evaluation is saved as JSON to ``benchmarks/results/pretrained/NAME.json``, and the model
-   card ``checkpoints/NAME.md`` is generated from that JSON: the game, how to load the bot,
-   the training config, steps, wall time and machine, the warm start, the evaluation tables
-   with the command that produced them, the learning curves and its limitations.
+   record is saved as JSON to ``benchmarks/results/pretrained/NAME.json``, a complete
+   benchmark also as the leaderboard's ``benchmarks/results/leaderboard/NAME.json``, and the
+   model card ``checkpoints/NAME.md`` is generated from the record: the game, how to load the
+   bot, the training command, config, steps, wall time and machine, the warm start, the
+   benchmark figures against the targets, the learning curves and its limitations.
 
-``--checkpoints``, ``--results`` and ``--images`` change the three target folders (tests
-and trial runs publish into temporary ones).
+``--checkpoints``, ``--results``, ``--leaderboard`` and ``--images`` change the target folders
+(tests and trial runs publish into temporary ones).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
 import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from qwixx_env import benchmark as bench
 from qwixx_env.core.checks import check_int
 from qwixx_env.core.rewards import check_reward
 from qwixx_env.files import write_atomically
@@ -46,25 +52,28 @@ from qwixx_env.training.benchmark import (
     solver_covers,
 )
 from qwixx_env.training.install import check_folders, check_name, check_replace, install, read_run
-from qwixx_env.training.model_card import model_card
+from qwixx_env.training.model_card import model_card, strength
 
 REPO = Path(__file__).resolve().parent.parent  # the checkout: training/ sits at its top
-FORMAT = "training.publish/1"
+FORMAT = "training.publish/2"
 PUBLISH_SEED = 5_000_000
-"""Default first dice seed of the evaluation deals: far from a run's evaluation deals
-(``seed + 10_000 ...``) and the demo's (``seed + 20_000 ...``)."""
+"""Default first dice seed of the ``--arena`` evaluation's deals: far from a run's evaluation
+deals (``seed + 10_000 ...``) and the demo's (``seed + 20_000 ...``)."""
 
 
 def publish(
     run_dir: str | os.PathLike[str],
     name: str,
     *,
+    limit: int | None = None,
+    arena: bool = False,
     games: int | None = None,
     search_games: int | None = None,
     workers: int = 2,
     seed: int = PUBLISH_SEED,
     checkpoints: str | os.PathLike[str] | None = None,
     results: str | os.PathLike[str] | None = None,
+    leaderboard: str | os.PathLike[str] | None = None,
     images: str | os.PathLike[str] | None = None,
     force: bool = False,
     command: str | None = None,
@@ -75,10 +84,16 @@ def publish(
     run_dir = Path(run_dir)
     checkpoints = Path(checkpoints) if checkpoints is not None else REPO / "checkpoints"
     results = Path(results) if results is not None else REPO / "benchmarks" / "results" / "pretrained"
+    leaderboard = Path(leaderboard) if leaderboard is not None else REPO / "benchmarks" / "results" / "leaderboard"
     images = Path(images) if images is not None else REPO / "docs" / "images"
-    say: Callable[[str], None] = console.print if console is not None else (lambda line: None)
+    say: Callable[[str], None] = (
+        (lambda line: console.print(line, soft_wrap=True, markup=False, highlight=False))
+        if console is not None
+        else (lambda line: None)
+    )
     check_name(name)
     for option, value, low in (
+        ("--limit", limit, 1),
         ("--games", games, 1),
         ("--search-games", search_games, 0),
         ("--workers", workers, 1),
@@ -90,27 +105,41 @@ def publish(
     meta = spec["meta"]
     config = meta.get("config") or {}
     players = spec["num_players"]
-    if games is None:
-        table = [b for b in TABLE if b not in CLASSIC_ONLY or solver_covers(spec["variant"])]
-        games = default_deals(players, len(table) if players > 2 else 1)
-    if search_games is None:
-        search_games = SEARCH_DEALS_2P if players == 2 else SEARCH_DEALS_TABLE if players > 2 else 0
-    _check_seed(seed, games, search_games, config)
-    check_folders(checkpoints=checkpoints, results=results, images=images)
+    protocol = bench.default_protocol(run_dir / "final.json")
+    if arena:
+        if games is None:
+            table = [b for b in TABLE if b not in CLASSIC_ONLY or solver_covers(spec["variant"])]
+            games = default_deals(players, len(table) if players > 2 else 1)
+        if search_games is None:
+            search_games = SEARCH_DEALS_2P if players == 2 else SEARCH_DEALS_TABLE if players > 2 else 0
+        _check_seed(seed, games, search_games, config)
+    check_folders(checkpoints=checkpoints, results=results, leaderboard=leaderboard, images=images)
     check_replace(spec, name, checkpoints, force=force)
 
-    # The run's own policy is evaluated; the checkpoint, its results and its card are written
-    # together afterwards, so an interrupted evaluation leaves the published files as they were.
-    evaluation = evaluate_policy(
-        policy,
-        name,
-        games=games,
-        search_games=search_games,
-        seed=seed,
-        workers=workers,
-        console=console,
-        progress=progress,
-    )
+    # The run's own policy is benchmarked (and evaluated); the checkpoint, its results and its
+    # card are written together afterwards, so an interrupted run leaves the published files as
+    # they were.
+    if console is not None:
+        console.rule(f"{name} on {protocol.name}")
+    with _bars(console if progress else None) as report:
+        benchmark = _named(bench.run(run_dir / "final.json", protocol, workers=workers, limit=limit,
+                                     progress=report), name)
+        reference = None
+        if players == 1:  # the scripted baseline alone on the same deals
+            reference = bench.run("heuristic", protocol, workers=workers, limit=limit, progress=report)
+    say(bench.results_text([benchmark] + ([reference] if reference else [])))
+    evaluation = None
+    if arena:
+        evaluation = evaluate_policy(
+            policy,
+            name,
+            games=games or 1,
+            search_games=search_games or 0,
+            seed=seed,
+            workers=workers,
+            console=console,
+            progress=progress,
+        )
     paths = install(run_dir, spec, name, checkpoints, images, force=force)  # checks the run is unchanged first
     say(
         f"installed {paths['json']} + {paths['npz'].name}"
@@ -140,6 +169,7 @@ def publish(
             "bytes": spec["weights"]["bytes"],
         },
         "training": {
+            "name": meta.get("name"),
             "config": config,
             "reward": reward,
             "steps": meta.get("steps"),
@@ -153,16 +183,75 @@ def publish(
         "curves_link": None
         if paths["curves"] is None
         else Path(os.path.relpath(paths["curves"], checkpoints)).as_posix(),
+        "benchmark": benchmark,
+        "reference": None if reference is None else {"agent": "heuristic", **reference["lineups"]["heuristic"]},
+        "strength": strength(benchmark, reference),
         "evaluation": evaluation,
     }
     results.mkdir(parents=True, exist_ok=True)
     write_atomically(
         results / f"{name}.json", (json.dumps(record, indent=1, allow_nan=False) + "\n").encode()
     )
+    if benchmark["complete"]:
+        entry = leaderboard_entry(benchmark, name if paths["by_name"] else paths["json"])
+        leaderboard.mkdir(parents=True, exist_ok=True)
+        write_atomically(leaderboard / f"{name}.json", (json.dumps(entry, indent=1, allow_nan=False) + "\n").encode())
+        say(f"wrote {leaderboard / (name + '.json')}")
     card = model_card(record)
     write_atomically(checkpoints / f"{name}.md", card.encode())
     say(f"wrote {checkpoints / (name + '.md')} and {results / (name + '.json')}")
     return record
+
+
+def _named(result: dict[str, Any], name: str) -> dict[str, Any]:
+    """A benchmark result of the run's policy, under the name it is published as."""
+    return {**result, "agent": name}
+
+
+def leaderboard_entry(result: dict[str, Any], agent: str | Path) -> dict[str, Any]:
+    """The leaderboard's record of a published bot (the form of `benchmark.run_all`'s): its one
+    protocol's result, and the tables it does not play with why (`agent`: its name when it
+    loads by name, else its checkpoint's path)."""
+    spec = bench.agent_spec(agent)
+    skipped = {}
+    for proto in bench.PROTOCOLS.values():
+        if proto.name != result["protocol"]:
+            skipped[proto.name] = bench.plays(spec, proto) or "not benchmarked at publishing"
+    return {
+        "format": bench.FORMAT,
+        "agent": result["agent"],
+        "results": [result],
+        "skipped": skipped,
+        "seconds": result["seconds"],
+        "workers": result["workers"],
+        "machine": result["machine"],
+    }
+
+
+@contextlib.contextmanager
+def _bars(console: Any) -> Iterator[Callable[[str, int, int], None] | None]:
+    """A progress callback for `benchmark.run` drawing a rich bar per lineup (None: no bar)."""
+    if console is None:
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    state: dict[str, Any] = {}
+
+    def report(lineup: str, done: int, total: int) -> None:
+        if "bar" not in state:  # started on the first report, after the arena has forked its workers
+            state["bar"] = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                    TimeRemainingColumn(), console=console, transient=True)
+            state["bar"].start()
+        if lineup not in state:
+            state[lineup] = state["bar"].add_task(f"beside {lineup}", total=total)
+        state["bar"].update(state[lineup], completed=done, total=total)
+
+    try:
+        yield report
+    finally:
+        if "bar" in state:
+            state["bar"].stop()
 
 
 def _shown(path: Path) -> str:
@@ -195,34 +284,47 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "run_dir", metavar="RUN_DIR", help="a finished training run (holds final.json, final.npz)"
     )
     parser.add_argument("--name", required=True, help="the bot's name, e.g. ppo-classic-2p")
+    parser.add_argument("--workers", type=int, default=2, help="arena processes (default 2)")
+    parser.add_argument("--limit", type=int, metavar="DEALS",
+                        help="only the first DEALS deals of each benchmark lineup: a trial, its card marked partial")
+    parser.add_argument("--arena", action="store_true",
+                        help="also the wider arena evaluation against every scripted bot (slow)")
     parser.add_argument(
         "--games",
         type=int,
-        help="deals per arena (default: enough for 10,000 games of the bot: "
+        help="--arena: deals per arena (default: enough for 10,000 games of the bot: "
         "10,000 solo, 5,000 with 2 players)",
     )
     parser.add_argument(
         "--search-games",
         type=int,
-        help="deals against the rollout search bot (default 5,000 with 2 "
+        help="--arena: deals against the rollout search bot (default 5,000 with 2 "
         "players, 100 with 3+ (a second table); 0: rollout not played; solo: unused)",
     )
-    parser.add_argument("--workers", type=int, default=2, help="arena processes (default 2)")
     parser.add_argument(
-        "--seed", type=int, default=PUBLISH_SEED, help=f"first dice seed (default {PUBLISH_SEED})"
+        "--seed", type=int, default=PUBLISH_SEED, help=f"--arena: first dice seed (default {PUBLISH_SEED})"
     )
     parser.add_argument(
         "--checkpoints", help="target folder of the checkpoint and card (default checkpoints/)"
     )
     parser.add_argument(
-        "--results", help="folder of the evaluation JSON (default benchmarks/results/pretrained/)"
+        "--results", help="folder of the publishing record (default benchmarks/results/pretrained/)"
+    )
+    parser.add_argument(
+        "--leaderboard", help="folder of the leaderboard's JSON (default benchmarks/results/leaderboard/)"
     )
     parser.add_argument("--images", help="folder of the learning curves (default docs/images/)")
     parser.add_argument(
         "--force", action="store_true", help="replace a published checkpoint of another policy"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if not args.arena:
+        given = [o for o, v in (("--games", args.games), ("--search-games", args.search_games)) if v is not None]
+        if given or args.seed != PUBLISH_SEED:
+            parser.error(f"{', '.join(given) or '--seed'} set the --arena evaluation; add --arena "
+                         "(the benchmark's deals are fixed by its protocol)")
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -235,12 +337,15 @@ def main(argv: list[str] | None = None) -> int:
         record = publish(
             args.run_dir,
             args.name,
+            limit=args.limit,
+            arena=args.arena,
             games=args.games,
             search_games=args.search_games,
             workers=args.workers,
             seed=args.seed,
             checkpoints=args.checkpoints,
             results=args.results,
+            leaderboard=args.leaderboard,
             images=args.images,
             force=args.force,
             command=shlex.join(["python", "-m", "qwixx_env.training.publish", *argv]),
@@ -250,8 +355,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    ev = record["evaluation"]
-    console.print(f"published {record['name']}: {ev['table_games']:,} games in {ev['seconds']:.1f} s")
+    b = record["benchmark"]
+    games = sum(x["games"] for x in b["lineups"].values())
+    console.print(f"published {record['name']}: {games:,} benchmark games in {b['seconds']:.1f} s")
     return 0
 
 
