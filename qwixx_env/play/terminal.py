@@ -69,14 +69,14 @@ class Setup:
     record: Path  # where the game record is saved
 
 
-def _pretrained_tables(names: list[str]) -> dict[str, tuple[str, int]]:
-    """{name: (variant, players)} of the pretrained bots among `names`."""
+def _pretrained_tables(names: list[str]) -> dict[str, tuple[str, int, str | None]]:
+    """{name: (variant, players, lucky rule)} of the pretrained bots among `names`."""
     installed = set(checkpoint_names())
     tables = {}
     for name in names:
         if name in installed and name not in tables:
             policy = NumpyPolicy.load(name)
-            tables[name] = (policy.variant, policy.num_players)
+            tables[name] = (policy.variant, policy.num_players, policy.lucky)
     return tables
 
 
@@ -95,8 +95,8 @@ def setup(
     """Check the table of a terminal game; a `ValueError` names the option and what it accepts.
 
     `bots_` names the bots of the other seats in seat order (one name: every other seat;
-    default `DEFAULT_BOT`). `variant` defaults to what the pretrained bots named play, else
-    classic; `players` to one more than the bots named, or with one pretrained bot named, the
+    default `DEFAULT_BOT`). `variant` and `lucky` default to what the pretrained bots named
+    play, else classic (and Longo's lucky cross as a bonus); `players` to one more than the bots named, or with one pretrained bot named, the
     player count it was trained for. `seed` defaults to a fresh one (printed, so the game can be
     played again).
     """
@@ -115,7 +115,8 @@ def setup(
         if not get_variant(variant).lucky_count:
             raise ValueError(f"--lucky: got {lucky!r}; the lucky rule is for --variant longo only")
     elif get_variant(variant).lucky_count:
-        lucky = "bonus"
+        found_lucky = {t[2] for t in tables.values() if t[0] == variant and t[2]}
+        lucky = found_lucky.pop() if len(found_lucky) == 1 else "bonus"
     if players is None:
         found = {t[1] for t in tables.values()}
         players = found.pop() if len(names) == 1 and len(found) == 1 else len(names) + 1

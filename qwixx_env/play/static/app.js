@@ -957,7 +957,7 @@ function renderNewForm() {
       const b = S.info.bots.find((x) => x.name === sel.value);
       note.textContent = sel.value === HERE ? "plays on this screen: the page covers the table between people"
         : sel.value === LINK ? "plays from their own browser: you get a link to send"
-          : b && b.plays ? `pretrained (PPO) for ${b.plays.variant}, ${b.plays.players} players` : BOT_WORDS[sel.value] || "";
+          : b && b.plays ? `pretrained (PPO) for ${b.plays.variant}${b.plays.lucky ? ` (lucky cross ${b.plays.lucky})` : ""}, ${b.plays.players} players` : BOT_WORDS[sel.value] || "";
     };
     sel.addEventListener("change", () => { describeBot(); showNameBoxes(); });
     describeBot();
