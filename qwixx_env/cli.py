@@ -421,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
         "bench",
         help="score an agent on the benchmark: fixed lineups, reserved dice, named protocols",
         description="Score an agent on the benchmark (docs/benchmark.md): the agent in every seat in turn "
-        "beside heuristic, then beside rollout; fixed reserved dice; figures with 95%% intervals.",
+        "beside heuristic, then beside rollout; fixed reserved dice; figures with 95% intervals.",
     )
     bench.add_argument("agent", help="a bot spec, an installed checkpoint, a checkpoint file, a run folder, "
                        "or an SB3 MaskablePPO .zip")
