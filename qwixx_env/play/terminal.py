@@ -96,9 +96,9 @@ def setup(
 
     `bots_` names the bots of the other seats in seat order (one name: every other seat;
     default `DEFAULT_BOT`). `variant` and `lucky` default to what the pretrained bots named
-    play, else classic (and Longo's lucky cross as a bonus); `players` to one more than the bots named, or with one pretrained bot named, the
-    player count it was trained for. `seed` defaults to a fresh one (printed, so the game can be
-    played again).
+    play, else classic (and Longo's lucky cross as a bonus); `players` to one more than the
+    bots named, or with one pretrained bot named, the player count it was trained for. `seed`
+    defaults to a fresh one (printed, so the game can be played again).
     """
     names = list(bots_) if bots_ else [DEFAULT_BOT]
     available = bots.available()
