@@ -301,7 +301,7 @@ def test_a_checkpoint_with_afterstate_inputs_computes_them_itself(tmp_path):
     [
         (
             dict(inputs=["dice"]),
-            r"inputs: got \['dice'\]; expected a list of distinct names from \['afterstate'\]",
+            r"inputs: got \['dice'\]; expected a list of distinct names from \['afterstate', 'heuristic'\]",
         ),
         (dict(inputs="afterstate"), r"inputs: got 'afterstate'; expected a list"),
         (dict(inputs=[]), r"networks.policy\[0\].in: got 243; the observation has 198"),

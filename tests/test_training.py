@@ -176,8 +176,9 @@ def test_a_bad_extends_is_refused_by_name(tmp_path, files, message):
         ),
         ({"ppo": {"batch_size": 100_000}}, r"ppo\.batch_size: got 100000; expected at most"),
         ({"num_players": 1, "reward": "win"}, r"reward: .*'win' with num_players=1"),
-        ({"inputs": ["dice"]}, r"inputs\[0\]: got 'dice'; expected one of \['afterstate'\]"),
-        ({"inputs": "afterstate"}, r"inputs: got 'afterstate'; expected a list of one of \['afterstate'\]"),
+        ({"inputs": ["dice"]}, r"inputs\[0\]: got 'dice'; expected one of \['afterstate', 'heuristic'\]"),
+        ({"inputs": "afterstate"},
+         r"inputs: got 'afterstate'; expected a list of one of \['afterstate', 'heuristic'\]"),
         (
             {"inputs": ["afterstate"], "num_players": 5},
             r"inputs: 'afterstate' needs a table with a win-chance network "
@@ -736,3 +737,30 @@ def test_the_train_extra_qwixx_train_checks_is_the_one_pyproject_declares():
         for spec in declared["project"]["optional-dependencies"]["train"]
     }
     assert {p.lower() for p in training.TRAIN_EXTRA.values()} == names
+
+
+@pytest.mark.slow
+def test_a_run_with_heuristic_inputs_exports_a_policy_that_computes_them(tmp_path):
+    """Heuristic inputs on a Longo table with the lucky cross instead of the white cross (no
+    win-chance network there), under the reward-scaling wrapper: the final numpy policy records
+    the inputs once, computes them under
+    its own lucky rule, and picks the torch model's actions from plain observations."""
+    from sb3_contrib import MaskablePPO
+
+    from qwixx_env import QwixxVectorEnv
+    from qwixx_env.bots.pretrained import NumpyPolicy
+    from qwixx_env.nets import heuristic_inputs
+
+    data = tiny(inputs=["heuristic"], variant="longo", lucky="instead", reward_scale=0.5,  # a wrapper outside it
+                bc={"teacher": "heuristic", "samples": 600, "epochs": 2, "batch_size": 128})
+    quiet_run(data, tmp_path / "run")
+    policy = NumpyPolicy.load(tmp_path / "run" / "final")
+    assert policy.inputs == ("heuristic",) and policy.lucky == "instead"
+    spec = json.loads((tmp_path / "run" / "final.json").read_text())
+    assert spec["networks"]["policy"][0]["in"] == policy.observation_size + 61
+    model = MaskablePPO.load(tmp_path / "run" / "checkpoint" / checkpoint.MODEL, device="cpu")
+    env = QwixxVectorEnv(32, variant="longo", lucky="instead", opponents="heuristic")
+    obs, _ = env.reset(seed=1)
+    wide = np.hstack([obs["observation"], heuristic_inputs(obs["observation"], "longo", 2, "instead")])
+    expected, _ = model.predict(wide, action_masks=obs["action_mask"].astype(bool), deterministic=True)
+    np.testing.assert_array_equal(policy(obs["observation"], obs["action_mask"]), expected)

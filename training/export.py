@@ -29,7 +29,7 @@ def export_policy(
     """Export an sb3-contrib ``MaskablePPO`` model's MLP policy as a checkpoint pair (see
     `write_policy`) and return the JSON's path. Needs torch (imported here only).
 
-    Extra inputs an `AfterstateInputs` wrapper appends to the model's observations are
+    Extra inputs a `PolicyInputs` wrapper appends to the model's observations are
     recorded (``inputs``), so the loaded policy computes them itself. The policy must be
     ``"MlpPolicy"``: the flatten extractor, then ``mlp_extractor``'s
     policy and value nets (linear layers, each followed by the policy's ``activation_fn``,
@@ -41,6 +41,8 @@ def export_policy(
     from stable_baselines3.common.torch_layers import FlattenExtractor
     from stable_baselines3.common.vec_env import VecNormalize
     from torch import nn
+
+    from qwixx_env.envs.sb3 import PolicyInputs
 
     policy = model.policy
     names = {nn.Tanh: "tanh", nn.ReLU: "relu"}
@@ -68,10 +70,11 @@ def export_policy(
                 )
         return out
 
-    env = model.get_env()
+    env: Any = model.get_env()  # any VecEnv wrapper, typed or not
     inputs: list[str] = []
     while env is not None and hasattr(env, "venv"):  # SB3's VecEnv wrappers
-        inputs += getattr(env, "policy_inputs", ())  # extra inputs a wrapper appends (AfterstateInputs)
+        if isinstance(env, PolicyInputs):  # its inputs follow those of the wrappers inside it
+            inputs = [*env.policy_inputs, *inputs]
         if isinstance(env, VecNormalize):
             raise ValueError(
                 "model env: VecNormalize changes the observations, which a checkpoint cannot store"

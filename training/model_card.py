@@ -400,13 +400,17 @@ def _evaluation_limits(ev: dict[str, Any]) -> list[str]:
 
 def _inputs(checkpoint: dict[str, Any], config: dict[str, Any]) -> str:
     """What the networks read, in words (the card's `inputs` row)."""
-    seen = f"the observation ({checkpoint['observation_size']} numbers)"
-    if "afterstate" not in (config.get("inputs") or []):
-        return seen
-    table = (checkpoint["variant"], checkpoint["num_players"])
-    network = network_name("afterstate", *table) if table in AFTERSTATE_TABLES else "?"
-    return (f"{seen} and the `afterstate` rating of each of the {checkpoint['num_actions']} actions "
-            f"(network `qwixx_env/nets/data/{network}`)")
+    parts = [f"the observation ({checkpoint['observation_size']} numbers)"]
+    A = checkpoint["num_actions"]
+    for name in config.get("inputs") or []:
+        if name == "afterstate":
+            table = (checkpoint["variant"], checkpoint["num_players"])
+            network = network_name("afterstate", *table) if table in AFTERSTATE_TABLES else "?"
+            parts.append(f"the `afterstate` rating of each of the {A} actions "
+                         f"(network `qwixx_env/nets/data/{network}`)")
+        elif name == "heuristic":
+            parts.append(f"the `heuristic` bot's rating of each of the {A} actions (`qwixx_env.nets.heuristic`)")
+    return " and ".join(parts)
 
 
 def model_card(record: dict[str, Any]) -> str:

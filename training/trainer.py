@@ -27,13 +27,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import yaml
 
 from qwixx_env import QwixxVectorEnv
-from qwixx_env.envs.sb3 import AfterstateInputs, Sb3VecEnv
+from qwixx_env.envs.sb3 import PolicyInputs, Sb3VecEnv
 from qwixx_env.files import write_atomically
-from qwixx_env.nets import NumpyPolicy, afterstate_inputs
+from qwixx_env.nets import NumpyPolicy, with_inputs
 from qwixx_env.training import bc, checkpoint
 from qwixx_env.training.config import BCConfig, EvaluationConfig, TrainConfig, config_from_dict, make_bot
 from qwixx_env.training.curves import plot_curves
@@ -94,8 +93,8 @@ class Trainer:
         write_atomically(out / "config.yaml", yaml.safe_dump(cfg.to_dict(), sort_keys=False).encode())
         self.env = QwixxVectorEnv(cfg.num_envs, table=cfg.table, learner_seat="random")
         venv = Sb3VecEnv(self.env)
-        if "afterstate" in cfg.inputs:
-            venv = AfterstateInputs(venv)
+        if cfg.inputs:
+            venv = PolicyInputs(venv, cfg.inputs)
         if cfg.reward_scale != 1.0:
             venv = scaled_rewards(venv, cfg.reward_scale)
         opponents = cfg.opponents
@@ -238,9 +237,8 @@ class Trainer:
                                       on_progress=self.output.advance)
         finally:
             self.output.close()
-        if "afterstate" in cfg.inputs:  # what the policy reads: the observation and the extra inputs
-            demos.observations = np.hstack([demos.observations,
-                                            afterstate_inputs(demos.observations, cfg.variant, cfg.num_players)])
+        # what the policy reads: the observation and the extra inputs
+        demos.observations = with_inputs(demos.observations, cfg.inputs, cfg.variant, cfg.num_players, cfg.lucky)
         say(f"  {stats['samples']:,} samples from {stats['games']:,} games in {stats['seconds']:.1f} s "
             f"({stats['samples_per_second']:,.0f}/s); teacher's mean return {stats['teacher_return']:.3f}")
 

@@ -22,7 +22,7 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
 from qwixx_env.envs.vector import QwixxVectorEnv
-from qwixx_env.nets import afterstate_inputs, check_afterstate_table
+from qwixx_env.nets import INPUTS, check_afterstate_table, extra_inputs
 
 
 class Sb3VecEnv(VecEnv):
@@ -123,25 +123,31 @@ def frozen_policy(model, deterministic: bool = True):
     return act
 
 
-class AfterstateInputs(VecEnvWrapper):
-    """Appends `qwixx_env.nets.afterstate_inputs` to an `Sb3VecEnv`'s observations (a table
-    with a win-chance network): one number per action, how far its afterstate win chance falls
-    below the best action's. `qwixx_env.training.export.export_policy` records it
-    (``inputs: ["afterstate"]``), and the loaded policy computes the same numbers from the
-    plain observation.
+class PolicyInputs(VecEnvWrapper):
+    """Appends extra inputs (`qwixx_env.nets.INPUTS`, in the order given) to an `Sb3VecEnv`'s
+    observations, one number per action each: ``"afterstate"`` (a table with a win-chance
+    network), how far its afterstate win chance falls below the best action's; ``"heuristic"``,
+    how far its value to the `heuristic` bot does. `qwixx_env.training.export.export_policy`
+    records them (``inputs``), and the loaded policy computes the same numbers from the plain
+    observation.
 
-    >>> venv = AfterstateInputs(Sb3VecEnv(QwixxVectorEnv(64, opponents="heuristic")))
+    >>> venv = PolicyInputs(Sb3VecEnv(QwixxVectorEnv(64, opponents="heuristic")), ["afterstate"])
     """
 
-    policy_inputs = ("afterstate",)
     venv: Sb3VecEnv  # what __init__ wraps (VecEnvWrapper declares any VecEnv)
 
-    def __init__(self, venv: Sb3VecEnv):
+    def __init__(self, venv: Sb3VecEnv, inputs: Sequence[str]):
         game = venv.env
-        self._variant, self._players = game.variant.name, game.num_players
-        check_afterstate_table(self._variant, self._players)
+        self._variant, self._players, self._lucky = game.variant.name, game.num_players, game.variant.lucky_rule
+        inputs = tuple(inputs)
+        bad = [name for name in inputs if name not in INPUTS]
+        if bad or not inputs or len(set(inputs)) != len(inputs):
+            raise ValueError(f"inputs: got {list(inputs)!r}; expected distinct names from {list(INPUTS)}")
+        if "afterstate" in inputs:
+            check_afterstate_table(self._variant, self._players)
+        self.policy_inputs = inputs
         base = venv.observation_space
-        extra = game.single_action_space.n
+        extra = game.single_action_space.n * len(inputs)
         space = spaces.Box(
             np.concatenate([base.low, np.full(extra, -1, np.float32)]),
             np.concatenate([base.high, np.zeros(extra, np.float32)]),
@@ -151,8 +157,8 @@ class AfterstateInputs(VecEnvWrapper):
 
     def _extend(self, obs: np.ndarray) -> np.ndarray:
         obs = np.asarray(obs, np.float32)
-        return np.hstack([obs, afterstate_inputs(obs.reshape(-1, obs.shape[-1]), self._variant, self._players)
-                          .reshape(*obs.shape[:-1], -1)])
+        return np.hstack([obs, extra_inputs(obs.reshape(-1, obs.shape[-1]), self.policy_inputs, self._variant,
+                                             self._players, self._lucky).reshape(*obs.shape[:-1], -1)])
 
     def reset(self) -> np.ndarray:
         return self._extend(self.venv.reset())

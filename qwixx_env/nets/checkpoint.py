@@ -58,10 +58,12 @@ ACTIVATIONS = ("tanh", "relu")
 NETWORKS = ("policy", "value")
 """The networks of a policy checkpoint: action logits (one per action) and the value (one number)."""
 
-INPUTS = ("afterstate",)
-"""Extra inputs a policy may read after the observation (the optional ``inputs`` field):
-``"afterstate"``, each action's afterstate win chance (`qwixx_env.nets.afterstate`; the tables
-with a network, `AFTERSTATE_TABLES` there), one number per action."""
+INPUTS = ("afterstate", "heuristic")
+"""Extra inputs a policy may read after the observation (the optional ``inputs`` field), one
+number per action each, in the order listed: ``"afterstate"``, each action's afterstate win
+chance (`qwixx_env.nets.afterstate`; the tables with a network, `AFTERSTATE_TABLES` there);
+``"heuristic"``, each action's value to the `heuristic` bot (`qwixx_env.nets.heuristic`; every
+table)."""
 
 AFTERSTATE_TABLES = {("classic", 2), ("classic", 3), ("classic", 4)}
 """The tables (variant, players) an afterstate win-chance network ships for."""
@@ -111,7 +113,7 @@ class CheckpointError(ValueError):
 
 def input_width(spec: dict[str, Any]) -> int:
     """How many numbers the extra `inputs` of a policy add after the observation."""
-    return sum(spec["num_actions"] for name in spec.get("inputs", ()) if name == "afterstate")
+    return spec["num_actions"] * len(spec.get("inputs", ()))
 
 
 def json_and_npz(path: str | os.PathLike[str]) -> tuple[Path, Path]:

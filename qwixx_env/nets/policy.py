@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from qwixx_env.nets.afterstate import afterstate_inputs
 from qwixx_env.nets.checkpoint import NETWORKS, Layer, read
+from qwixx_env.nets.inputs import with_inputs
 from qwixx_env.nets.installed import resolve
 
 _ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, np.float32(0))}
@@ -98,9 +98,7 @@ class NumpyPolicy:
                 f"observations: got shape {obs.shape}; {self!r} expects (n, {self.observation_size}), "
                 f"the {self.variant} observation for {self.num_players} player(s)"
             )
-        if "afterstate" in self.inputs:
-            obs = np.hstack([obs, afterstate_inputs(obs, self.variant, self.num_players)])
-        return obs
+        return with_inputs(obs, self.inputs, self.variant, self.num_players, self.lucky)
 
 
 def _forward(layers: list[Layer], x: np.ndarray) -> np.ndarray:

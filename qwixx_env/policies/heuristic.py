@@ -37,6 +37,7 @@ import numpy as np
 
 from qwixx_env.core.checks import check_number
 from qwixx_env.core.compile import batch_kernel, inlined
+from qwixx_env.core.observation import decode_one
 from qwixx_env.core.rules import (
     BONUS,
     active_crossed,
@@ -44,12 +45,13 @@ from qwixx_env.core.rules import (
     count,
     ends_game,
     is_lucky,
+    legal_mask_one,
     may_cross,
     rightmost,
     row_locked,
     sheet_score,
 )
-from qwixx_env.core.state import LUCKY, WHITE
+from qwixx_env.core.state import COLOR, LUCKY, WHITE
 
 WEIGHT_NAMES = (
     "fill",
@@ -423,3 +425,21 @@ def heuristic_values(st, tb, b, mask, weights, ws, values):
     _prepare_decision(st, tb, b, weights, ws)
     for a in range(4 * tb.cells + 1):
         values[a] = _option_value(st, tb, b, a, weights, ws) if mask[a] else -np.inf
+
+
+@batch_kernel
+def heuristic_inputs(obs, tb, off, st, weights, out, ws):
+    """out[i, a]: the heuristic's value of action a (`heuristic_values`) for the seat observing
+    obs[i], rebuilt from the observation into the one-game scratch state `st`; -inf where a is
+    illegal or nobody is to decide. `ws` is a `policies.scratch.Scratch` of the table."""
+    mask, values = ws.mask, ws.values
+    for i in range(obs.shape[0]):
+        for a in range(out.shape[1]):
+            out[i, a] = -np.inf
+        decode_one(obs[i], tb, off, st)
+        if st.phase[0] > COLOR:
+            continue
+        legal_mask_one(st, tb, 0, mask)
+        heuristic_values(st, tb, 0, mask, weights, ws, values)
+        for a in range(out.shape[1]):
+            out[i, a] = values[a]
