@@ -193,7 +193,7 @@ def publish(
         results / f"{name}.json", (json.dumps(record, indent=1, allow_nan=False) + "\n").encode()
     )
     if benchmark["complete"]:
-        entry = leaderboard_entry(benchmark, name if paths["by_name"] else paths["json"])
+        entry = leaderboard_entry(benchmark, paths["json"])
         leaderboard.mkdir(parents=True, exist_ok=True)
         write_atomically(leaderboard / f"{name}.json", (json.dumps(entry, indent=1, allow_nan=False) + "\n").encode())
         say(f"wrote {leaderboard / (name + '.json')}")
@@ -210,8 +210,8 @@ def _named(result: dict[str, Any], name: str) -> dict[str, Any]:
 
 def leaderboard_entry(result: dict[str, Any], agent: str | Path) -> dict[str, Any]:
     """The leaderboard's record of a published bot (the form of `benchmark.run_all`'s): its one
-    protocol's result, and the tables it does not play with why (`agent`: its name when it
-    loads by name, else its checkpoint's path)."""
+    protocol's result, and the tables it does not play with why (`agent`: its checkpoint's
+    path; a name installed in this process is not yet a registered bot)."""
     spec = bench.agent_spec(agent)
     skipped = {}
     for proto in bench.PROTOCOLS.values():
