@@ -77,3 +77,25 @@ def test_the_leaderboard_page_says_what_the_json_says():
             f = r["lineups"]["heuristic"]
             key = f"{100 * f['win_share']:.1f}%" if "win_share" in f else f"{f['score_mean']:.1f}"
             assert key in page.split(f"## {r['protocol']}")[1].split("\n## ")[0]
+
+
+def test_an_sb3_maskable_ppo_zip_is_an_agent_and_a_table_it_cannot_read_is_refused(tmp_path):
+    torch = pytest.importorskip("torch")
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    from qwixx_env import QwixxVectorEnv
+    from qwixx_env.envs.sb3 import Sb3VecEnv
+
+    torch.set_num_threads(1)
+    venv = Sb3VecEnv(QwixxVectorEnv(4, num_players=2, opponents="random"))
+    model = sb3_contrib.MaskablePPO("MlpPolicy", venv, n_steps=8, batch_size=32, n_epochs=1, seed=0, device="cpu",
+                                    policy_kwargs={"net_arch": [8]})
+    path = tmp_path / "tiny_model.zip"
+    model.save(path)
+    one = benchmark.run(str(path), "classic-2p", workers=1, limit=2)
+    two = benchmark.run(path, "classic-2p", workers=2, limit=2)
+    assert one["agent"] == "tiny_model" and one["lineups"]["heuristic"]["games"] == 4
+    assert benchmark.strip(one) == benchmark.strip(two)
+    with pytest.raises(ValueError, match=r"does not play longo-2p/v1: the model takes observations of shape"):
+        benchmark.run(str(path), "longo-2p", workers=1, limit=1)
+    with pytest.raises(ValueError, match=r"no such file"):
+        benchmark.run(str(tmp_path / "missing.zip"), "classic-2p", workers=1, limit=1)
