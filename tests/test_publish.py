@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,7 @@ from qwixx_env.core import get_variant, layout_for
 from qwixx_env.training import benchmark, model_card, publish
 from qwixx_env.training.config import config_from_dict
 
+REPO = Path(__file__).resolve().parent.parent
 SECTIONS = ["## Loading", "## Evaluation", "## Limitations", "## Training", "## Learning curves"]
 
 
@@ -446,6 +448,17 @@ def test_a_complete_solo_benchmark_writes_the_leaderboard_entry_and_compares_heu
     assert "plays num_players=1 only" in entry["skipped"]["longo-2p/v1"]
     page = benchmark_module.leaderboard_markdown([entry])
     assert "[ppo-l1](../benchmarks/results/leaderboard/ppo-l1.json)" in page
+    # --refresh rebuilds the record and card from the leaderboard's files, playing nothing: the same card
+    card = (tmp_path / "ck" / "ppo-l1.md").read_text()
+    shutil.copy(REPO / "benchmarks" / "results" / "leaderboard" / "heuristic.json", tmp_path / "lb")
+    assert publish.main(["--refresh", "ppo-l1", "--checkpoints", str(tmp_path / "ck"), "--results",
+                         str(tmp_path / "res"), "--leaderboard", str(tmp_path / "lb")]) == 0
+    assert (tmp_path / "ck" / "ppo-l1.md").read_text() == card
+    assert json.loads((tmp_path / "res" / "ppo-l1.json").read_text())["strength"] == record["strength"]
+    entry["results"][0]["complete"] = False
+    (tmp_path / "lb" / "ppo-l1.json").write_text(json.dumps(entry))
+    with pytest.raises(ValueError, match=r"holds no complete longo-1p/v1 result; run `python benchmarks/leader"):
+        publish.refresh("ppo-l1", checkpoints=tmp_path / "ck", results=tmp_path / "res", leaderboard=tmp_path / "lb")
 
 
 def _bench_result(players: int, me: tuple, others: list[tuple], hard: tuple | None = None,

@@ -310,8 +310,8 @@ def benchmark_section(record: dict[str, Any]) -> list[str]:
     if checks:
         lines += ["The strength a published bot is held to:", ""]
         for c in checks:
-            mark = "—" if c["met"] is None else "**met**" if c["met"] else "**not met**"
-            lines.append(f"- {c['target']}: {mark}; {c['detail']}.")
+            mark = "" if c["met"] is None else "**met**; " if c["met"] else "**not met**; "
+            lines.append(f"- {c['target']}: {mark}{c['detail']}.")
         lines.append("")
     return lines
 
@@ -473,7 +473,9 @@ def model_card(record: dict[str, Any]) -> str:
         f' `NumpyPolicy.load("{name}")`; see [docs/pretrained.md](../docs/pretrained.md).',
         "",
         *(["## Benchmark", "", *benchmark_section(record)] if record.get("benchmark") else []),
-        *(["## Evaluation", "", *evaluation_section(record), ""] if record.get("evaluation") else []),
+        *(["## Evaluation", "", *(["The wider arena evaluation (`publish --arena`), on deals of its own.", ""]
+                                  if record.get("benchmark") else []),
+           *evaluation_section(record), ""] if record.get("evaluation") else []),
         "## Limitations",
         "",
         *(f"- {line}" for line in limitations(record)),

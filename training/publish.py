@@ -40,6 +40,7 @@ from typing import Any
 
 from qwixx_env import benchmark as bench
 from qwixx_env.core.checks import check_int
+from qwixx_env.core.options import TableOptions
 from qwixx_env.core.rewards import check_reward
 from qwixx_env.files import write_atomically
 from qwixx_env.training.benchmark import (
@@ -203,6 +204,50 @@ def publish(
     return record
 
 
+def refresh(
+    name: str,
+    *,
+    checkpoints: str | os.PathLike[str] | None = None,
+    results: str | os.PathLike[str] | None = None,
+    leaderboard: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:
+    """Add a published bot's benchmark figures to its record and card without playing a game:
+    the result is read from the leaderboard's ``NAME.json`` (`benchmarks/leaderboard.py run`
+    or a publish wrote it), checked to be the bot's own complete protocol, and held against the
+    targets (solo Longo: against `heuristic`'s result in the leaderboard's ``heuristic.json``).
+    An older record's arena evaluation stays, shown after the benchmark."""
+    checkpoints = Path(checkpoints) if checkpoints is not None else REPO / "checkpoints"
+    results = Path(results) if results is not None else REPO / "benchmarks" / "results" / "pretrained"
+    leaderboard = Path(leaderboard) if leaderboard is not None else REPO / "benchmarks" / "results" / "leaderboard"
+    paths = {"record": results / f"{name}.json", "leaderboard entry": leaderboard / f"{name}.json"}
+    for what, path in paths.items():
+        if not path.is_file():
+            raise FileNotFoundError(f"--refresh {name}: no {what} {path}")
+    record = json.loads(paths["record"].read_text())
+    entry = json.loads(paths["leaderboard entry"].read_text())
+    c = record["checkpoint"]
+    proto = bench.protocol_for(TableOptions(num_players=c["num_players"], variant=c["variant"],
+                                            lucky=c["lucky"] or "bonus"))
+    found = [r for r in entry.get("results", []) if r.get("protocol") == proto.name and r.get("complete")]
+    if not found:
+        raise ValueError(f"--refresh {name}: {paths['leaderboard entry']} holds no complete {proto.name} result; "
+                         f"run `python benchmarks/leaderboard.py run {name}` first")
+    benchmark = _named(found[0], name)
+    reference = None
+    if proto.players == 1 and proto.table.variant != "classic":
+        heuristic = json.loads((leaderboard / "heuristic.json").read_text())
+        reference = next(r for r in heuristic["results"] if r["protocol"] == proto.name and r["complete"])
+    record.update(
+        format=FORMAT,
+        benchmark=benchmark,
+        reference=None if reference is None else {"agent": "heuristic", **reference["lineups"]["heuristic"]},
+        strength=strength(benchmark, reference),
+    )
+    write_atomically(paths["record"], (json.dumps(record, indent=1, allow_nan=False) + "\n").encode())
+    write_atomically(checkpoints / f"{name}.md", model_card(record).encode())
+    return record
+
+
 def _named(result: dict[str, Any], name: str) -> dict[str, Any]:
     """A benchmark result of the run's policy, under the name it is published as."""
     return {**result, "agent": name}
@@ -281,9 +326,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m qwixx_env.training.publish",
                                      description=(__doc__ or "").partition("\n")[0])  # None under -OO
     parser.add_argument(
-        "run_dir", metavar="RUN_DIR", help="a finished training run (holds final.json, final.npz)"
+        "run_dir", metavar="RUN_DIR", nargs="?", help="a finished training run (holds final.json, final.npz)"
     )
-    parser.add_argument("--name", required=True, help="the bot's name, e.g. ppo-classic-2p")
+    parser.add_argument("--name", help="the bot's name, e.g. ppo-classic-2p")
+    parser.add_argument("--refresh", nargs="+", metavar="NAME",
+                        help="instead of publishing: add these published bots' leaderboard results to their "
+                        "records and cards (no games played)")
     parser.add_argument("--workers", type=int, default=2, help="arena processes (default 2)")
     parser.add_argument("--limit", type=int, metavar="DEALS",
                         help="only the first DEALS deals of each benchmark lineup: a trial, its card marked partial")
@@ -319,6 +367,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
+    if args.refresh:
+        if args.run_dir or args.name:
+            parser.error("--refresh takes published bots' names, not RUN_DIR or --name")
+        return args
+    if not args.run_dir or not args.name:
+        parser.error("RUN_DIR and --name are required (or --refresh NAME ...)")
     if not args.arena:
         given = [o for o, v in (("--games", args.games), ("--search-games", args.search_games)) if v is not None]
         if given or args.seed != PUBLISH_SEED:
@@ -333,6 +387,16 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parse_args(argv)
     console = Console()
+    if args.refresh:
+        try:
+            for name in args.refresh:
+                record = refresh(name, checkpoints=args.checkpoints, results=args.results,
+                                 leaderboard=args.leaderboard)
+                console.print(f"refreshed {name}: {record['benchmark']['protocol']} in its record and card")
+        except (ValueError, FileNotFoundError) as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+        return 0
     try:
         record = publish(
             args.run_dir,
