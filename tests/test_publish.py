@@ -506,3 +506,16 @@ def test_arena_options_without_arena_are_refused(tmp_path, capsys):
         run_main(tmp_path, run, "ppo-x", "--games", "3")
     assert "add --arena" in capsys.readouterr().err
     assert not (tmp_path / "ck").exists()
+
+
+def test_every_installed_card_is_its_record_rendered():
+    """Each shipped model card is exactly `model_card` of its saved record (so a card says
+    what the record says), and every record carries a complete benchmark of its own table."""
+    from qwixx_env.nets import checkpoint_names, checkpoints_dir
+
+    for name in checkpoint_names():
+        record = json.loads((REPO / "benchmarks" / "results" / "pretrained" / f"{name}.json").read_text())
+        assert (checkpoints_dir() / f"{name}.md").read_text() == model_card.model_card(record), name
+        b = record["benchmark"]
+        assert b["complete"] and b["agent"] == name and record["strength"], name
+        assert b["protocol"] == benchmark_module.default_protocol(name).name
