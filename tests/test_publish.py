@@ -455,6 +455,10 @@ def test_a_complete_solo_benchmark_writes_the_leaderboard_entry_and_compares_heu
                          str(tmp_path / "res"), "--leaderboard", str(tmp_path / "lb")]) == 0
     assert (tmp_path / "ck" / "ppo-l1.md").read_text() == card
     assert json.loads((tmp_path / "res" / "ppo-l1.json").read_text())["strength"] == record["strength"]
+    publish.refresh("ppo-l1", checkpoints=tmp_path / "ck", results=tmp_path / "res", leaderboard=tmp_path / "lb",
+                    notes=["Tried: a longer run."])
+    limits = (tmp_path / "ck" / "ppo-l1.md").read_text().split("## Limitations")[1].split("## Training")[0]
+    assert "- Tried: a longer run.\n" in limits
     entry["results"][0]["complete"] = False
     (tmp_path / "lb" / "ppo-l1.json").write_text(json.dumps(entry))
     with pytest.raises(ValueError, match=r"holds no complete longo-1p/v1 result; run `python benchmarks/leader"):

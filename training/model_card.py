@@ -332,7 +332,7 @@ def limitations(record: dict[str, Any]) -> list[str]:
         out.append("Its benchmark is partial (`--limit`): the figures above are not the protocol's.")
     if record.get("evaluation"):
         out += _evaluation_limits(record["evaluation"])
-    return out
+    return out + list(record.get("notes") or [])
 
 
 def _evaluation_limits(ev: dict[str, Any]) -> list[str]:

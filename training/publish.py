@@ -77,11 +77,13 @@ def publish(
     leaderboard: str | os.PathLike[str] | None = None,
     images: str | os.PathLike[str] | None = None,
     force: bool = False,
+    notes: list[str] | None = None,
     command: str | None = None,
     console: Any = None,
     progress: bool = True,
 ) -> dict[str, Any]:
-    """Publish `run_dir` as `name` (see the module docstring); returns the saved record."""
+    """Publish `run_dir` as `name` (see the module docstring); returns the saved record.
+    `notes`: lines for the card's limitations (what was tried where a target is missed)."""
     run_dir = Path(run_dir)
     checkpoints = Path(checkpoints) if checkpoints is not None else REPO / "checkpoints"
     results = Path(results) if results is not None else REPO / "benchmarks" / "results" / "pretrained"
@@ -188,6 +190,7 @@ def publish(
         "reference": None if reference is None else {"agent": "heuristic", **reference["lineups"]["heuristic"]},
         "strength": strength(benchmark, reference),
         "evaluation": evaluation,
+        "notes": list(notes or []),
     }
     results.mkdir(parents=True, exist_ok=True)
     write_atomically(
@@ -210,12 +213,14 @@ def refresh(
     checkpoints: str | os.PathLike[str] | None = None,
     results: str | os.PathLike[str] | None = None,
     leaderboard: str | os.PathLike[str] | None = None,
+    notes: list[str] | None = None,
 ) -> dict[str, Any]:
     """Add a published bot's benchmark figures to its record and card without playing a game:
     the result is read from the leaderboard's ``NAME.json`` (`benchmarks/leaderboard.py run`
     or a publish wrote it), checked to be the bot's own complete protocol, and held against the
     targets (solo Longo: against `heuristic`'s result in the leaderboard's ``heuristic.json``).
-    An older record's arena evaluation stays, shown after the benchmark."""
+    An older record's arena evaluation stays, shown after the benchmark; `notes`, if given,
+    replace the record's."""
     checkpoints = Path(checkpoints) if checkpoints is not None else REPO / "checkpoints"
     results = Path(results) if results is not None else REPO / "benchmarks" / "results" / "pretrained"
     leaderboard = Path(leaderboard) if leaderboard is not None else REPO / "benchmarks" / "results" / "leaderboard"
@@ -243,6 +248,8 @@ def refresh(
         reference=None if reference is None else {"agent": "heuristic", **reference["lineups"]["heuristic"]},
         strength=strength(benchmark, reference),
     )
+    if notes is not None:
+        record["notes"] = list(notes)
     write_atomically(paths["record"], (json.dumps(record, indent=1, allow_nan=False) + "\n").encode())
     write_atomically(checkpoints / f"{name}.md", model_card(record).encode())
     return record
@@ -365,6 +372,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--force", action="store_true", help="replace a published checkpoint of another policy"
     )
+    parser.add_argument("--note", action="append", metavar="TEXT",
+                        help="a line for the card's limitations, e.g. what was tried where a target is missed "
+                        "(repeatable; with --refresh it replaces the record's notes)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
     if args.refresh:
@@ -391,7 +401,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             for name in args.refresh:
                 record = refresh(name, checkpoints=args.checkpoints, results=args.results,
-                                 leaderboard=args.leaderboard)
+                                 leaderboard=args.leaderboard, notes=args.note)
                 console.print(f"refreshed {name}: {record['benchmark']['protocol']} in its record and card")
         except (ValueError, FileNotFoundError) as err:
             print(f"error: {err}", file=sys.stderr)
@@ -412,6 +422,7 @@ def main(argv: list[str] | None = None) -> int:
             leaderboard=args.leaderboard,
             images=args.images,
             force=args.force,
+            notes=args.note,
             command=shlex.join(["python", "-m", "qwixx_env.training.publish", *argv]),
             console=console,
             progress=not args.no_progress,
