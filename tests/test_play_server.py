@@ -110,6 +110,12 @@ def test_info_lists_every_bot_and_the_game_of_each_pretrained_one(client):
     tables = {b["name"]: b["tables"] for b in info["bots"]}
     assert tables["ppo-classic-2p"] == [{"variant": "classic", "players": 2, "lucky": None}]
     assert tables["ppo-longo-2p"] == [{"variant": "longo", "players": 2, "lucky": "bonus"}]
+    assert tables["ppo-longo-instead-3p"] == [{"variant": "longo", "players": 3, "lucky": "instead"}]
+    # every table the page can start is offered a pretrained bot, and only its own
+    offered = [t for b in info["bots"] if b["plays"] for t in b["tables"]]
+    assert all([t] == tables[b["name"]] and t == b["plays"] for b in info["bots"] if b["plays"]
+               for t in b["tables"])
+    assert len({(t["variant"], t["players"], t["lucky"]) for t in offered}) == len(offered) == 15
     # the bots' own check_table: afterstate where a network ships, solo_optimal where the solver covers
     assert {(t["variant"], t["players"]) for t in tables["afterstate"]} == {("classic", p) for p in (2, 3, 4)}
     assert {t["variant"] for t in tables["solo_optimal"]} == {"classic"}

@@ -24,6 +24,7 @@ from qwixx_env import QwixxVectorEnv, bots, qwixx_v0
 from qwixx_env.arena import run_arena
 from qwixx_env.bots import pretrained, registry
 from qwixx_env.bots.pretrained import CheckpointError, NumpyPolicy, PretrainedBot, write_policy
+from qwixx_env.bots.specs import as_spec
 from qwixx_env.nets import checkpoint, installed
 from qwixx_env.training.export import export_policy
 
@@ -709,3 +710,33 @@ def test_checkpoints_load_from_an_installed_wheel(tmp_path):
 def test_the_old_home_of_export_policy_says_where_it_went():
     with pytest.raises(AttributeError, match=r"export_policy moved to qwixx_env.training.export"):
         pretrained.export_policy  # noqa: B018
+
+
+def test_every_table_has_a_pretrained_bot_that_plays_it_through_the_wrapped_env():
+    """Each of the 15 tables (one per benchmark protocol) has an installed checkpoint that
+    loads by name and plays a whole game of that table through `qwixx_v0.env()` (the wrapped
+    env, which ends a game on an illegal action): every action it takes is legal."""
+    from qwixx_env import benchmark
+
+    tables = {}
+    for name in pretrained.checkpoint_names():
+        proto = benchmark.protocol_for(as_spec(name).default_table())
+        assert proto.name not in tables, f"{name} and {tables.get(proto.name)} both play {proto.name}"
+        tables[proto.name] = name
+    assert sorted(tables) == sorted(benchmark.PROTOCOLS), sorted(set(benchmark.PROTOCOLS) - set(tables))
+    for proto, name in tables.items():
+        table = benchmark.protocol(proto).table
+        bot = bots.load(name)
+        env = qwixx_v0.env(table=table)
+        env.reset(seed=7)
+        turns = 0
+        for _agent in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            action = bot.act(obs)
+            assert obs["action_mask"][action], (name, turns, action)
+            env.step(action)
+            turns += 1
+        assert turns > 10, name

@@ -155,6 +155,9 @@ def test_a_pretrained_bot_sets_the_game_it_was_trained_for(tmp_path):
     assert (game.variant, game.players, game.lucky, game.bots) == ("longo", 2, "bonus", (None, "ppo-longo-2p"))
     game = terminal.setup(bots_=["ppo-classic-3p"], seat=2, record=tmp_path / "g.json")
     assert game.bots == ("ppo-classic-3p", "ppo-classic-3p", None)
+    # the lucky rule too: a bot trained with the lucky cross instead of the white cross
+    game = terminal.setup(bots_=["ppo-longo-instead-3p"], record=tmp_path / "g.json")
+    assert (game.variant, game.players, game.lucky) == ("longo", 3, "instead")
 
 
 def test_colour_follows_the_terminal_and_no_color(monkeypatch):
