@@ -14,7 +14,7 @@ from qwixx_env.core import layout_for
 from qwixx_env.nets import CheckpointError, NumpyPolicy, afterstate_inputs, heuristic_inputs, write_policy
 from qwixx_env.nets.heuristic import INPUT_SCALE, heuristic_values
 
-from conftest import random_layers
+from conftest import play_game, random_layers
 
 
 @pytest.mark.parametrize(
@@ -28,26 +28,17 @@ def test_the_inputs_mark_the_heuristic_bots_choice_at_every_decision(variant, lu
     values are finite exactly where the mask allows."""
     env = qwixx_v0.raw_env(num_players=players, variant=variant, lucky=lucky)
     bot = bots.make("heuristic", variant=variant, num_players=players, lucky=lucky)
-    decisions = 0
-    for seed in range(3):
-        env.reset(seed=seed)
-        for _agent in env.agent_iter():
-            obs, _, terminated, truncated, _ = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
-            action = bot.act(obs)
-            legal = obs["action_mask"].astype(bool)
-            x = heuristic_inputs(obs["observation"][None], variant, players, lucky)[0]
-            values = heuristic_values(obs["observation"][None], variant, players, lucky)[0]
-            assert (np.isfinite(values) == legal).all()
-            assert x[action] == 0.0 and (x[~legal] == -1.0).all() and (x >= -1).all() and (x <= 0).all()
-            assert int(np.argmax(np.where(legal, values, -np.inf))) == action
-            i = np.flatnonzero(legal)
-            np.testing.assert_allclose(x[i], np.maximum(INPUT_SCALE * (values[i] - values[i].max()), -1), atol=1e-6)
-            env.step(action)
-            decisions += 1
-    assert decisions > 60
+    decisions = [d for seed in range(3) for d in play_game(env, bot, seed=seed)]
+    for obs, action in decisions:
+        legal = obs["action_mask"].astype(bool)
+        x = heuristic_inputs(obs["observation"][None], variant, players, lucky)[0]
+        values = heuristic_values(obs["observation"][None], variant, players, lucky)[0]
+        assert (np.isfinite(values) == legal).all()
+        assert x[action] == 0.0 and (x[~legal] == -1.0).all() and (x >= -1).all() and (x <= 0).all()
+        assert int(np.argmax(np.where(legal, values, -np.inf))) == action
+        i = np.flatnonzero(legal)
+        np.testing.assert_allclose(x[i], np.maximum(INPUT_SCALE * (values[i] - values[i].max()), -1), atol=1e-6)
+    assert len(decisions) > 60
 
 
 def test_a_batch_is_the_rows_one_by_one_and_a_wrong_shape_is_refused():

@@ -725,18 +725,5 @@ def test_every_table_has_a_pretrained_bot_that_plays_it_through_the_wrapped_env(
         tables[proto.name] = name
     assert sorted(tables) == sorted(benchmark.PROTOCOLS), sorted(set(benchmark.PROTOCOLS) - set(tables))
     for proto, name in tables.items():
-        table = benchmark.protocol(proto).table
-        bot = bots.load(name)
-        env = qwixx_v0.env(table=table)
-        env.reset(seed=7)
-        turns = 0
-        for _agent in env.agent_iter():
-            obs, _, terminated, truncated, _ = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
-            action = bot.act(obs)
-            assert obs["action_mask"][action], (name, turns, action)
-            env.step(action)
-            turns += 1
-        assert turns > 10, name
+        decisions = play_game(qwixx_v0.env(table=benchmark.protocol(proto).table), bots.load(name), seed=7)
+        assert len(decisions) > 10 and all(obs["action_mask"][a] for obs, a in decisions), name
