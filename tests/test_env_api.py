@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 
 import numpy as np
 import pytest
@@ -444,6 +445,21 @@ def test_calls_before_reset_raise(call):
     env = qwixx_v0.env(render_mode="ansi")
     with pytest.raises(AssertionError, match="reset"):
         call(env)
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [(lambda env: env.last(), "last()"), (lambda env: env.observe("player_1"), "observe('player_1')"),
+     (lambda env: env.step(4), "step(4)")],
+)
+def test_the_raw_env_before_reset_says_to_call_reset(call, name):
+    """The raw env (no PettingZoo order wrapper) names the call and says to reset, where it
+    used to fail with a bare AttributeError on agent_selection; state is untouched."""
+    env = qwixx_v0.raw_env()
+    with pytest.raises(RuntimeError, match=re.escape(f"{name}: there is no game yet; call reset() first")):
+        call(env)
+    env.reset(seed=0)
+    assert env.last()[0]["action_mask"].any()
 
 
 @pytest.mark.parametrize(

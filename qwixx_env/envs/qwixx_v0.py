@@ -113,6 +113,7 @@ RENDER_MODES = (None, "ansi", "human")
 __all__ = ["RECORD_FORMAT", "env", "parallel_env", "raw_env", "raw_parallel_env"]
 _GAME_OVER = ("{call}: the game is over and every agent has stepped out (agents is empty); call reset() to start "
               "a new game")
+_NOT_STARTED = "{call}: there is no game yet; call reset() first (reset(seed=...) for a reproducible one)"
 
 
 def env(illegal_reward: float | None = None, **kwargs: Any) -> GuardedEnv:
@@ -209,6 +210,8 @@ class raw_env(AECEnv, EzPickle):
         self._after_decision()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        if not hasattr(self, "agents"):
+            raise RuntimeError(_NOT_STARTED.format(call=f"observe({agent!r})"))
         obs = self.engine.observe(self.agent_name_mapping[agent])[0].copy()  # the buffer is written again
         if agent == self.agent_selection and self.core_state.phase[0] != OVER:
             mask = self._mask[0].copy()
@@ -217,12 +220,16 @@ class raw_env(AECEnv, EzPickle):
         return {"observation": obs, "action_mask": mask}
 
     def last(self, observe: bool = True):
-        if hasattr(self, "agents") and not self.agents:
+        if not hasattr(self, "agents"):
+            raise RuntimeError(_NOT_STARTED.format(call="last()"))
+        if not self.agents:
             raise RuntimeError(_GAME_OVER.format(call="last()"))
         return super().last(observe)
 
     def step(self, action: int | None) -> None:
-        if hasattr(self, "agents") and not self.agents:
+        if not hasattr(self, "agents"):
+            raise RuntimeError(_NOT_STARTED.format(call=f"step({action!r})"))
+        if not self.agents:
             raise RuntimeError(_GAME_OVER.format(call=f"step({action!r})"))
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
