@@ -15,17 +15,18 @@ from pathlib import Path
 from typing import Any
 
 
-def write_atomically(target: Path, data: bytes) -> None:
-    """Write `data` to a temporary file beside `target`, sync it, make it readable by all
-    (0644, as package data should be) and rename it over `target`; then sync the folder, so
-    a crash leaves the old file or the new one, never a part."""
+def write_atomically(target: Path, data: bytes, mode: int = 0o644) -> None:
+    """Write `data` to a temporary file beside `target`, sync it, give it `mode` (default
+    0644: readable by all, as package data should be; 0600 for secrets) and rename it over
+    `target`; then sync the folder, so a crash leaves the old file or the new one, never a
+    part."""
     fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(temp, 0o644)
+        os.chmod(temp, mode)
         os.replace(temp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -318,3 +318,29 @@ def test_a_kept_file_that_is_not_a_game_is_named_and_left(tmp_path):
     app = create_app(store=tmp_path)
     assert len(app.state.games) == 0
     assert len(app.state.store_problems) == 1 and "format" in app.state.store_problems[0]
+
+
+def test_a_kept_file_nested_too_deeply_is_named_and_the_other_games_served(tmp_path):
+    """A store file of 100,000 nested brackets stopped the server with a RecursionError; now it
+    is named, left as it is, and a good kept game beside it is resumed."""
+    with TestClient(create_app(store=tmp_path)) as first:
+        game = create(first)
+        gid, keys = game["id"], secrets_of(game)
+        play({0: first, 1: first}, gid, keys, until=lambda g: g["decisions"] >= 4)
+        kept = unchanged(first, gid, keys[1])
+    deep = tmp_path / ("f" * 32 + ".json")
+    deep.write_text("[" * 100_000)
+    with TestClient(create_app(store=tmp_path)) as second:
+        [problem] = second.app.state.store_problems
+        assert str(deep) in problem and "nested too deeply" in problem
+        assert unchanged(second, gid, keys[1]) == kept
+    assert deep.read_text() == "[" * 100_000
+
+
+def test_kept_game_files_are_readable_by_their_owner_only(tmp_path):
+    """A kept game holds every person's seat secret: 0600, not the 0644 of package data."""
+    with TestClient(create_app(store=tmp_path)) as c:
+        game = create(c)
+        play({0: c, 1: c}, game["id"], secrets_of(game), until=lambda g: g["decisions"] >= 2)
+    [kept] = tmp_path.iterdir()
+    assert kept.stat().st_mode & 0o777 == 0o600

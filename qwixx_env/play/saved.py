@@ -4,7 +4,8 @@ A game's file holds its full record (every decision, the hidden ones too: the fi
 server's, never served) and what resuming it needs: the new-game request that made it (table,
 seats with their names and kinds, bot names, seed) and the secret of every person's seat, so
 that a join link keeps working across a restart. `save` rewrites the file whole after every
-decision (`files.write_atomically`: a temporary file in DIR, fsync, rename); `load` replays
+decision (`files.write_atomically`: a temporary file in DIR, fsync, rename; readable by its
+owner only, since it holds the seats' secrets); `load` replays
 the record through a new session, the people's decisions given again and the bots deciding
 as they did, and checks that it reaches the recorded game.
 """
@@ -45,7 +46,7 @@ def save(game: Game, folder: Path) -> None:
         "seat_secrets": {str(seat): secret for seat, secret in game.seat_secrets.items()},
         "record": game.session.record(public=False),
     }
-    write_atomically(game_file(folder, game.id), json.dumps(data).encode())
+    write_atomically(game_file(folder, game.id), json.dumps(data).encode(), mode=0o600)  # it holds the seats' secrets
 
 
 def forget(folder: Path, game_id: str) -> None:
@@ -76,6 +77,8 @@ def load(path: Path) -> Game:
             raise ValueError(f"decision {first}: the game no longer plays as recorded (a bot decides otherwise)")
     except PlayError as err:
         raise ValueError(f"{path}: {err.message}") from None
+    except RecursionError:  # JSON nested too deep for the parser: never a kept game
+        raise ValueError(f"{path}: not a kept game (its JSON is nested too deeply to read)") from None
     except (OSError, KeyError, TypeError, ValueError) as err:
         raise ValueError(f"{path}: not a kept game ({type(err).__name__}: {err})") from None
     return game
