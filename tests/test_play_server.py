@@ -466,3 +466,18 @@ def test_the_coach_in_the_replay_viewer(client):
     refused(client.get(f"/api/replays/{rp['id']}/coach?step={last}"), 409, "end of the record")
     refused(client.get(f"/api/replays/{rp['id']}/coach?step={last + 1}"), 400, "step", f"0 to {last}")
     refused(client.get(f"/api/replays/{rp['id']}/coach?step=x"), 400, "step", "'x'")
+
+
+def test_an_unknown_api_path_or_method_is_refused_in_json(client):
+    """Starlette's own 404 and 405 answer the API's way, {"error": ...} naming the request (a 405
+    with what the path takes, and its Allow header); the page's other paths keep plain text."""
+    r = client.get("/api/nope")
+    assert r.status_code == 404 and r.json()["error"].startswith("GET /api/nope: no such API path")
+    r = client.request("PUT", "/api/info", json={})
+    assert r.status_code == 405 and set(r.headers["allow"].split(", ")) == {"GET", "HEAD"}
+    assert r.json() == {"error": "PUT /api/info: the path does not take PUT; it takes GET, HEAD"}
+    r = client.get("/api/games/" + "0" * 32 + "/moves")
+    assert r.status_code == 405 and "it takes POST" in r.json()["error"]
+    r = client.get("/nope")
+    assert r.status_code == 404 and r.headers["content-type"].startswith("text/plain")
+    assert client.get("/api/info").status_code == 200  # and the API itself is unchanged

@@ -44,8 +44,9 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from qwixx_env.core.compile import cache_root
@@ -77,6 +78,27 @@ def public_message(message: str) -> str:
         if len(folder.parts) > 1:  # never "/" itself
             message = message.replace(str(folder), name)
     return _PATH.sub("<path>", message)
+
+
+async def http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own refusals (no such path, a method the path does not take) as the API's
+    other errors: ``{"error": message}`` with the status, and the Allow header of a 405. The
+    page's own paths (not under /api/) keep Starlette's plain text."""
+    if not isinstance(exc, HTTPException):  # Starlette passes the handler's exception class only
+        raise TypeError(f"http_error: got {type(exc).__name__}; expected an HTTPException")
+    headers = dict(exc.headers or {})
+    if not request.url.path.startswith("/api/"):
+        return PlainTextResponse(str(exc.detail), status_code=exc.status_code, headers=headers)
+    what = f"{request.method} {request.url.path}"
+    if exc.status_code == 404:
+        message = f"{what}: no such API path (the API is /api/info, /api/games and /api/replays, and below them)"
+    elif exc.status_code == 405:
+        allow = {k.lower(): v for k, v in headers.items()}.get("allow", "?")
+        allow = ", ".join(sorted(m.strip() for m in allow.split(",")))  # Starlette's order is a set's
+        message = f"{what}: the path does not take {request.method}; it takes {allow}"
+    else:
+        message = f"{what}: {exc.detail}"
+    return JSONResponse({"error": message}, status_code=exc.status_code, headers=headers)
 
 
 async def refused(request: Request, exc: Exception) -> JSONResponse:

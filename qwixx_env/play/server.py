@@ -50,6 +50,7 @@ from typing import Any
 import uvicorn
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, StreamingResponse
@@ -75,6 +76,7 @@ from qwixx_env.play.guard import (
     Guard,
     check_token,
     hosts_for,
+    http_error,
     is_loopback,
     is_wildcard,
     machine_addresses,
@@ -334,7 +336,8 @@ def create_app(
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     middleware = [Middleware(Guard, allowed_hosts=allowed_hosts, token=token)]
-    app = Starlette(routes=routes, middleware=middleware, exception_handlers={PlayError: refused}, lifespan=lifespan)
+    handlers = {PlayError: refused, HTTPException: http_error}
+    app = Starlette(routes=routes, middleware=middleware, exception_handlers=handlers, lifespan=lifespan)
     app.state.games = games
     app.state.replays = replays
     app.state.store_problems = problems
