@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from qwixx_env.core.checks import check_seed
 from qwixx_env.envs.qwixx_v0 import RECORD_FORMAT, raw_env
 
 _OPTION_NAMES = ("num_players", "variant", "lucky", "lucky_numbers", "start_player", "reward", "score_table")
@@ -44,7 +45,8 @@ def replay(record: dict[str, Any] | str | Path, render_mode: str | None = None) 
         np.uint64(start)
     except (TypeError, ValueError, OverflowError):
         raise ValueError(f"record rng_state: got {rng_state!r}; expected a 64-bit hex string") from None
-    game.reset_from_generator(start, rec.get("seed"))
+    seed = check_seed(rec.get("seed"), "record seed")  # what it says, not what rolls: rng_state does
+    game.reset_from_generator(start, seed)
     _check_roll(game, rolls, 0)
     for i, decision in enumerate(decisions):
         if not (isinstance(decision, list) and len(decision) == 2 and type(decision[0]) is int):

@@ -41,7 +41,8 @@ def check_record(record: Any) -> dict[str, Any]:
     try:
         players = len(replay(record).possible_agents)
     except (ValueError, TypeError, KeyError, IndexError, OverflowError) as err:
-        raise PlayError(400, f"record: {err}") from None
+        text = str(err)
+        raise PlayError(400, text if text.startswith("record") else f"record: {text}") from None
     names = record.get("seat_names")
     if names is not None and (len(names) != players or not all(isinstance(n, str) and n for n in names)):
         raise PlayError(400, f"record seat_names: got {names!r}; expected {players} non-empty names, one per seat")
