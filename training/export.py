@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from qwixx_env.envs.sb3 import PolicyInputs
 from qwixx_env.envs.vector import QwixxVectorEnv
 from qwixx_env.nets import Layer, write_policy
 
@@ -41,8 +42,6 @@ def export_policy(
     from stable_baselines3.common.torch_layers import FlattenExtractor
     from stable_baselines3.common.vec_env import VecNormalize
     from torch import nn
-
-    from qwixx_env.envs.sb3 import PolicyInputs
 
     policy = model.policy
     names = {nn.Tanh: "tanh", nn.ReLU: "relu"}

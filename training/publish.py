@@ -378,10 +378,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
     if args.refresh:
-        if args.run_dir or args.name:
+        if args.run_dir is not None or args.name is not None:
             parser.error("--refresh takes published bots' names, not RUN_DIR or --name")
         return args
-    if not args.run_dir or not args.name:
+    if args.run_dir is None or args.name is None:
         parser.error("RUN_DIR and --name are required (or --refresh NAME ...)")
     if not args.arena:
         given = [o for o, v in (("--games", args.games), ("--search-games", args.search_games)) if v is not None]
