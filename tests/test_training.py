@@ -330,6 +330,40 @@ def test_qwixx_train_without_the_train_extra_says_what_to_install(monkeypatch, c
     )
 
 
+def test_help_and_list_need_no_extra_and_show_prints_a_config_that_loads_back(monkeypatch, capsys, tmp_path):
+    import importlib.util
+
+    from qwixx_env import training
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(  # no torch, no SB3: the train extra is missing
+        importlib.util, "find_spec", lambda name, *a: None if name in ("torch", "sb3_contrib") else real(name, *a)
+    )
+    with pytest.raises(SystemExit) as done:
+        training.main(["--help"])
+    out = capsys.readouterr().out
+    assert done.value.code == 0 and all(o in out for o in ("--engine", "--list", "--show", "--steps", training.DOCS))
+    assert training.main(["--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == shipped_configs()
+    assert all(len(line.split(maxsplit=1)) == 2 for line in lines)  # every config says what it is
+    # --show: the whole config, extends: resolved; a copy of it loads as the shipped one and trains alone
+    assert training.main(["--show", "longo_instead_3p"]) == 0
+    shown = capsys.readouterr().out
+    assert "extends" not in shown.replace("extends: resolved", "")
+    (tmp_path / "mine.yaml").write_text(shown)
+    assert load_config(tmp_path / "mine.yaml") == load_config("longo_instead_3p")
+    assert training.main(["--show", "nope"]) == 2
+    assert "neither a file nor a shipped config" in capsys.readouterr().err
+
+
+def test_a_missing_config_is_an_error_that_points_to_the_list(capsys):
+    with pytest.raises(SystemExit):
+        main([])
+    err = capsys.readouterr().err
+    assert "the config is required" in err and "qwixx-train --list" in err
+
+
 def test_the_command_line_reports_a_bad_config_and_exits_2(tmp_path, capsys):
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: x\ntotal_steps: 10\nppo: {gama: 0.9}\n")

@@ -24,8 +24,15 @@ The layers point one way: training imports the rest of `qwixx_env`, never the re
 `docs/training.md` is the guide.
 """
 
+import argparse
 import importlib.util
 import sys
+from importlib import resources
+
+DOCS = "https://qwixx-env.github.io/qwixx_env/training/"
+"""The training guide, online (a wheel has no docs folder)."""
+CPU_TORCH = "pip install torch --index-url https://download.pytorch.org/whl/cpu"
+"""PyTorch's CPU build, from PyTorch's own index (plain pip resolves torch to the CUDA build)."""
 
 # the train extra's modules (import name -> package to install)
 TRAIN_EXTRA = {
@@ -43,10 +50,72 @@ def missing_extra(extra: dict[str, str] = TRAIN_EXTRA) -> list[str]:
     return [package for module, package in extra.items() if importlib.util.find_spec(module) is None]
 
 
+def command_parser() -> argparse.ArgumentParser:
+    """``qwixx-train``'s command line (PPO on Stable-Baselines3; ``--engine rllib`` hands the rest
+    to RLlib's, `qwixx_env.training.rllib`). Building it needs no extra, so ``--help`` always works."""
+    parser = argparse.ArgumentParser(
+        prog="qwixx-train",
+        description="Train a bot by PPO self-play from a YAML config.",
+        epilog=f"The training guide: {DOCS}. Without a GPU, install PyTorch's CPU build before the train "
+        f"extra: {CPU_TORCH}",
+    )
+    parser.add_argument("config", nargs="?",
+                        help="YAML config: a file's path, or a shipped config's name (see --list), e.g. classic_2p")
+    parser.add_argument("--out", help="run folder (default runs/<name>)")
+    parser.add_argument("--resume", action="store_true", help="continue from the run folder's newest checkpoint")
+    parser.add_argument("--steps", type=int, help="total learner steps (overrides total_steps)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar (log lines only)")
+    parser.add_argument("--engine", choices=("sb3", "rllib"), default="sb3",
+                        help="sb3: MaskablePPO (the train extra; the default); rllib: Ray RLlib (the rllib extra)")
+    parser.add_argument("--list", action="store_true", help="list the shipped configs, one line each, and exit")
+    parser.add_argument("--show", metavar="NAME",
+                        help="print a config whole and exit: its extends: resolved, every default filled in, "
+                        "ready to edit and train (qwixx-train --show classic_2p > mine.yaml; qwixx-train mine.yaml)")
+    return parser
+
+
+def shipped_summaries() -> dict[str, str]:
+    """{name: the first sentence of its leading comment} of every shipped config, by name."""
+    folder = resources.files("qwixx_env.configs")
+    out = {}
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".yaml"):
+            comment = []
+            for line in entry.read_text(encoding="utf-8").splitlines():
+                if not line.startswith("#"):
+                    break
+                comment.append(line.lstrip("#").strip())
+            text = " ".join(comment)
+            end = text.find(". ")
+            out[entry.name[: -len(".yaml")]] = text if end < 0 else text[: end + 1]
+    return out
+
+
+def _show(name: str) -> int:
+    if importlib.util.find_spec("yaml") is None:
+        print("error: qwixx-train --show needs PyYAML (the train extra): pip install 'qwixx_env[train]'",
+              file=sys.stderr)
+        return 2
+    import yaml  # the train extra's, checked just above
+
+    from qwixx_env.training.config import load_config
+
+    try:
+        cfg = load_config(name)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(f"# qwixx-train --show {name}: the whole config, extends: resolved and every default filled in.\n"
+          f"# Edit it and train it with qwixx-train FILE. Every key: {DOCS}")
+    print(yaml.safe_dump(cfg.to_dict(), sort_keys=False), end="")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """``qwixx-train``: `qwixx_env.training.train.main`, once the train extra is known to be installed
     (else a one-line error saying what to install, and exit status 2). ``--engine rllib`` runs
-    `qwixx_env.training.rllib.main` instead (the rllib extra); ``--engine sb3`` is the default."""
+    `qwixx_env.training.rllib.main` instead (the rllib extra); ``--engine sb3`` is the default.
+    ``--help``, ``--list`` and ``--show`` need no extra (``--show``: PyYAML only)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     engine = "sb3"
     for i, arg in enumerate(argv):
@@ -57,11 +126,19 @@ def main(argv: list[str] | None = None) -> int:
     if engine not in ("sb3", "rllib"):
         print(f"error: --engine: got {engine!r}; expected 'sb3' (MaskablePPO, the default) or 'rllib'", file=sys.stderr)
         return 2
+    if engine == "sb3" and any(a in ("-h", "--help", "--list") or a == "--show" or a.startswith("--show=")
+                               for a in argv):
+        args = command_parser().parse_args(argv)  # --help prints and exits here
+        if args.list:
+            for name, line in shipped_summaries().items():
+                print(f"{name:<24} {line}")
+            return 0
+        return _show(args.show)
     if engine == "rllib":
         missing = missing_extra(RLLIB_EXTRA)
         if missing:
             print(f"error: qwixx-train --engine rllib needs the rllib extra, and {missing} are not installed: "
-                  "pip install 'qwixx_env[rllib]'", file=sys.stderr)
+                  f"pip install 'qwixx_env[rllib]' (without a GPU, first {CPU_TORCH})", file=sys.stderr)
             return 2
         # imported only now: it needs the rllib extra, whose presence is checked just above
         from qwixx_env.training.rllib import main as train_rllib
@@ -70,8 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     missing = missing_extra()
     if missing:
         print(f"error: qwixx-train needs the train extra, and {missing} are not installed: "
-              "pip install 'qwixx_env[train]' (from a checkout: pip install -e '.[train]'; on a machine "
-              "without a GPU install torch's CPU build first, as the Makefile does)", file=sys.stderr)
+              f"pip install 'qwixx_env[train]' (without a GPU, first {CPU_TORCH}); the guide: {DOCS}",
+              file=sys.stderr)
         return 2
     # imported only now: it needs the train extra, whose presence is checked just above
     from qwixx_env.training.train import main as train

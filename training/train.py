@@ -14,16 +14,17 @@ import argparse
 import json
 import sys
 
-from qwixx_env.training.config import TrainConfig, config_from_dict, load_config, run_folder, run_parser
+from qwixx_env.training import command_parser
+from qwixx_env.training.config import TrainConfig, config_from_dict, load_config, run_folder
 from qwixx_env.training.trainer import Trainer
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = run_parser("qwixx-train", (__doc__ or "").partition("\n")[0],
-                        "a file's path, or a shipped config's name: classic_2p, demo, ...")
-    parser.add_argument("--steps", type=int, help="total learner steps (overrides total_steps)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar (log lines only)")
-    return parser.parse_args(argv)
+    parser = command_parser()  # qwixx-train's, which --help shows without the extra
+    args = parser.parse_args(argv)
+    if args.config is None:
+        parser.error("the config is required: a YAML file's path or a shipped config's name (qwixx-train --list)")
+    return args
 
 
 def config_with_overrides(path: str, steps: int | None) -> TrainConfig:
