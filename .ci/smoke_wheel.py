@@ -4,8 +4,8 @@
 and its ``arena`` extra (not ``train``, not torch): the README's Python snippets (its fenced
 ```python blocks, read from the file so that they cannot drift), ``qwixx --version`` against the
 metadata, ``qwixx arena`` with ``--png``, a pretrained bot loaded and played without torch,
-``qwixx-train`` without the train extra, and the shipped training configs. Each check prints a
-line; the first that fails raises.
+``qwixx-train`` without the train extra (--help and --list work, a run names the extra), and
+the shipped training configs. Each check prints a line; the first that fails raises.
 """
 
 from __future__ import annotations
@@ -80,13 +80,19 @@ def main(readme: Path) -> None:
         game.step(None if terminated or truncated else bot.act(obs))
     check("bots.load('ppo-classic-2p') plays a game without torch", "torch" not in sys.modules)
 
-    # The train extra is not installed here: the command says which extra to install (exit 2),
-    # for --help as for a run, rather than a traceback.
-    for args in (("--help",), ("classic_2p",)):
-        done = command("qwixx-train", *args)
-        check(f"qwixx-train {' '.join(args)} names the train extra",
-              done.returncode == 2 and "qwixx_env[train]" in done.stderr and "Traceback" not in done.stderr,
-              done.stderr)
+    # The train extra is not installed here: --help and --list work all the same; a run says which
+    # extra to install (exit 2) rather than a traceback.
+    done = command("qwixx-train", "--help")
+    check("qwixx-train --help works without the train extra and shows --list and --show",
+          done.returncode == 0 and all(w in done.stdout for w in ("--list", "--show", "--engine", "train extra")),
+          done.stdout + done.stderr)
+    done = command("qwixx-train", "--list")
+    check("qwixx-train --list lists the shipped configs without the train extra",
+          done.returncode == 0 and done.stdout.startswith("classic_1p") and "\ndemo " in done.stdout,
+          done.stdout + done.stderr)
+    done = command("qwixx-train", "classic_2p")
+    check("qwixx-train classic_2p names the train extra",
+          done.returncode == 2 and "qwixx_env[train]" in done.stderr and "Traceback" not in done.stderr, done.stderr)
     shipped = sorted(p.name for p in resources.files("qwixx_env.configs").iterdir() if p.name.endswith(".yaml"))
     check(f"the training configs ship ({len(shipped)})", {"classic_2p.yaml", "demo.yaml"} <= set(shipped), shipped)
     print(f"smoke_wheel: all checks passed in {time.perf_counter() - began:.1f} s")
