@@ -51,7 +51,7 @@ import numpy as np
 
 from qwixx_env import solver
 from qwixx_env.arena import run_arena
-from qwixx_env.arena.stats import mean_and_se, wilson_interval, win_shares
+from qwixx_env.arena.stats import Z95, mean_and_se, wilson_interval, win_shares
 from qwixx_env.bots import BotSpec, make_bot
 from qwixx_env.bots.specs import as_spec, check_params
 from qwixx_env.core.checks import check_int
@@ -70,7 +70,6 @@ HALF_WIDTH = 0.015
 HARDER_GAMES = 400
 """Agent games in the rollout lineup (a search bot at the table: about 0.1 to 0.4 s a game)."""
 SOLO_DEALS = 2_000
-Z95 = 1.959963984540054
 LINEUPS = ("heuristic", "rollout")
 ROLLOUT = BotSpec(label="rollout", name="rollout", params={"threads": 1})
 """The search bot of the harder lineup: the registry's `rollout` with its defaults; one thread,

@@ -227,7 +227,7 @@ def test_chances_do_not_depend_on_what_was_rated_before():
     np.testing.assert_array_equal(fresh["chances"], before)
     assert (before >= 0).any(axis=1).all()
     # one set of work arrays per thread: the same object again here, another in a new thread
-    from qwixx_env.nets.afterstate import _work_arrays
+    from qwixx_env.nets.heuristic import work_arrays as _work_arrays
 
     net = win_chance_network("afterstate", "classic", 2)
     mine, theirs = _work_arrays(CLASSIC, 2, net), []

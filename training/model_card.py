@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from qwixx_env.arena.stats import Z95
 from qwixx_env.core.variant import get_variant
 from qwixx_env.nets import AFTERSTATE_TABLES
 from qwixx_env.nets.win_chance import network_name
@@ -169,9 +170,6 @@ def evaluation_section(record: dict[str, Any]) -> list[str]:
     for bot, why in ev["skipped"].items():
         lines.append(f"Not played: `{bot}` ({why}).")
     return lines
-
-
-Z95 = 1.959963984540054
 
 
 def _apart(a: list[float], b: list[float]) -> str:

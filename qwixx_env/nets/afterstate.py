@@ -10,17 +10,13 @@ by the table's shipped win-chance network (`qwixx_env.policies.afterstate` holds
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
 from qwixx_env.core.observation import layout_for
-from qwixx_env.core.state import new_state
 from qwixx_env.core.variant import get_variant
+from qwixx_env.nets.heuristic import gaps, work_arrays
 from qwixx_env.nets.win_chance import check_afterstate_table, win_chance_network
 from qwixx_env.policies import afterstate as core
-from qwixx_env.policies.heuristic import weights_array
-from qwixx_env.policies.scratch import new_scratch
 
 INPUT_SCALE = 20.0  # a win chance 0.05 below the best action's reads -1
 
@@ -36,23 +32,9 @@ def afterstate_chances(observations: np.ndarray, variant: str = "classic", num_p
         raise ValueError(f"observations: got shape {obs.shape}; expected (n, {layout.size})")
     out = np.zeros((obs.shape[0], v.num_actions), np.float64)
     net = win_chance_network("afterstate", variant, num_players)
-    st, hw, ws = _work_arrays(v, num_players, net)
+    st, hw, ws = work_arrays(v, num_players, net)
     core.afterstate_inputs(obs, v.tables, layout.offsets, st, hw, net, out, ws)
     return out
-
-
-_WORK = threading.local()
-
-
-def _work_arrays(v, num_players: int, net) -> tuple:
-    """This thread's (decision state, heuristic weights, scratch) for `afterstate_chances` at
-    one table: made once, not per call (the kernel rebuilds the state from each row, and a
-    reused scratch rates as a fresh one)."""
-    cache = _WORK.__dict__.setdefault("tables", {})
-    key = (v.name, num_players, id(net))  # the scratch is sized for the network (read once, kept)
-    if key not in cache:
-        cache[key] = (new_state(num_players), weights_array(), new_scratch(v, num_players, net))
-    return cache[key]
 
 
 def afterstate_inputs(observations: np.ndarray, variant: str = "classic", num_players: int = 2) -> np.ndarray:
@@ -66,11 +48,7 @@ def afterstate_inputs(observations: np.ndarray, variant: str = "classic", num_pl
 
 def afterstate_gaps(chances: np.ndarray) -> np.ndarray:
     """`afterstate_inputs` from raw afterstate chances (n, A), -1 where illegal."""
-    legal = chances >= 0
-    best = np.where(legal, chances, -np.inf).max(axis=1, keepdims=True)
-    gaps = np.where(legal, np.maximum(INPUT_SCALE * (chances - best), -1.0), -1.0)
-    gaps[~legal.any(axis=1)] = -1.0
-    return gaps.astype(np.float32)
+    return gaps(chances, chances >= 0, INPUT_SCALE)
 
 
 def afterstate_policy(observations: np.ndarray, masks: np.ndarray, variant: str = "classic",

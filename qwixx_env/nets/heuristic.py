@@ -35,7 +35,7 @@ def heuristic_values(observations: np.ndarray, variant: str = "classic", num_pla
     if obs.ndim != 2 or obs.shape[1] != layout.size:
         raise ValueError(f"observations: got shape {obs.shape}; expected (n, {layout.size})")
     out = np.zeros((obs.shape[0], v.num_actions), np.float64)
-    st, weights, ws = _work_arrays(v, num_players)
+    st, weights, ws = work_arrays(v, num_players)
     core.heuristic_inputs(obs, v.tables, layout.offsets, st, weights, out, ws)
     return out
 
@@ -43,13 +43,26 @@ def heuristic_values(observations: np.ndarray, variant: str = "classic", num_pla
 _WORK = threading.local()
 
 
-def _work_arrays(v, num_players: int) -> tuple:
-    """This thread's (decision state, heuristic weights, scratch) for one table, made once."""
+def work_arrays(v, num_players: int, net=None) -> tuple:
+    """This thread's (decision state, heuristic weights, scratch) for the ratings of one table,
+    made once, not per call (the kernels rebuild the state from each row, and a reused scratch
+    rates as a fresh one); `net`: the win-chance network the scratch is sized for, if any."""
     cache = _WORK.__dict__.setdefault("tables", {})
-    key = (v.name, v.lucky_rule, num_players)
+    key = (v.name, v.lucky_rule, num_players, None if net is None else id(net))  # a net is read once, kept
     if key not in cache:
-        cache[key] = (new_state(num_players), core.weights_array(), new_scratch(v, num_players))
+        cache[key] = (new_state(num_players), core.weights_array(), new_scratch(v, num_players, net))
     return cache[key]
+
+
+def gaps(values: np.ndarray, legal: np.ndarray, scale: float) -> np.ndarray:
+    """(n, A) float32: how far each legal action's value falls below the best legal one's,
+    ``max(scale * (value - best), -1)``; -1 where `legal` refuses it (every -1 in a row with
+    nothing legal). What a policy network reads most easily: the choice marked 0, the near
+    misses graded."""
+    finite = np.where(legal, values, 0.0)
+    best = np.where(legal, values, -np.inf).max(axis=1, keepdims=True)
+    best = np.where(np.isfinite(best), best, 0.0)
+    return np.where(legal, np.maximum(scale * (finite - best), -1.0), -1.0).astype(np.float32)
 
 
 def heuristic_inputs(observations: np.ndarray, variant: str = "classic", num_players: int = 2,
@@ -58,8 +71,4 @@ def heuristic_inputs(observations: np.ndarray, variant: str = "classic", num_pla
     action's heuristic value falls below the best legal action's, ``max(INPUT_SCALE * (value -
     best), -1)``: 0 for the heuristic's choice, -1 for an action 5 points worse or illegal."""
     values = heuristic_values(observations, variant, num_players, lucky)
-    legal = np.isfinite(values)
-    finite = np.where(legal, values, 0.0)
-    best = np.where(legal, values, -np.inf).max(axis=1, keepdims=True)
-    best = np.where(np.isfinite(best), best, 0.0)  # a row with nothing legal: all -1 below
-    return np.where(legal, np.maximum(INPUT_SCALE * (finite - best), -1.0), -1.0).astype(np.float32)
+    return gaps(values, np.isfinite(values), INPUT_SCALE)
