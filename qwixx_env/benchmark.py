@@ -38,9 +38,11 @@ number of workers (the agent must be deterministic, or seeded by the seed it is 
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import platform
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -410,6 +412,42 @@ def run_all(
     }
 
 
+def progress_display(quiet: bool = False) -> Callable[[str | None, int, int], None]:
+    """A progress display on stderr for `run`'s ``progress`` (under a title of your own, e.g.
+    the protocol and lineup): rich's bar on a terminal when rich is installed, else a line as
+    each title starts; ``(None, 0, 0)`` closes it. `qwixx bench` and publishing show it."""
+    state: dict[str, Any] = {"title": None}
+    console = None
+    if importlib.util.find_spec("rich") is not None:
+        from rich.console import Console
+
+        console = Console(stderr=True)
+
+    def report(title: str | None, done: int, total: int) -> None:
+        if quiet:
+            return
+        bar = state.get("bar")
+        if title is None:
+            if bar is not None:
+                bar.stop()
+            return
+        if console is None or not console.is_terminal:
+            if title != state["title"]:
+                print(f"playing {title}: {total:,} games", file=sys.stderr, flush=True)
+            state["title"] = title
+            return
+        if bar is None:  # started on the first report, after the arena has forked its workers
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                           TimeRemainingColumn(), console=console, transient=True)
+            bar.start()
+            state["bar"], state["task"] = bar, bar.add_task(title, total=total)
+        bar.update(state["task"], description=title, completed=done, total=total)
+
+    return report
+
+
 def machine() -> dict[str, Any]:
     return {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()}
 
@@ -591,6 +629,7 @@ __all__ = [
     "default_protocol",
     "leaderboard_markdown",
     "plays",
+    "progress_display",
     "protocol",
     "protocol_for",
     "results_text",

@@ -61,7 +61,6 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import qwixx_env
 from qwixx_env import benchmark
@@ -220,7 +219,7 @@ def _bench(args: argparse.Namespace) -> int:
         return fail(f"--json: {args.json!r} {problem}; expected a file path in an existing folder")
     if args.workers is not None and args.workers < 1:
         return fail(f"--workers: got {args.workers}; expected an integer >= 1")
-    progress = _bench_progress(args.quiet)
+    progress = benchmark.progress_display(args.quiet)
     started = time.perf_counter()
     try:
         tables = None if args.all else [args.table or benchmark.default_protocol(args.agent)]
@@ -239,41 +238,6 @@ def _bench(args: argparse.Namespace) -> int:
     if args.json:
         write_atomically(Path(args.json), (json.dumps(record, indent=1, allow_nan=False) + "\n").encode())
     return 0
-
-
-def _bench_progress(quiet: bool) -> Callable[[str | None, int, int], None]:
-    """A progress display on stderr: rich's bar on a terminal when rich is installed, else a
-    line as each lineup starts; (None, 0, 0) closes it."""
-    state: dict[str, Any] = {"title": None}
-    console = None
-    if importlib.util.find_spec("rich") is not None:
-        from rich.console import Console
-
-        console = Console(stderr=True)
-
-    def report(title: str | None, done: int, total: int) -> None:
-        if quiet:
-            return
-        bar = state.get("bar")
-        if title is None:
-            if bar is not None:
-                bar.stop()
-            return
-        if console is None or not console.is_terminal:
-            if title != state["title"]:
-                print(f"playing {title}: {total:,} games", file=sys.stderr, flush=True)
-            state["title"] = title
-            return
-        if bar is None:  # started on the first report, after the arena has forked its workers
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-            bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                           TimeRemainingColumn(), console=console, transient=True)
-            bar.start()
-            state["bar"], state["task"] = bar, bar.add_task(title, total=total)
-        bar.update(state["task"], description=title, completed=done, total=total)
-
-    return report
 
 
 def _play(args: argparse.Namespace) -> int:

@@ -28,13 +28,12 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime
 import json
 import os
 import shlex
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -124,12 +123,19 @@ def publish(
     # they were.
     if console is not None:
         console.rule(f"{name} on {protocol.name}")
-    with _bars(console if progress else None) as report:
+    display = bench.progress_display(quiet=not progress)
+
+    def report(lineup: str, done: int, total: int) -> None:
+        display(f"{protocol.name} beside {lineup}", done, total)
+
+    try:
         benchmark = _named(bench.run(run_dir / "final.json", protocol, workers=workers, limit=limit,
                                      progress=report), name)
         reference = None
         if players == 1:  # the scripted baseline alone on the same deals
             reference = bench.run("heuristic", protocol, workers=workers, limit=limit, progress=report)
+    finally:
+        display(None, 0, 0)
     say(bench.results_text([benchmark] + ([reference] if reference else [])))
     evaluation = None
     if arena:
@@ -278,32 +284,6 @@ def leaderboard_entry(result: dict[str, Any], agent: str | Path) -> dict[str, An
         "workers": result["workers"],
         "machine": result["machine"],
     }
-
-
-@contextlib.contextmanager
-def _bars(console: Any) -> Iterator[Callable[[str, int, int], None] | None]:
-    """A progress callback for `benchmark.run` drawing a rich bar per lineup (None: no bar)."""
-    if console is None:
-        yield None
-        return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    state: dict[str, Any] = {}
-
-    def report(lineup: str, done: int, total: int) -> None:
-        if "bar" not in state:  # started on the first report, after the arena has forked its workers
-            state["bar"] = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                    TimeRemainingColumn(), console=console, transient=True)
-            state["bar"].start()
-        if lineup not in state:
-            state[lineup] = state["bar"].add_task(f"beside {lineup}", total=total)
-        state["bar"].update(state[lineup], completed=done, total=total)
-
-    try:
-        yield report
-    finally:
-        if "bar" in state:
-            state["bar"].stop()
 
 
 def _shown(path: Path) -> str:
