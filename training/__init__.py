@@ -50,6 +50,13 @@ def missing_extra(extra: dict[str, str] = TRAIN_EXTRA) -> list[str]:
     return [package for module, package in extra.items() if importlib.util.find_spec(module) is None]
 
 
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """The options every training command takes (PPO's and RLlib's): ``--out`` (the run folder,
+    `qwixx_env.training.config.run_folder`) and ``--resume``."""
+    parser.add_argument("--out", help="run folder (default runs/<name>)")
+    parser.add_argument("--resume", action="store_true", help="continue from the run folder's newest checkpoint")
+
+
 def command_parser() -> argparse.ArgumentParser:
     """``qwixx-train``'s command line (PPO on Stable-Baselines3; ``--engine rllib`` hands the rest
     to RLlib's, `qwixx_env.training.rllib`). Building it needs no extra, so ``--help`` always works."""
@@ -61,8 +68,7 @@ def command_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("config", nargs="?",
                         help="YAML config: a file's path, or a shipped config's name (see --list), e.g. classic_2p")
-    parser.add_argument("--out", help="run folder (default runs/<name>)")
-    parser.add_argument("--resume", action="store_true", help="continue from the run folder's newest checkpoint")
+    add_run_options(parser)
     parser.add_argument("--steps", type=int, help="total learner steps (overrides total_steps)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (log lines only)")
     parser.add_argument("--engine", choices=("sb3", "rllib"), default="sb3",

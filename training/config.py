@@ -24,6 +24,7 @@ from qwixx_env.core.options import TableOptions
 from qwixx_env.core.rewards import REWARD_MODES
 from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES
 from qwixx_env.nets import AFTERSTATE_TABLES, INPUTS, afterstate_tables
+from qwixx_env.training import add_run_options
 from qwixx_env.training.config_schema import build, plain
 from qwixx_env.training.config_yaml import config_path, read_yaml
 
@@ -212,8 +213,7 @@ def run_parser(prog: str, description: str, configs: str) -> argparse.ArgumentPa
     like `configs`), ``--out`` (the run folder, `run_folder`) and ``--resume``."""
     parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("config", help=f"YAML config ({configs})")
-    parser.add_argument("--out", help="run folder (default runs/<name>)")
-    parser.add_argument("--resume", action="store_true", help="continue from the run folder's newest checkpoint")
+    add_run_options(parser)
     return parser
 
 
