@@ -325,8 +325,8 @@ def test_qwixx_train_without_the_train_extra_says_what_to_install(monkeypatch, c
     assert training.main(["configs/demo.yaml"]) == 2
     err = capsys.readouterr().err
     assert (
-        "needs the train extra, and ['PyYAML', 'torch'] are not installed" in err
-        and "qwixx_env[train]" in err
+        "qwixx-train needs the train extra (PyYAML, torch are not installed)" in err
+        and 'pip install "qwixx_env[train]"' in err and "download.pytorch.org/whl/cpu" in err
     )
 
 
@@ -763,14 +763,14 @@ def test_the_train_extra_qwixx_train_checks_is_the_one_pyproject_declares():
 
     import tomllib
 
-    from qwixx_env import training
+    from qwixx_env import extras
 
     declared = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
     names = {
         re.split(r"[<>=!~ ]", spec)[0].lower()
         for spec in declared["project"]["optional-dependencies"]["train"]
     }
-    assert {p.lower() for p in training.TRAIN_EXTRA.values()} == names
+    assert {p.lower() for p in extras.EXTRAS["train"].values()} == names
 
 
 @pytest.mark.slow

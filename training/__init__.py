@@ -25,29 +25,14 @@ The layers point one way: training imports the rest of `qwixx_env`, never the re
 """
 
 import argparse
-import importlib.util
 import sys
 from importlib import resources
 
-DOCS = "https://qwixx-env.github.io/qwixx_env/training/"
+from qwixx_env import extras
+
+DOCS = f"{extras.DOCS}training/"
 """The training guide, online (a wheel has no docs folder)."""
-CPU_TORCH = "pip install torch --index-url https://download.pytorch.org/whl/cpu"
-"""PyTorch's CPU build, from PyTorch's own index (plain pip resolves torch to the CUDA build)."""
-
-# the train extra's modules (import name -> package to install)
-TRAIN_EXTRA = {
-    "yaml": "PyYAML", "torch": "torch", "stable_baselines3": "stable-baselines3", "sb3_contrib": "sb3-contrib",
-    "tensorboard": "tensorboard", "rich": "rich", "matplotlib": "matplotlib",
-}
-
-
-# the rllib extra's modules that the RLlib engine imports (import name -> package to install)
-RLLIB_EXTRA = {"ray": "ray", "torch": "torch", "yaml": "PyYAML"}
-
-
-def missing_extra(extra: dict[str, str] = TRAIN_EXTRA) -> list[str]:
-    """The packages of an extra (`TRAIN_EXTRA` by default) that are not installed here."""
-    return [package for module, package in extra.items() if importlib.util.find_spec(module) is None]
+CPU_TORCH = extras.CPU_TORCH
 
 
 def add_run_options(parser: argparse.ArgumentParser) -> None:
@@ -98,9 +83,9 @@ def shipped_summaries() -> dict[str, str]:
 
 
 def _show(name: str) -> int:
-    if importlib.util.find_spec("yaml") is None:
-        print("error: qwixx-train --show needs PyYAML (the train extra): pip install 'qwixx_env[train]'",
-              file=sys.stderr)
+    absent = extras.missing("train", ["yaml"])
+    if absent:
+        print(f"error: {extras.needs('qwixx-train --show', 'train', absent)}", file=sys.stderr)
         return 2
     import yaml  # the train extra's, checked just above
 
@@ -141,20 +126,17 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         return _show(args.show)
     if engine == "rllib":
-        missing = missing_extra(RLLIB_EXTRA)
-        if missing:
-            print(f"error: qwixx-train --engine rllib needs the rllib extra, and {missing} are not installed: "
-                  f"pip install 'qwixx_env[rllib]' (without a GPU, first {CPU_TORCH})", file=sys.stderr)
+        absent = extras.missing("rllib")
+        if absent:
+            print(f"error: {extras.needs('qwixx-train --engine rllib', 'rllib', absent)}", file=sys.stderr)
             return 2
         # imported only now: it needs the rllib extra, whose presence is checked just above
         from qwixx_env.training.rllib import main as train_rllib
 
         return train_rllib(argv)
-    missing = missing_extra()
-    if missing:
-        print(f"error: qwixx-train needs the train extra, and {missing} are not installed: "
-              f"pip install 'qwixx_env[train]' (without a GPU, first {CPU_TORCH}); the guide: {DOCS}",
-              file=sys.stderr)
+    absent = extras.missing("train")
+    if absent:
+        print(f"error: {extras.needs('qwixx-train', 'train', absent)}; the guide: {DOCS}", file=sys.stderr)
         return 2
     # imported only now: it needs the train extra, whose presence is checked just above
     from qwixx_env.training.train import main as train
