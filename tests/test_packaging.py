@@ -24,13 +24,36 @@ def test_the_version_is_the_installed_metadata_and_qwixx_says_it(capsys):
     assert done.value.code == 0 and capsys.readouterr().out == f"qwixx {version}\n"
 
 
-def test_the_changelog_and_the_citation_name_the_version():
-    version = qwixx_env.__version__
+def newest_release(changelog: str) -> tuple[str, str]:
+    """The version and date of the changelog's newest release heading (``## [0.1.0] - 2026-12-02``)."""
+    found = re.search(r"^## \[(\d+\.\d+\.\d+)\] - (\d{4}-\d{2}-\d{2})$", changelog, re.M)
+    assert found, "CHANGELOG.md has no release heading"
+    return found.group(1), found.group(2)
+
+
+def test_the_citation_names_the_newest_release_and_its_date():
     changelog = (REPO / "CHANGELOG.md").read_text()
-    assert re.search(rf"^## \[{re.escape(version)}\] - \d{{4}}-\d{{2}}-\d{{2}}$", changelog, re.M)
+    version, date = newest_release(changelog)
     citation = (REPO / "CITATION.cff").read_text()
     assert re.search(r"^cff-version: 1\.2\.0$", citation, re.M)
     assert re.search(rf"^version: {re.escape(version)}$", citation, re.M)
+    assert re.search(rf'^date-released: "{date}"$', citation, re.M)
+
+
+def test_main_is_the_newest_release_or_a_development_version_after_it():
+    """A wheel built between releases says so (0.2.0.dev0), and never passes for the release
+    before it; the changelog then has an Unreleased section above the release."""
+    from packaging.version import Version
+
+    changelog = (REPO / "CHANGELOG.md").read_text()
+    released, _ = newest_release(changelog)
+    version = Version(qwixx_env.__version__)
+    if version.is_devrelease:
+        assert version > Version(released), f"{version} is not after the newest release {released}"
+        assert changelog.index("## [Unreleased]") < changelog.index(f"## [{released}]")
+        assert "[Unreleased]: " in changelog and f"compare/v{released}...HEAD" in changelog
+    else:
+        assert str(version) == released, f"{version} is a release, and the changelog's newest is {released}"
 
 
 def test_the_licence_is_mit_and_its_text_ships():
