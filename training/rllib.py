@@ -383,6 +383,9 @@ def train(cfg: RLlibConfig, run: Path, *, resume: bool = False) -> dict[str, Any
     start_ray(cfg.ray)
     started = time.perf_counter()
     algo = algo_config(cfg).build_algo()
+    learner = f"{cfg.num_learners} learner actor(s)" if cfg.num_learners else "the driver"
+    print(f"training on {'cuda' if cfg.num_gpus_per_learner else 'cpu'} ({learner} learns; "
+          f"num_gpus_per_learner: {cfg.num_gpus_per_learner})", file=sys.stderr, flush=True)
     league = make_league(cfg, run)
     evaluation = None
     try:

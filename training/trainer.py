@@ -42,6 +42,7 @@ from qwixx_env.training.pool import OpponentPool, check_entries
 from qwixx_env.training.ppo import ppo_options, scaled_rewards
 from qwixx_env.training.progress import RunOutput
 
+DEVICE = "cpu"  # the networks are small and the games are the cost: a GPU would wait on the CPU
 # What `--resume` reads from a checkpoint's state.json (every checkpoint writes them).
 STATE_FIELDS = ("steps", "segment", "config", "pool", "eval_history", "last", "bc", "wall_time")
 # Keys that may differ between a checkpoint's config and the one it is resumed with.
@@ -102,16 +103,18 @@ class Trainer:
             opponents.scripted if opponents else {}, opponents.self_play if opponents else None, out / "snapshots",
         )
         self.tb = SummaryWriter(str(out / "tb" / "eval"))
+        self.output.say(f"training on {DEVICE} (torch {torch.__version__}, {torch.get_num_threads()} thread(s); the "
+                        "networks are small and the games are the cost, so a GPU would not help)")
         if found is not None and state is not None:
             self.segment = state["segment"] + 1
             # force_reset: start the env afresh (its last observation is not in the checkpoint)
-            self.model = MaskablePPO.load(found / checkpoint.MODEL, env=venv, device="cpu", force_reset=True,
+            self.model = MaskablePPO.load(found / checkpoint.MODEL, env=venv, device=DEVICE, force_reset=True,
                                           tensorboard_log=str(out / "tb"))
             self.model.set_random_seed(segment_seed(cfg.seed, self.segment))
             self._restore(state, found)
             self.output.say(f"resumed {out} at {self.steps:,} steps ({found.name})")
         else:
-            self.model = MaskablePPO("MlpPolicy", venv, seed=cfg.seed, device="cpu", verbose=0,
+            self.model = MaskablePPO("MlpPolicy", venv, seed=cfg.seed, device=DEVICE, verbose=0,
                                      tensorboard_log=str(out / "tb"), **ppo_options(cfg))
             self._write_history()
             if cfg.bc is not None:
