@@ -523,3 +523,16 @@ def test_every_installed_card_is_its_record_rendered():
         b = record["benchmark"]
         assert b["complete"] and b["agent"] == name and record["strength"], name
         assert b["protocol"] == benchmark_module.default_protocol(name).name
+
+
+def test_publishing_writes_the_repositorys_folders_in_a_checkout_and_published_ones_from_a_wheel(
+    tmp_path, monkeypatch
+):
+    """From a wheel the defaults are folders under ./published/, never the installed package's."""
+    assert publish.target_folders()["checkpoints"] == publish.REPO / "checkpoints"  # this checkout
+    monkeypatch.setattr(publish, "REPO", tmp_path / "site-packages" / "qwixx_env")
+    folders = publish.target_folders(images=tmp_path / "img")
+    assert folders == {
+        "checkpoints": Path("published/checkpoints"), "results": Path("published/results"),
+        "leaderboard": Path("published/leaderboard"), "images": tmp_path / "img",
+    }

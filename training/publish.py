@@ -21,8 +21,11 @@
    bot, the training command, config, steps, wall time and machine, the warm start, the
    benchmark figures against the targets, the learning curves and its limitations.
 
-``--checkpoints``, ``--results``, ``--leaderboard`` and ``--images`` change the target folders
-(tests and trial runs publish into temporary ones).
+Those folders are the repository's in a checkout; from an installed wheel they are
+``published/checkpoints/`` and so on under the current folder (`target_folders`), and the bot
+loads by its path (``bots.load("published/checkpoints/NAME")``).
+``--checkpoints``, ``--results``, ``--leaderboard`` and ``--images`` change them (tests and
+trial runs publish into temporary ones).
 """
 
 from __future__ import annotations
@@ -55,6 +58,23 @@ from qwixx_env.training.install import check_folders, check_name, check_replace,
 from qwixx_env.training.model_card import model_card, strength
 
 REPO = Path(__file__).resolve().parent.parent  # the checkout: training/ sits at its top
+# Where a published bot's files go, in a checkout (the repository's folders) and from an
+# installed wheel (folders under ./published/, never the installed package's own).
+CHECKOUT_FOLDERS = {
+    "checkpoints": Path("checkpoints"), "results": Path("benchmarks/results/pretrained"),
+    "leaderboard": Path("benchmarks/results/leaderboard"), "images": Path("docs/images"),
+}
+WHEEL_FOLDERS = {name: Path("published") / name for name in CHECKOUT_FOLDERS}
+
+
+def target_folders(**given: str | os.PathLike[str] | None) -> dict[str, Path]:
+    """The folders a publish writes (`CHECKOUT_FOLDERS` keys): each given one as given, the rest
+    the repository's in a checkout and ``published/<kind>/`` under the current folder from an
+    installed wheel."""
+    checkout = (REPO / "pyproject.toml").is_file() and (REPO / "checkpoints").is_dir()
+    return {name: Path(given[name]) if given.get(name) is not None
+            else REPO / CHECKOUT_FOLDERS[name] if checkout else WHEEL_FOLDERS[name]
+            for name in CHECKOUT_FOLDERS}
 FORMAT = "training.publish/2"
 PUBLISH_SEED = 5_000_000
 """Default first dice seed of the ``--arena`` evaluation's deals: far from a run's evaluation
@@ -84,10 +104,8 @@ def publish(
     """Publish `run_dir` as `name` (see the module docstring); returns the saved record.
     `notes`: lines for the card's limitations (what was tried where a target is missed)."""
     run_dir = Path(run_dir)
-    checkpoints = Path(checkpoints) if checkpoints is not None else REPO / "checkpoints"
-    results = Path(results) if results is not None else REPO / "benchmarks" / "results" / "pretrained"
-    leaderboard = Path(leaderboard) if leaderboard is not None else REPO / "benchmarks" / "results" / "leaderboard"
-    images = Path(images) if images is not None else REPO / "docs" / "images"
+    folders = target_folders(checkpoints=checkpoints, results=results, leaderboard=leaderboard, images=images)
+    checkpoints, results, leaderboard, images = (folders[k] for k in CHECKOUT_FOLDERS)
     say: Callable[[str], None] = (
         (lambda line: console.print(line, soft_wrap=True, markup=False, highlight=False))
         if console is not None
@@ -227,9 +245,8 @@ def refresh(
     targets (solo Longo: against `heuristic`'s result in the leaderboard's ``heuristic.json``).
     An older record's arena evaluation stays, shown after the benchmark; `notes`, if given,
     replace the record's."""
-    checkpoints = Path(checkpoints) if checkpoints is not None else REPO / "checkpoints"
-    results = Path(results) if results is not None else REPO / "benchmarks" / "results" / "pretrained"
-    leaderboard = Path(leaderboard) if leaderboard is not None else REPO / "benchmarks" / "results" / "leaderboard"
+    folders = target_folders(checkpoints=checkpoints, results=results, leaderboard=leaderboard)
+    checkpoints, results, leaderboard = folders["checkpoints"], folders["results"], folders["leaderboard"]
     paths = {"record": results / f"{name}.json", "leaderboard entry": leaderboard / f"{name}.json"}
     for what, path in paths.items():
         if not path.is_file():
@@ -339,16 +356,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--seed", type=int, default=PUBLISH_SEED, help=f"--arena: first dice seed (default {PUBLISH_SEED})"
     )
-    parser.add_argument(
-        "--checkpoints", help="target folder of the checkpoint and card (default checkpoints/)"
-    )
-    parser.add_argument(
-        "--results", help="folder of the publishing record (default benchmarks/results/pretrained/)"
-    )
-    parser.add_argument(
-        "--leaderboard", help="folder of the leaderboard's JSON (default benchmarks/results/leaderboard/)"
-    )
-    parser.add_argument("--images", help="folder of the learning curves (default docs/images/)")
+    for flag, what in (("checkpoints", "the checkpoint and card"), ("results", "the publishing record"),
+                       ("leaderboard", "the leaderboard's JSON"), ("images", "the learning curves")):
+        parser.add_argument(f"--{flag}", help=f"folder of {what} (default {CHECKOUT_FOLDERS[flag]}/ in a checkout, "
+                            f"{WHEEL_FOLDERS[flag]}/ from a wheel)")
     parser.add_argument(
         "--force", action="store_true", help="replace a published checkpoint of another policy"
     )
