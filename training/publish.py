@@ -72,9 +72,11 @@ def target_folders(**given: str | os.PathLike[str] | None) -> dict[str, Path]:
     the repository's in a checkout and ``published/<kind>/`` under the current folder from an
     installed wheel."""
     checkout = (REPO / "pyproject.toml").is_file() and (REPO / "checkpoints").is_dir()
-    return {name: Path(given[name]) if given.get(name) is not None
-            else REPO / CHECKOUT_FOLDERS[name] if checkout else WHEEL_FOLDERS[name]
-            for name in CHECKOUT_FOLDERS}
+    folders = {name: REPO / CHECKOUT_FOLDERS[name] if checkout else WHEEL_FOLDERS[name] for name in CHECKOUT_FOLDERS}
+    for name, folder in given.items():
+        if folder is not None:
+            folders[name] = Path(folder)
+    return folders
 FORMAT = "training.publish/2"
 PUBLISH_SEED = 5_000_000
 """Default first dice seed of the ``--arena`` evaluation's deals: far from a run's evaluation
