@@ -120,6 +120,14 @@ def test_the_shipped_extending_configs_differ_from_their_base_only_where_they_sa
     assert {**margin.to_dict(), "name": "classic_4p", "reward": "win", "reward_scale": 1.0} == base
 
 
+def test_a_shipped_config_copied_elsewhere_extends_the_shipped_base_unless_a_file_lies_beside_it(tmp_path):
+    copy = tmp_path / "margin.yaml"
+    copy.write_text((CONFIGS / "classic_4p_margin.yaml").read_text())
+    assert load_config(copy).to_dict() == load_config(CONFIGS / "classic_4p_margin.yaml").to_dict()
+    (tmp_path / "classic_4p.yaml").write_text(yaml.safe_dump(tiny()))  # a file beside it wins
+    assert load_config(copy).num_envs == tiny()["num_envs"]
+
+
 @pytest.mark.parametrize(
     "files, message",
     [

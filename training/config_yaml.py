@@ -63,7 +63,9 @@ def config_path(name_or_path: str | os.PathLike[str]) -> Path:
 
 def read_yaml(path: Path, seen: tuple[Path, ...] = ()) -> Any:
     """A config file's data with its ``extends:`` resolved: ``extends: base.yaml`` (a path
-    relative to the file) starts from the base's data; each key the file sets replaces the
+    relative to the file; a bare file name with no such file beside it names the shipped config
+    of that name, so a shipped config copied into another folder still reads) starts from the
+    base's data; each key the file sets replaces the
     base's, and inside a section (a mapping such as ``ppo`` or ``opponents``) each key it sets
     replaces that key's value whole (``opponents.scripted`` replaces the base's weights, and
     ``opponents.self_play`` stays the base's unless it is set too). A base may extend another."""
@@ -85,6 +87,9 @@ def read_yaml(path: Path, seen: tuple[Path, ...] = ()) -> Any:
     if not isinstance(base_name, str) or not base_name:
         raise ValueError(f"extends: got {base_name!r} in {str(path)!r}; expected the path of a config file")
     base_path = (path.parent / base_name).resolve()
+    shipped = shipped_dir() / base_name
+    if not base_path.exists() and Path(base_name).name == base_name and shipped.is_file():
+        base_path = shipped.resolve()  # a shipped config copied elsewhere: its base is the shipped one
     if base_path in seen or base_path == path.resolve():
         chain = " -> ".join(str(p) for p in (*seen, path, base_path))
         raise ValueError(f"extends: a config may not extend itself; got the cycle {chain}")
