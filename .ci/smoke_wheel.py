@@ -1,20 +1,31 @@
-"""The installed wheel as a user gets it (run by .ci/test-wheel, from a folder outside the tree).
+"""The installed wheel as a user gets it (run by .ci/test-wheel, from an empty folder outside the tree).
 
-``python .ci/smoke_wheel.py README.md`` with the interpreter of a fresh venv holding the wheel
-and its ``arena`` extra (not ``train``, not torch): the README's Python snippets (its fenced
-```python blocks, read from the file so that they cannot drift), ``qwixx --version`` against the
-metadata, ``qwixx arena`` with ``--png``, a pretrained bot loaded and played without torch,
-``qwixx-train`` without the train extra (--help and --list work, a run names the extra), and
-the shipped training configs. Each check prints a line; the first that fails raises.
+``python .ci/smoke_wheel.py STAGE README.md docs/training.md`` with the interpreter of a fresh venv
+holding the wheel; .ci/test-wheel runs the three stages in turn, installing more between them:
+
+- ``core``: the wheel alone (no extra, no torch, no rich). The README's Python snippets (its
+  fenced ```python blocks, read from the file so that they cannot drift), ``qwixx --version``
+  against the metadata, ``qwixx arena`` as plain text, the environment's demo, a pretrained bot
+  loaded and played, ``qwixx-train`` without the train extra (--help and --list work, a run
+  and --show name the extra), and the shipped training configs.
+- ``arena``: with the ``arena`` extra: ``qwixx arena --png``.
+- ``train``: with torch and the ``train`` extra: the training guide's first ```bash block, every
+  line run as written in this folder (the config that ``--show`` writes is edited down to a few
+  thousand steps between, as the guide invites; the full run of a shipped config and
+  TensorBoard's server are stopped once they are under way), then the guide's quick publish.
+
+Each check prints a line; the first that fails raises.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import subprocess
 import sys
 import sysconfig
+import threading
 import time
 from importlib import metadata, resources
 from pathlib import Path
@@ -39,16 +50,65 @@ def check(what: str, ok: bool, detail: object = "") -> None:
     print(f"smoke_wheel: ok: {what}")
 
 
-def main(readme: Path) -> None:
-    began = time.perf_counter()
+FENCED_BASH = re.compile(r"^```bash[ \t]*\n(.*?)^```", re.S | re.M)
+# Commands of the training guide that run for hours or serve until stopped: each is stopped once
+# its output holds the marker (it is under way), or fails if it exits first or not in time.
+UNDER_WAY = {"qwixx-train classic_2p": "training on cpu", "tensorboard ": "http://"}
+# A user's edit of the config `--show` wrote: a run of a few seconds, every part of it still on.
+SMALL = {"total_steps": 2048, "num_envs": 16, "checkpoint_every": 1024, "ppo": {"n_steps": 64, "batch_size": 256,
+         "n_epochs": 1}, "opponents": {"self_play": {"snapshot_every": 1024}},
+         "evaluation": {"every": 1024, "games": 10, "opponents": ["greedy"]}, "bc": {"samples": 2000, "epochs": 1}}
+
+
+def shell(line: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """A line of a guide, run by bash in this folder with the venv's scripts first on PATH."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    return subprocess.run(["bash", "-c", line], capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def under_way(line: str, marker: str, timeout: float = 300) -> str:
+    """Start a long command, read its output until `marker` shows, stop it; what it printed."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    proc = subprocess.Popen(["bash", "-c", f"exec {line}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, env=env)
+    seen: list[str] = []
+    reader = threading.Thread(target=lambda: seen.extend(iter(proc.stdout.readline, "")) if proc.stdout else None,
+                              daemon=True)
+    reader.start()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None and not any(marker in s for s in seen):
+        time.sleep(0.2)
+    found = any(marker in s for s in seen)
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    text = "".join(seen)
+    check(f"{line!r} is under way ({marker!r} printed)", found, text[-2000:])
+    return text
+
+
+def merge(into: dict, change: dict) -> None:
+    for key, value in change.items():
+        if isinstance(value, dict):
+            merge(into[key], value)
+        else:
+            into[key] = value
+
+
+def core(readme: Path) -> None:
+    """The wheel alone: no extra, no torch, no rich."""
     import numpy as np
 
     import qwixx_env
 
+    began = time.perf_counter()
     site = Path(sysconfig.get_paths()["purelib"]).resolve()
     check("qwixx_env is the installed wheel, not a source tree",
           Path(qwixx_env.__file__).resolve().is_relative_to(site), qwixx_env.__file__)
-    check("torch is not installed", importlib.util.find_spec("torch") is None)
+    check("no extra is installed (torch, rich, matplotlib, yaml)",
+          all(importlib.util.find_spec(m) is None for m in ("torch", "rich", "matplotlib", "yaml")))
     env = qwixx_env.qwixx_v0.env(num_players=2)
     env.reset(seed=0)
     obs, *_ = env.last()
@@ -59,7 +119,7 @@ def main(readme: Path) -> None:
     check(f"README.md has Python snippets ({len(snippets)})", len(snippets) > 0)
     for i, code in enumerate(snippets, 1):
         exec(compile(code, f"{readme.name}, python block {i}", "exec"), {"__name__": "__readme__"})
-        check(f"README python block {i} runs", True)
+        check(f"README python block {i} runs on the core install", True)
 
     version = metadata.version("qwixx_env")
     check("qwixx_env.__version__ is the metadata's", qwixx_env.__version__ == version, qwixx_env.__version__)
@@ -68,9 +128,12 @@ def main(readme: Path) -> None:
     files = [str(f) for f in metadata.files("qwixx_env") or ()]
     check("the LICENSE is in the dist-info", any(f.endswith(".dist-info/licenses/LICENSE") for f in files))
 
-    out = Path("arena.png")
-    done = command("qwixx", "arena", "random", "greedy", "--games", "10", "--workers", "1", "--png", str(out))
-    check("qwixx arena --png", done.returncode == 0 and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", done.stderr)
+    done = command("qwixx", "arena", "greedy", "heuristic", "--games", "10", "--workers", "1")
+    check("qwixx arena prints its table without rich",
+          done.returncode == 0 and "greedy" in done.stdout and "heuristic" in done.stdout, done.stdout + done.stderr)
+    done = subprocess.run([sys.executable, "-m", "qwixx_env.demo"], capture_output=True, text=True, timeout=300)
+    check("python -m qwixx_env.demo runs without rich", done.returncode == 0 and "Traceback" not in done.stderr,
+          done.stdout[-1000:] + done.stderr[-2000:])
 
     bot = qwixx_env.bots.load("ppo-classic-2p")
     game = qwixx_env.qwixx_v0.env(num_players=2)
@@ -80,8 +143,8 @@ def main(readme: Path) -> None:
         game.step(None if terminated or truncated else bot.act(obs))
     check("bots.load('ppo-classic-2p') plays a game without torch", "torch" not in sys.modules)
 
-    # The train extra is not installed here: --help and --list work all the same; a run says which
-    # extra to install (exit 2) rather than a traceback.
+    # The train extra is not installed here: --help and --list work all the same; a run and --show
+    # say which extra to install (exit 2) rather than a traceback.
     done = command("qwixx-train", "--help")
     check("qwixx-train --help works without the train extra and shows --list and --show",
           done.returncode == 0 and all(w in done.stdout for w in ("--list", "--show", "--engine", "train extra")),
@@ -90,15 +153,77 @@ def main(readme: Path) -> None:
     check("qwixx-train --list lists the shipped configs without the train extra",
           done.returncode == 0 and done.stdout.startswith("classic_1p") and "\ndemo " in done.stdout,
           done.stdout + done.stderr)
-    done = command("qwixx-train", "classic_2p")
-    check("qwixx-train classic_2p names the train extra",
-          done.returncode == 2 and "qwixx_env[train]" in done.stderr and "Traceback" not in done.stderr, done.stderr)
+    for args in (("classic_2p",), ("--show", "demo")):
+        done = command("qwixx-train", *args)
+        check(f"qwixx-train {' '.join(args)} names the train extra", done.returncode == 2
+              and 'pip install "qwixx_env[train]"' in done.stderr and "Traceback" not in done.stderr, done.stderr)
     shipped = sorted(p.name for p in resources.files("qwixx_env.configs").iterdir() if p.name.endswith(".yaml"))
     check(f"the training configs ship ({len(shipped)})", {"classic_2p.yaml", "demo.yaml"} <= set(shipped), shipped)
-    print(f"smoke_wheel: all checks passed in {time.perf_counter() - began:.1f} s")
+
+
+def arena() -> None:
+    """With the arena extra: the arena's picture."""
+    out = Path("arena.png")
+    done = command("qwixx", "arena", "random", "greedy", "--games", "10", "--workers", "1", "--png", str(out))
+    check("qwixx arena --png", done.returncode == 0 and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", done.stderr)
+
+
+def train(guide: Path) -> None:
+    """With torch and the train extra: the training guide's first bash block, as written."""
+    import yaml
+
+    block = FENCED_BASH.findall(guide.read_text(encoding="utf-8"))[0]
+    lines = [line.split(" #", 1)[0].strip() for line in block.splitlines() if line.strip()]
+    check(f"{guide.name}'s first bash block is qwixx-train's and tensorboard's commands ({len(lines)})",
+          all(line.startswith(("qwixx-train ", "tensorboard ")) for line in lines), lines)
+    for line in lines:
+        long = [marker for start, marker in UNDER_WAY.items() if line.startswith(start)]
+        if long:
+            under_way(line, long[0])
+            continue
+        done = shell(line)
+        check(f"{line!r} runs", done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:])
+        if " --show " in f" {line} " and ">" in line:
+            path = Path(line.rsplit(">", 1)[1].strip())
+            config = yaml.safe_load(path.read_text())
+            check(f"{path} stands alone (no extends:)", "extends" not in config, list(config))
+            merge(config, SMALL)
+            path.write_text(yaml.safe_dump(config, sort_keys=False))
+            print(f"smoke_wheel: edited {path} down to {SMALL['total_steps']} steps, as a user may")
+        if line.startswith("qwixx-train") and "--out" in line and "--resume" not in line:
+            final = Path(line.split("--out", 1)[1].split()[0], "final.json")
+            check(f"{line!r} says its device and writes the final policy",
+                  "training on cpu" in done.stdout and final.is_file(), done.stdout[-2000:])
+    quick = re.search(r"^python -m qwixx_env\.training\.publish runs/mine .*?(?= +#|$)", guide.read_text(), re.M)
+    check(f"{guide.name} gives publish's quick look on runs/mine", quick is not None)
+    done = shell(quick.group(0) if quick else "false")
+    check(f"{quick.group(0) if quick else ''!r} writes under published/", done.returncode == 0
+          and Path("published/checkpoints/mine.json").is_file(), done.stdout[-2000:] + done.stderr[-3000:])
+    import qwixx_env
+
+    site = Path(sysconfig.get_paths()["purelib"]).resolve()
+    check("nothing was published into the installed package",
+          not (site / "qwixx_env" / "checkpoints" / "mine.json").exists())
+    bot = qwixx_env.bots.load("published/checkpoints/mine")
+    check("the published bot loads by its path", bot is not None)
+
+
+STAGES = ("core", "arena", "train")
+
+
+def main(argv: list[str]) -> None:
+    if len(argv) != 3 or argv[0] not in STAGES:
+        raise SystemExit("usage: python .ci/smoke_wheel.py core|arena|train README.md docs/training.md")
+    began = time.perf_counter()
+    stage, readme, guide = argv[0], Path(argv[1]).resolve(), Path(argv[2]).resolve()
+    if stage == "core":
+        core(readme)
+    elif stage == "arena":
+        arena()
+    else:
+        train(guide)
+    print(f"smoke_wheel: {stage}: all checks passed in {time.perf_counter() - began:.1f} s")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        raise SystemExit("usage: python .ci/smoke_wheel.py README.md")
-    main(Path(sys.argv[1]).resolve())
+    main(sys.argv[1:])
