@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from qwixx_env import solver
+from qwixx_env import extras, solver
 from qwixx_env.arena import run_arena
 from qwixx_env.arena.stats import Z95, mean_and_se, wilson_interval, win_shares
 from qwixx_env.bots import BotSpec, make_bot
@@ -210,13 +210,10 @@ _SB3_MODELS: dict[str, Any] = {}  # path -> model, one per process (a worker loa
 
 
 def _sb3_model(path: str) -> Any:
-    if path not in _SB3_MODELS:
-        try:
-            import torch
-            from sb3_contrib import MaskablePPO
-        except ImportError as err:
-            raise ValueError(f"agent {path!r}: an SB3 .zip needs the train extra (pip install "
-                             f"'qwixx_env[train]'): {err}") from None
+    if path not in _SB3_MODELS:  # the train extra: checked in _sb3_spec
+        import torch
+        from sb3_contrib import MaskablePPO
+
         torch.set_num_threads(1)  # the arena's workers fill the cores
         try:
             _SB3_MODELS[path] = MaskablePPO.load(path, device="cpu")
@@ -228,6 +225,9 @@ def _sb3_model(path: str) -> Any:
 def _sb3_spec(path: str) -> BotSpec:
     if not os.path.isfile(path):
         raise ValueError(f"agent {path!r}: no such file (an SB3 MaskablePPO .zip)")
+    absent = extras.missing("train", ["torch", "sb3_contrib"])
+    if absent:  # said before any table is tried, not as a table the agent cannot play
+        raise ValueError(extras.needs(f"agent {path!r}: an SB3 .zip", "train", absent))
 
     checked: set[TableOptions] = set()  # the spaces are compared once per table, not every game
 

@@ -20,8 +20,8 @@ stderr is a terminal; otherwise the progress is printed there as plain lines.
     qwixx arena ppo-classic-3p heuristic rollout   # 3 players: the checkpoint's game
     qwixx arena runs/my2p/final random greedy heuristic   # your trained policy (or its run folder, runs/my2p)
 
-It prints a table (rich), and with ``--json`` / ``--png`` writes the full result and a plot (rich and
-matplotlib: the ``arena`` extra);
+It prints a table (plain text, or rich's with the ``arena`` extra), and with ``--json`` / ``--png``
+writes the full result and a plot (``--png`` needs matplotlib: the ``arena`` extra);
 ``--records DIR`` keeps every game's record (for ``qwixx serve``'s replay viewer).
 
 ``qwixx bench``: score an agent on the benchmark's fixed protocols (`qwixx_env.benchmark`,
@@ -54,7 +54,6 @@ and docs/play.md)::
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import sys
@@ -63,7 +62,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import qwixx_env
-from qwixx_env import benchmark
+from qwixx_env import benchmark, extras
 from qwixx_env.arena import run_arena
 from qwixx_env.arena.records import INDEX_NAME, records_problem
 from qwixx_env.arena.report import print_report, save_png
@@ -76,15 +75,16 @@ from qwixx_env.solver import load_table, table_path
 from qwixx_env.solver.states import check_sheet, check_variant
 
 
-def _plain_progress() -> Callable[[int, int], None]:
-    """Progress as a line per tenth of the sheets, for terminals without rich."""
+def _plain_progress(doing: str, things: str) -> Callable[[int, int], None]:
+    """Progress as a line per tenth of the work on stderr (``solving: 1,000 / 9,000 sheets``),
+    where rich's bar is not shown: without rich or a terminal."""
     shown = [-1]
 
     def report(done: int, total: int) -> None:
-        tenth = 10 * done // total
+        tenth = 10 * done // total if total else 0
         if tenth != shown[0]:
             shown[0] = tenth
-            print(f"solving: {done:,} / {total:,} sheets", file=sys.stderr, flush=True)
+            print(f"{doing}: {done:,} / {total:,} {things}", file=sys.stderr, flush=True)
 
     return report
 
@@ -121,7 +121,7 @@ def _solve(args: argparse.Namespace) -> int:
             console = Console(stderr=True)
         if console is None or not console.is_terminal:  # lines on stderr; stdout holds the results only
             table = load_table(args.variant, directory=args.cache_dir, rebuild=args.rebuild,
-                               progress=_plain_progress())
+                               progress=_plain_progress("solving", "sheets"))
         else:  # the bar on stderr: rich's live display would leave a blank line on stdout
             columns = (TextColumn("solving"), BarColumn(), MofNCompleteColumn(), TextColumn("sheets"),
                        TimeElapsedColumn())
@@ -159,11 +159,6 @@ def _arena(args: argparse.Namespace) -> int:
         return 2
 
     try:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-    except ImportError:
-        return fail("needs rich, and it is not installed: pip install \"qwixx_env[arena]\"")
-    try:
         variant, players = _table_for(args)
     except ValueError as err:
         return fail(str(err))
@@ -171,33 +166,22 @@ def _arena(args: argparse.Namespace) -> int:
         problem = _output_problem(path)
         if problem:
             return fail(f"{flag}: {path!r} {problem}; expected a file path in an existing folder")
-    if args.png and importlib.util.find_spec("matplotlib") is None:  # before the games, not after them
-        return fail("--png needs matplotlib, and it is not installed: pip install \"qwixx_env[arena]\" "
-                    "(or leave out --png)")
+    absent = extras.missing("arena", ["matplotlib"]) if args.png else []
+    if absent:  # before the games, not after them
+        print(extras.needs("qwixx arena --png", "arena", absent), file=sys.stderr)
+        return 2
     problem = None if args.records is None else records_problem(args.records)
     if problem:
         return fail(f"--records: {args.records!r} {problem}; expected a new or empty folder")
-    columns = (TextColumn("playing"), BarColumn(), MofNCompleteColumn(), TextColumn("games"), TimeRemainingColumn())
-    console = Console(stderr=True)
-    # The bar goes to stderr and only to a terminal, so logs and pipes stay clean. It starts
-    # on the first report, after the worker processes are forked (its refresh is a thread).
-    bar = Progress(*columns, console=console, transient=True, disable=args.quiet or not console.is_terminal)
-    task = bar.add_task("arena", total=None)
-
-    def report(done: int, total: int) -> None:
-        bar.update(task, completed=done, total=total)
-        if not bar.live.is_started:
-            bar.start()
-
+    report, stop = _arena_progress(args.quiet)
     try:
         result = run_arena(args.bots, num_players=players, variant=variant, lucky=args.lucky, games=args.games,
                            seed=args.seed, workers=args.workers, records=args.records, progress=report)
     except ValueError as err:
         return fail(str(err))
     finally:
-        bar.stop()
-    out = Console()
-    print_report(result, out if out.is_terminal else Console(width=120))
+        stop()
+    print_report(result)
     if args.json:  # atomically: an interrupted write leaves the old file or none, never a part
         write_atomically(Path(args.json), json.dumps(result.to_dict()).encode())
     if args.png:
@@ -205,6 +189,32 @@ def _arena(args: argparse.Namespace) -> int:
     if args.records:
         print(f"{len(result.games.rolls):,} game records in {args.records} (listed in its {INDEX_NAME})")
     return 0
+
+
+def _arena_progress(quiet: bool) -> tuple[Callable[[int, int], None], Callable[[], None]]:
+    """The arena's progress on stderr, so that stdout holds the results only, and what ends it:
+    rich's bar on a terminal where rich is installed, else a line per tenth of the games;
+    nothing when `quiet`."""
+    if quiet:
+        return (lambda done, total: None), (lambda: None)
+    try:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    except ImportError:
+        return _plain_progress("playing", "games"), (lambda: None)
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        return _plain_progress("playing", "games"), (lambda: None)
+    columns = (TextColumn("playing"), BarColumn(), MofNCompleteColumn(), TextColumn("games"), TimeRemainingColumn())
+    bar = Progress(*columns, console=console, transient=True)
+    task = bar.add_task("arena", total=None)
+
+    def report(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total)
+        if not bar.live.is_started:  # on the first report, after the workers are forked (its refresh is a thread)
+            bar.start()
+
+    return report, bar.stop
 
 
 def _bench(args: argparse.Namespace) -> int:
@@ -270,11 +280,10 @@ def _serve(args: argparse.Namespace) -> int:
             saved.check_folder(args.store)
         except ValueError as err:
             return fail(str(err))
-    try:
-        import starlette  # noqa: F401 (the play extra: checked before the server module needs it)
-        import uvicorn  # noqa: F401
-    except ImportError:
-        return fail("needs the play extra (pip install 'qwixx_env[play]')")
+    absent = extras.missing("play")  # checked before the server module needs it
+    if absent:
+        print(extras.needs("qwixx serve", "play", absent), file=sys.stderr)
+        return 2
     from qwixx_env.play.server import serve
 
     try:
@@ -376,7 +385,8 @@ def main(argv: list[str] | None = None) -> int:
     arena.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
     arena.add_argument("--json", default=None, metavar="PATH", help="write the full result as JSON")
     arena.add_argument("--png", default=None, metavar="PATH", help="plot score distributions and the rating ladder")
-    arena.add_argument("--quiet", action="store_true", help="no progress bar")
+    arena.add_argument("--quiet", action="store_true",
+                       help="no progress on stderr (a bar on a terminal with rich, else a line per tenth of the games)")
     arena.add_argument(
         "--records", default=None, metavar="DIR",
         help="keep every game's record in DIR (new or empty), named by game, seed and bots, with an index.json",
@@ -384,7 +394,7 @@ def main(argv: list[str] | None = None) -> int:
     bench = commands.add_parser(
         "bench",
         help="score an agent on the benchmark: fixed lineups, reserved dice, named protocols",
-        description="Score an agent on the benchmark (docs/benchmark.md): the agent in every seat in turn "
+        description=f"Score an agent on the benchmark ({extras.DOCS}benchmark/): the agent in every seat in turn "
         "beside heuristic, then beside rollout; fixed reserved dice; figures with 95% intervals.",
     )
     bench.add_argument("agent", help="a bot spec, an installed checkpoint, a checkpoint file, a run folder, "
@@ -404,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
         help="play Qwixx against bots in the terminal, with a coach",
         description="Play Qwixx or Qwixx Longo against bots in the terminal: type an option's label "
         "(r7, g12, p) or number, ? for the coach's values. The game record is saved at the end, "
-        "and when the input ends or on Ctrl-C. See docs/play.md.",
+        f"and when the input ends or on Ctrl-C. See {extras.DOCS}play/.",
     )
     play.add_argument("--variant", default=None, choices=VARIANT_NAMES,
                       help="default: what the pretrained bots named play, else classic")
@@ -429,7 +439,7 @@ def main(argv: list[str] | None = None) -> int:
     serve = commands.add_parser(
         "serve",
         help="play against the bots in the browser: start the local play page",
-        description="Start the play page's local server and print its address (docs/play.md).",
+        description=f"Start the play page's local server and print its address ({extras.DOCS}play/).",
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")

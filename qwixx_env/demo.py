@@ -1,5 +1,6 @@
 """The environment's demo: a few seeded games between random legal agents, their final
-scorecards and a results table. Run as ``python -m qwixx_env.demo [--games N] [--seed S]``.
+scorecards and a results table. Run as ``python -m qwixx_env.demo [--games N] [--seed S]``
+(rich, with the ``arena`` extra, draws the table; without it the same is plain text).
 
 (`make demo` trains a PPO bot and plays it against the ladder: `qwixx_env.training.demo`.)
 """
@@ -11,6 +12,7 @@ import argparse
 import numpy as np
 
 from qwixx_env import qwixx_v0
+from qwixx_env.arena.report import print_table, terminal_console
 
 
 def play_random_game(env, seed: int, rng: np.random.Generator) -> dict:
@@ -35,18 +37,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=2026, help="first seed (default 2026)")
     args = parser.parse_args(argv)
 
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=120)  # piped or captured: do not wrap the table to 80 columns
-    tables = [("classic", 2), ("classic", 1), ("longo", 3)]
-    results = Table(title=f"Random legal agents, seeds {args.seed}..{args.seed + args.games - 1}")
-    for column in ("variant", "players", "seed", "rolls", "moves", "scores", "winners", "ended by"):
-        results.add_column(column, justify="right" if column in ("players", "seed", "rolls", "moves") else "left")
+    console = terminal_console()  # None without rich: the same output as plain text
+    columns = ("variant", "players", "seed", "rolls", "moves", "scores", "winners", "ended by")
+    rows = []
     rng = np.random.default_rng(args.seed)
-    for variant, players in tables:
+    for variant, players in [("classic", 2), ("classic", 1), ("longo", 3)]:
         env = qwixx_v0.env(num_players=players, variant=variant, render_mode="ansi")
         for i in range(args.games):
             seed = args.seed + i
@@ -59,14 +54,19 @@ def main(argv: list[str] | None = None) -> None:
                 if any(p["penalties"] >= 4 for p in snap["players"])
                 else f"locked {', '.join(snap['locked_rows'])}"
             )
-            results.add_row(
+            rows.append([
                 variant, str(players), str(seed), str(snap["roll"] + 1), str(snap["decisions"]),
                 " / ".join(map(str, scores)), ", ".join(winners), ended,
-            )
+            ])
             if i == 0:
-                console.rule(f"{variant}, {players} player(s), seed {seed}: final scorecard")
-                console.print(env.render(), markup=False, highlight=False)
-    console.print(results)
+                heading = f"{variant}, {players} player(s), seed {seed}: final scorecard"
+                if console is None:
+                    print(f"\n--- {heading} ---\n{env.render()}")
+                else:
+                    console.rule(heading)
+                    console.print(env.render(), markup=False, highlight=False)
+    print_table(f"Random legal agents, seeds {args.seed}..{args.seed + args.games - 1}", columns, rows,
+                right=("players", "seed", "rolls", "moves"), console=console)
 
 
 if __name__ == "__main__":

@@ -2,9 +2,11 @@
 
 import json
 import math
+import re
 import subprocess
 import sys
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -363,15 +365,59 @@ def test_bad_input_fails_before_any_game(monkeypatch, specs, options, message):
 def test_cli_png_without_matplotlib_names_the_extra_before_any_game(tmp_path, monkeypatch, capsys):
     from importlib import util
 
-    from qwixx_env import cli
+    from qwixx_env import cli, extras
 
     found = util.find_spec
     monkeypatch.setattr(util, "find_spec", lambda name, *a: None if name == "matplotlib" else found(name, *a))
     monkeypatch.setattr(cli, "run_arena", lambda *a, **k: pytest.fail("games played before the check"))
     assert cli.main(["arena", "random", "greedy", "--png", str(tmp_path / "out.png")]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("qwixx arena: --png needs matplotlib") and 'pip install "qwixx_env[arena]"' in err
+    assert capsys.readouterr().err == extras.needs("qwixx arena --png", "arena", ["matplotlib"]) + "\n"
     assert not (tmp_path / "out.png").exists()
+
+
+@pytest.fixture
+def without_rich(monkeypatch):
+    """`import rich` fails, as on a core install (rich comes with the arena extra)."""
+    for name in ["rich", *(n for n in sys.modules if n.startswith("rich."))]:
+        monkeypatch.setitem(sys.modules, name, None)
+
+
+def cells(line):
+    return re.split(r"\s{2,}", line.strip())
+
+
+@pytest.mark.parametrize("flags", [[], ["--quiet"], ["--json", "out.json"]], ids=["plain", "quiet", "json"])
+def test_cli_prints_a_plain_table_without_rich(without_rich, tmp_path, capsys, flags):
+    from qwixx_env import cli
+
+    with pytest.raises(ImportError):
+        import rich  # noqa: F401
+    flags = [str(tmp_path / flag) if flag.endswith(".json") else flag for flag in flags]
+    assert cli.main(["arena", "greedy", "heuristic", "--games", "4", *flags]) == 0
+    out, err = capsys.readouterr()
+    title, header, rule, first, second, caption, h2h, *matrix = out.splitlines()
+    assert title == "classic, 2 player(s): 4 deals × 2 lineup(s) = 8 games, seed 0"
+    assert cells(header) == ["bot", "games", "win rate [95% CI]", "score ± s.e.", "penalties", "rolls", "rating μ ± σ"]
+    assert set(rule) == {"-", " "} and len(rule) == len(header)
+    assert sorted(cells(first)[:2] + cells(second)[:2]) == ["8", "8", "greedy", "heuristic"]
+    assert caption.endswith("worker(s)")
+    assert h2h.startswith("head to head") and cells(matrix[0]) == ["greedy", "heuristic"]
+    assert "quiet" in str(flags) or err.splitlines()[-1] == "playing: 8 / 8 games"
+    assert "quiet" not in str(flags) or "playing" not in err
+    if "--json" in flags:
+        assert json.loads(Path(flags[-1]).read_text())["table_games"] == 8
+
+
+def test_the_demo_runs_without_rich(without_rich, capsys):
+    from qwixx_env import demo
+
+    demo.main(["--games", "1", "--seed", "3"])
+    out = capsys.readouterr().out
+    assert "--- classic, 2 player(s), seed 3: final scorecard ---" in out
+    title, header, rule, *rows = out[out.index("Random legal agents"):].splitlines()
+    assert title == "Random legal agents, seeds 3..3"
+    assert cells(header) == ["variant", "players", "seed", "rolls", "moves", "scores", "winners", "ended by"]
+    assert [cells(row)[:3] for row in rows] == [["classic", "2", "3"], ["classic", "1", "3"], ["longo", "3", "3"]]
 
 
 def test_cli_writes_json_and_png(tmp_path):

@@ -1,7 +1,9 @@
-"""Showing an `ArenaResult`: rich tables on the terminal and a matplotlib PNG."""
+"""Showing an `ArenaResult`: tables on the terminal (rich's where rich is installed, else plain
+text) and a matplotlib PNG."""
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +27,57 @@ def _ladder(result: ArenaResult) -> list[int]:
     return sorted(range(len(result.labels)), key=key, reverse=True)
 
 
-def print_report(result: ArenaResult, console: Any = None) -> None:
-    """The summary table (bots best first) and, for 2 players, the head-to-head matrix."""
-    from rich.console import Console
+def terminal_console() -> Any:
+    """rich's Console for stdout (120 columns wide where stdout is not a terminal, which rich
+    would wrap to 80), or None where rich (the arena extra) is not installed."""
+    try:
+        from rich.console import Console
+    except ImportError:
+        return None
+    console = Console()
+    return console if console.is_terminal else Console(width=120)
+
+
+def table_text(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[str]],
+               right: Collection[str] = (), caption: str | None = None) -> str:
+    """A table as plain text: `title`, the `columns` over a rule, a line per row (the columns
+    named in `right` right-aligned, the others left-aligned), then `caption`."""
+    widths = [max([len(name), *(len(row[i]) for row in rows)]) for i, name in enumerate(columns)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(cell.rjust(w) if name in right else cell.ljust(w)
+                         for cell, w, name in zip(cells, widths, columns)).rstrip()
+
+    lines = [title] if title else []
+    lines += [line(columns), "  ".join("-" * w for w in widths), *(line(row) for row in rows)]
+    return "\n".join([*lines, caption] if caption else lines)
+
+
+def print_table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[str]],
+                right: Collection[str] = (), caption: str | None = None, console: Any = None) -> None:
+    """Print a table with rich on `console` (default `terminal_console`), or as `table_text` on
+    stdout where rich is not installed."""
+    console = console or terminal_console()
+    if console is None:
+        print(table_text(title, columns, rows, right, caption))
+        return
     from rich.table import Table
 
-    console = console or Console()
+    table = Table(title=title, caption=caption)
+    for name in columns:
+        table.add_column(name, justify="right" if name in right else "left")
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+
+
+SUMMARY_COLUMNS = ("bot", "games", "win rate [95% CI]", "score ± s.e.", "penalties", "rolls", "rating μ ± σ")
+
+
+def print_report(result: ArenaResult, console: Any = None) -> None:
+    """The summary table (bots best first) and, for 2 players, the head-to-head matrix: with
+    rich on `console` (default `terminal_console`), as plain text where rich is not installed."""
+    console = console or terminal_console()
     t = result.timing
     title = (
         f"{result.variant}"
@@ -39,10 +86,7 @@ def print_report(result: ArenaResult, console: Any = None) -> None:
         + f" = {len(result.games.rolls):,} games, seed {result.seed}"
     )
     caption = f"{t['seconds']:.1f} s, {t['games_per_second']:.0f} games/s, {t['workers']} worker(s)"
-    table = Table(title=title, caption=caption)
-    table.add_column("bot", justify="left")
-    for name in ("games", "win rate [95% CI]", "score ± s.e.", "penalties", "rolls", "rating μ ± σ"):
-        table.add_column(name, justify="right")
+    rows = []
     for b in _ladder(result):
         row = result.bots[b]
         win = (
@@ -52,26 +96,15 @@ def print_report(result: ArenaResult, console: Any = None) -> None:
         )
         se = "" if row["score_se"] is None else f" ± {row['score_se']:.2f}"
         rating = "—" if row["rating"] is None else f"{row['rating']['mu']:.1f} ± {row['rating']['sigma']:.1f}"
-        table.add_row(
-            row["label"],
-            f"{row['games']:,}",
-            win,
-            f"{row['score_mean']:.2f}{se}",
-            f"{row['penalties_mean']:.2f}",
-            f"{row['rolls_mean']:.1f}",
-            rating,
-        )
-    console.print(table)
+        rows.append([row["label"], f"{row['games']:,}", win, f"{row['score_mean']:.2f}{se}",
+                     f"{row['penalties_mean']:.2f}", f"{row['rolls_mean']:.1f}", rating])
+    print_table(title, SUMMARY_COLUMNS, rows, right=SUMMARY_COLUMNS[1:], caption=caption, console=console)
     h2h = result.head_to_head
     if h2h and len(h2h["bots"]) > 1:
-        console.print("head to head: the row bot's win rate against the column bot")
-        matrix = Table()
-        matrix.add_column("")
-        for label in h2h["bots"]:
-            matrix.add_column(label, justify="right")
-        for i, label in enumerate(h2h["bots"]):
-            matrix.add_row(label, *(_pct(x) if x is not None else "" for x in h2h["win_rate"][i]))
-        console.print(matrix)
+        matrix = [[label, *(_pct(x) if x is not None else "" for x in h2h["win_rate"][i])]
+                  for i, label in enumerate(h2h["bots"])]
+        print_table("head to head: the row bot's win rate against the column bot", ["", *h2h["bots"]], matrix,
+                    right=h2h["bots"], console=console)
 
 
 def save_png(result: ArenaResult, path: str | Path) -> None:
