@@ -44,10 +44,16 @@ def command(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(script), *args[1:]], capture_output=True, text=True, timeout=300)
 
 
+_last = [time.perf_counter()]
+
+
 def check(what: str, ok: bool, detail: object = "") -> None:
+    """Print the check with the seconds since the one before; raise on the first that fails."""
     if not ok:
         raise SystemExit(f"smoke_wheel: FAILED: {what} {detail}")
-    print(f"smoke_wheel: ok: {what}")
+    now = time.perf_counter()
+    print(f"smoke_wheel: ok: {what} ({now - _last[0]:.1f} s)", flush=True)
+    _last[0] = now
 
 
 FENCED_BASH = re.compile(r"^```bash[ \t]*\n(.*?)^```", re.S | re.M)
