@@ -66,7 +66,7 @@ from ray.tune.registry import register_env
 from torch import nn
 
 from qwixx_env.bots import make_bot
-from qwixx_env.core.checks import check_choice
+from qwixx_env.core.checks import check_choice, check_int
 from qwixx_env.core.options import TableOptions, table_from
 from qwixx_env.core.rewards import check_illegal_reward
 from qwixx_env.core.variant import get_variant
@@ -252,7 +252,12 @@ class RLlibVectorEnv(VectorWrapper):
     """A `QwixxVectorEnv` as RLlib's env runners step it: next-step autoreset, and each
     observation in the masking module's form, ``{"observations": (N, D) float32,
     "action_mask": (N, A) float32}`` (what `QwixxMultiAgentEnv` hands out). Rewards,
-    terminations and the opponents are the wrapped env's."""
+    terminations and the opponents are the wrapped env's.
+
+    An int seed is RLlib's: the config's seed plus the runner's index, one per runner. The games
+    draw their dice from `runner_game_seeds` of it, streams of their own, so that no game of one
+    runner repeats a game of another (as ``seed + game`` would: runner 2's game i would roll
+    runner 1's game i + 1)."""
 
     env: QwixxVectorEnv  # what __init__ wraps (VectorWrapper declares any VectorEnv)
 
@@ -270,6 +275,8 @@ class RLlibVectorEnv(VectorWrapper):
         self._snapshots: dict[str, Policy] = {}
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            seed = runner_game_seeds(check_int("seed", seed, minimum=0), self.env.num_envs)
         obs, infos = self.env.reset(seed=seed, options=options)
         return self._handed(obs), infos
 
@@ -288,6 +295,13 @@ class RLlibVectorEnv(VectorWrapper):
     @staticmethod
     def _handed(obs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {"observations": obs["observation"], "action_mask": obs["action_mask"].astype(np.float32)}
+
+
+def runner_game_seeds(seed: int, num_games: int) -> list[int]:
+    """One seed per game of a runner whose seed is `seed`: ``numpy.random.SeedSequence(seed)``'s
+    first `num_games` 64-bit words. Runners' seeds differ (RLlib gives runner w the config's
+    seed plus w), so every game of every runner draws a stream of its own, reproducibly."""
+    return [int(word) for word in np.random.SeedSequence(seed).generate_state(num_games, np.uint64)]
 
 
 def vector_env_of(runner: Any) -> RLlibVectorEnv | None:
