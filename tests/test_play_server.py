@@ -287,7 +287,9 @@ def test_a_record_that_is_not_a_record_is_refused(client):
         "a path": ("/etc/hostname", ["str", "JSON object"]),
         "missing field": ({k: v for k, v in rec.items() if k != "rolls"}, ["missing field", "rolls"]),
         "unknown field": ({**rec, "path": "/tmp/x"}, ["unknown field", "path"]),
-        "wrong type": ({**rec, "decisions": {"0": 1}}, ["record decisions", "dict", "list"]),
+        "wrong type": ({**rec, "decisions": {"0": 1}}, ["record decisions: got {'0': 1}; expected a list of [seat"]),
+        "long value": ({**rec, "rolls": "6" * 5000}, ["record rolls: got '666", "... (a str); expected a list"]),
+        "seed a number": ({**rec, "seed": 1.5}, ["record seed: got 1.5; expected None or a non-negative integer"]),
         "wrong type inside": ({**rec, "decisions": [[0, "x"], *rec["decisions"][1:]]}, ["decision 0"]),
         "options": ({**rec, "options": {**rec["options"], "num_players": "two"}}, ["num_players", "'two'"]),
         "format": ({**rec, "format": "chess/1"}, ["format", "chess/1"]),
@@ -313,6 +315,22 @@ def test_a_record_that_is_not_a_record_is_refused(client):
         message = r.json()["error"]
         assert all(w in message for w in words), (name, message)
     assert len(client.app.state.replays) == held
+
+
+def test_a_records_seed_is_none_or_any_whole_number_as_reset_takes_it(client):
+    """A record's seed says what the game was reset with (None: no seed): any whole number
+    >= 0, as `raw_env.reset` takes one, 10**40 included; the dice come from rng_state."""
+    for seed in (None, 0, 10**40):
+        env = raw_env(num_players=2)
+        env.reset(seed=seed)
+        env.step(env.legal_actions()[0])
+        record = env.record()
+        assert record["seed"] == seed
+        r = client.post("/api/replays", content=json.dumps(record), headers={"content-type": "application/json"})
+        assert r.status_code == 201, (seed, r.text)
+        assert len(r.json()["frames"]) == 2
+    refused(client.post("/api/replays", json={**record, "seed": "zzz"}), 400,
+            "record seed: got 'zzz'; expected None or a non-negative integer")
 
 
 def test_a_loopback_server_refuses_other_host_names():

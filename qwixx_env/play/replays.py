@@ -10,8 +10,10 @@ viewer) and the position after the last.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from qwixx_env.core.checks import check_seed
 from qwixx_env.envs.qwixx_v0 import RECORD_FORMAT, raw_env
 from qwixx_env.envs.record import replay
 from qwixx_env.play.games import PlayError, advice, sheet_layout
@@ -19,13 +21,56 @@ from qwixx_env.play.session import WHITE_PHASES, mark_of
 
 REQUIRED = ("format", "options", "rng_state", "rolls", "decisions")
 OPTIONAL = ("seed", "snapshot", "seat_names")  # seat_names: how the viewer names each seat
-_KINDS = {"format": str, "options": dict, "rng_state": str, "rolls": list, "decisions": list, "snapshot": dict,
-          "seat_names": list}
+SHOWN = 60  # characters of a bad value a message quotes
+
+
+def _shown(value: Any) -> str:
+    """`value` as a message quotes it: its repr, cut short (a request body may be large)."""
+    text = repr(value)
+    return text if len(text) <= SHOWN else f"{text[:SHOWN]}... (a {type(value).__name__})"
+
+
+def _of_kind(kind: type, words: str) -> Callable[[str, Any], Any]:
+    def check(name: str, value: Any) -> Any:
+        if not isinstance(value, kind):
+            raise ValueError(f"{name}: got {_shown(value)}; expected {words}")
+        return value
+    return check
+
+
+def _format(name: str, value: Any) -> str:
+    if value != RECORD_FORMAT:
+        raise ValueError(f"{name}: got {_shown(value)}; expected {RECORD_FORMAT!r}")
+    return value
+
+
+def _names(name: str, value: Any) -> list[str]:
+    if not (isinstance(value, list) and all(isinstance(n, str) and n for n in value)):
+        raise ValueError(f"{name}: got {_shown(value)}; expected a list of non-empty names, one per seat")
+    return value
+
+
+# Every field a record may have and its check, in one place: the field's own shape here; how
+# the fields fit together (options, dice, decisions, snapshot) is the rules' to say (`replay`).
+# A seed is what the game was reset with (None: none given), any whole number >= 0 as
+# `raw_env.reset` takes it; the dice come from rng_state, so the seed is not replayed.
+FIELDS: dict[str, Callable[[str, Any], Any]] = {
+    "format": _format,
+    "options": _of_kind(dict, "a JSON object (the table's options)"),
+    "rng_state": _of_kind(str, "a 64-bit hex string"),
+    "rolls": _of_kind(list, "a list (the dice of each roll)"),
+    "decisions": _of_kind(list, "a list of [seat, action] pairs"),
+    "seed": lambda name, value: check_seed(value, name),
+    "snapshot": _of_kind(dict, "a JSON object (the position after the last decision)"),
+    "seat_names": _names,
+}
 
 
 def check_record(record: Any) -> dict[str, Any]:
     """`record` if it is a game record the rules replay to its own snapshot; else a
-    `PlayError` (400) naming the problem."""
+    `PlayError` (400) naming the problem: the fields of `REQUIRED` and `OPTIONAL` only, each
+    as `FIELDS` checks it (``record seed: got 'zzz'; expected None or a non-negative
+    integer``), then the rules' replay of it (`qwixx_env.replay`), and a name per seat."""
     if not isinstance(record, dict):
         raise PlayError(400, f"record: got {type(record).__name__}; expected a JSON object (a game record)")
     missing = [f for f in REQUIRED if f not in record]
@@ -33,19 +78,18 @@ def check_record(record: Any) -> dict[str, Any]:
     if missing or unknown:
         problem = f"missing field(s) {missing}" if missing else f"unknown field(s) {unknown}"
         raise PlayError(400, f"record: {problem}; a record has {list(REQUIRED)} and optionally {list(OPTIONAL)}")
-    for name, kind in _KINDS.items():
-        if name in record and not isinstance(record[name], kind):
-            raise PlayError(400, f"record {name}: got {type(record[name]).__name__}; expected a {kind.__name__}")
-    if record["format"] != RECORD_FORMAT:
-        raise PlayError(400, f"record format: got {record['format']!r}; expected {RECORD_FORMAT!r}")
     try:
+        for name, check in FIELDS.items():
+            if name in record:
+                check(f"record {name}", record[name])
         players = len(replay(record).possible_agents)
     except (ValueError, TypeError, KeyError, IndexError, OverflowError) as err:
         text = str(err)
         raise PlayError(400, text if text.startswith("record") else f"record: {text}") from None
     names = record.get("seat_names")
-    if names is not None and (len(names) != players or not all(isinstance(n, str) and n for n in names)):
-        raise PlayError(400, f"record seat_names: got {names!r}; expected {players} non-empty names, one per seat")
+    if names is not None and len(names) != players:
+        raise PlayError(400, f"record seat_names: got {_shown(names)}; expected {players} non-empty names, one per "
+                             "seat")
     return record
 
 
