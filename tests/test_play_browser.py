@@ -169,6 +169,9 @@ def test_a_whole_game_against_greedy_by_clicking(site, browser):
                 assert browser.find_elements(By.CSS_SELECTOR, ".sheet[data-seat='0'] .cell.legal .value") or not cells
                 shot(browser, "play-coach.png")
             browser.find_element(By.ID, "coach-on").click()
+            label, now = browser.execute_script("return [[...document.getElementById('games-list').options]"
+                                                ".find((o) => o.value === S.game.id).textContent, S.game.decisions]")
+            assert now > 12 and label.endswith(f"· {now} decisions"), label  # the games menu follows the game
         wait(browser, f"return document.body.dataset.turn === 'over' || "
                       f"(document.body.dataset.turn === 'you' && +document.body.dataset.decisions > {seen})")
     assert browser.execute_script("return document.body.dataset.turn") == "over" and clicks > 10
@@ -666,11 +669,10 @@ STATUS = "const s = document.getElementById('ready-status'); return s.hidden ? n
 SEAT_LABELS = "return [...document.querySelectorAll('select[name=bot1] option')].map((o) => [o.value, o.textContent])"
 
 
-def test_the_page_shows_what_is_getting_ready_and_starts_the_game_once_it_is(browser):
-    """A server still preparing greedy: the page's status shows the progress and follows it,
-    the seat menu says greedy is getting ready, a game against it is refused at once with that
-    message (nothing created), and the page starts it by itself once greedy is ready, when the
-    status goes."""
+def test_a_game_whose_bot_is_getting_ready_starts_at_once_and_begins_by_itself(browser):
+    """A server still preparing greedy: the page's status shows the progress and the seat menu
+    says greedy is getting ready; a game against it starts at once, its table says what it waits
+    for and follows the progress, and the game begins by itself once greedy is ready."""
     greedy = SlowItem()
     prepare = Preparation([Task("tables", "compiling the game's kernels", lambda progress: None),
                            Task("greedy", "compiling the greedy bot's kernels", greedy)])
@@ -686,16 +688,19 @@ def test_the_page_shows_what_is_getting_ready_and_starts_the_game_once_it_is(bro
               sel.value = 'greedy'; sel.dispatchEvent(new Event('change'));
               document.getElementById('speed').value = '0';""")
             browser.find_element(By.ID, "start-game").click()
-            error = browser.find_element(By.ID, "new-error")
-            wait(browser, "return document.getElementById('new-error').textContent !== ''")
-            assert error.text == ("greedy is getting ready (compiling the greedy bot's kernels: 40%) "
-                                  "— the game starts as soon as it is ready.")
-            assert len(app.state.games) == 0 and browser.execute_script("return S.game") is None
+            wait(browser, "return document.body.dataset.turn === 'getting-ready'")
+            assert browser.find_element(By.ID, "play-banner").text == (
+                "greedy is getting ready (compiling the greedy bot's kernels: 40%). "
+                "The game begins by itself as soon as it is ready.")
+            [(game_id, game)] = app.state.games.items()
+            assert not game.begun and browser.execute_script("return S.game.id") == game_id
+            assert browser.find_element(By.ID, "start-game").is_enabled()  # the form is free again
             greedy.report(0.7)
-            wait(browser, "return document.getElementById('ready-status').textContent.includes('70%')")
+            wait(browser, "return document.getElementById('play-banner').textContent.includes('70%')")
             greedy.finish.set()
-            wait(browser, "return !!S.game && ['you', 'over'].includes(document.body.dataset.turn)", timeout=120)
-            assert browser.execute_script("return S.game.seats[1].bot") == "greedy" and len(app.state.games) == 1
+            wait(browser, "return ['you', 'over'].includes(document.body.dataset.turn)", timeout=120)
+            assert game.begun and browser.execute_script("return S.game.seats[1].bot") == "greedy"
+            assert browser.find_elements(By.CSS_SELECTOR, "#play-sheets .sheet[data-seat='0'] .cell")
             wait(browser, "return document.getElementById('ready-status').hidden")
             assert dict(browser.execute_script(SEAT_LABELS))["greedy"] == "greedy"
     finally:

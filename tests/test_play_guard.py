@@ -52,16 +52,19 @@ def held(client):
 
 
 class Gate:
-    """A preparation item that works until the test opens the gate, counting its runs."""
+    """A preparation item that works until the test opens the gate, counting its runs; `report`
+    is its progress callback, for the test to move it on."""
 
     def __init__(self, progress=0.4):
         self.opened = threading.Event()
         self.running = threading.Event()
         self.runs = 0
         self.fraction = progress
+        self.report = None
 
     def __call__(self, progress):
         self.runs += 1
+        self.report = progress
         progress(self.fraction)
         self.running.set()
         assert self.opened.wait(timeout=300)  # the test opens it; a cold kernel cache makes its games slow
@@ -237,26 +240,69 @@ def test_an_unexpected_exception_is_a_json_500_without_a_traceback_or_path(clien
 # --- getting ready -------------------------------------------------------------------------
 
 
-def test_a_first_request_for_what_is_not_ready_is_answered_at_once_then_works():
+def waiting_game(client, body=GAME):
+    """A new game whose bots are not ready: created at once (201), not begun, saying what it waits for."""
+    game = new_game(client, body)
+    assert game["begun"] is False and game["getting_ready"]["failed"] is False, game
+    assert "snapshot" not in game and game["legal"] == [] and game["decisions"] == 0
+    return game
+
+
+def test_a_game_whose_bot_is_getting_ready_starts_at_once_and_begins_by_itself():
+    """A game against greedy while greedy's kernels compile: the start answers at once with
+    the game (its join link, "getting ready" and the progress), what needs the game itself is
+    a 409 that says so, other games play on unchanged, and once greedy is ready the next look
+    at the game finds it begun and playable."""
     gate = Gate()
     prepare = Preparation([Task("tables", "compiling the game's kernels", lambda p: None),
                            Task("greedy", "compiling the greedy bot's kernels", gate)])
     with TestClient(create_app(max_games=5, prepare=prepare)) as c:
         assert gate.running.wait(10)
-        r = c.post("/api/games", json=GAME)
-        message = refused(r, 503, "greedy is getting ready", "compiling the greedy bot's kernels: 40%")
-        assert r.headers["retry-after"] == "2" and r.json()["ready"]["greedy"]["state"] == "preparing"
-        assert len(c.app.state.games) == 0, message
-        info = c.get("/api/info").json()["ready"]
-        assert info["tables"] == {"state": "ready", "progress": 1.0, "doing": "compiling the game's kernels"}
-        assert new_game(c, SOLO)["over"] is False  # a game of nothing unprepared is played meanwhile
+        solo = new_game(c, SOLO)  # a game of nothing unprepared begins at once
+        game = waiting_game(c)
+        assert game["getting_ready"]["message"] == "greedy is getting ready (compiling the greedy bot's kernels: 40%)"
+        assert game["joins"][0]["seat"] == 0 and len(c.app.state.games) == 2
+        sit(c, solo["id"], solo["joins"][0]["secret"])
+        before = state_of(c, solo["id"])
+        sit(c, game["id"], game["joins"][0]["secret"])
+        again = c.get(f"/api/games/{game['id']}").json()
+        assert again["begun"] is False and again["getting_ready"] == game["getting_ready"]
+        refused(c.post(f"/api/games/{game['id']}/moves", json={"seat": 0, "action": 0}), 409, "getting ready")
+        refused(c.get(f"/api/games/{game['id']}/record"), 409, "getting ready", "begins by itself")
+        refused(c.get(f"/api/games/{game['id']}/coach"), 409, "getting ready")
+        listed = {g["id"]: g for g in c.get("/api/games").json()["games"]}
+        assert listed[game["id"]]["begun"] is False and listed[game["id"]]["decisions"] == 0
+        gate.report(0.7)
+        assert "70%" in c.get(f"/api/games/{game['id']}").json()["getting_ready"]["message"]
         gate.opened.set()
         assert prepare.wait(10)
-        new_game(c)
-        assert c.get("/api/info").json()["ready"]["greedy"]["state"] == "ready"
+        begun = c.get(f"/api/games/{game['id']}").json()
+        assert begun["begun"] is True and "getting_ready" not in begun and begun["to_decide"] == 0
+        assert begun["seats"][1]["bot"] == "greedy" and begun["legal"]
+        assert play_to_end(c, begun)["over"] is True
+        sit(c, solo["id"], solo["joins"][0]["secret"])
+        assert state_of(c, solo["id"]) == before  # the other game, as it was
 
 
-def test_three_concurrent_first_callers_get_getting_ready_and_one_computation():
+def test_the_game_begins_as_a_game_started_when_all_was_ready():
+    """Beginning later changes nothing of the game: the same seed and bots give the same first
+    roll and the same bots' decisions as a game started with everything ready."""
+    gate = Gate()
+    prepare = Preparation([Task("heuristic", "compiling the heuristic bot's kernels", gate)])
+    body = {"players": 3, "bots": ["heuristic", "greedy"], "seed": 8, "start_player": 2}
+    with TestClient(create_app(max_games=5, prepare=prepare)) as c:
+        assert gate.running.wait(10)
+        late = waiting_game(c, body)
+        gate.opened.set()
+        assert prepare.wait(10)
+        late = c.get(f"/api/games/{late['id']}").json()
+    with TestClient(create_app(max_games=5)) as c:
+        now = new_game(c, body)
+    assert late["begun"] and late["decisions"] == now["decisions"] > 0  # the bots played up to seat 0
+    assert late["snapshot"] == now["snapshot"] and late["events"] == now["events"]
+
+
+def test_concurrent_first_callers_are_answered_at_once_and_one_computation_runs():
     gate = Gate(progress=0.0)
     prepare = Preparation([Task("solo table", "solving the solo table", gate)])
     with TestClient(create_app(max_games=5, prepare=prepare)) as c:
@@ -270,17 +316,56 @@ def test_three_concurrent_first_callers_get_getting_ready_and_one_computation():
 
         callers = [threading.Thread(target=ask, args=[p]) for p in
                    (f"/api/games/{solo['id']}/coach", "/api/games", f"/api/games/{solo['id']}/coach")]
-        start = time.perf_counter()
         for t in callers:
             t.start()
         for t in callers:
             t.join(timeout=10)
-        assert time.perf_counter() - start < 10 and gate.runs == 1  # answered while the one solve still runs
-        assert sorted(a.status_code for a in answers) == [503, 503, 503]
-        assert all("getting ready (solving the solo table: 0%)" in a.json()["error"] for a in answers)
-        assert len(c.app.state.games) == 1
+        assert not any(t.is_alive() for t in callers) and gate.runs == 1  # answered while the one solve runs
+        assert sorted(a.status_code for a in answers) == [201, 503, 503]
+        assert all("getting ready (solving the solo table: 0%)" in (a.json().get("error") or
+                   a.json()["getting_ready"]["message"]) for a in answers)
+        assert len(c.app.state.games) == 2
         gate.opened.set()
         assert prepare.wait(10) and gate.runs == 1
+
+
+def test_a_game_whose_item_fails_while_it_waits_says_so_and_new_ones_are_refused():
+    gate = Gate()
+
+    def fails(progress):
+        gate(progress)
+        raise ValueError("the solver ran out of memory")
+
+    prepare = Preparation([Task("solo table", "solving the solo table", fails)])
+    with TestClient(create_app(max_games=5, prepare=prepare)) as c:
+        assert gate.running.wait(10)
+        game = waiting_game(c, {**GAME, "bots": ["solo_optimal"]})
+        gate.opened.set()
+        assert prepare.wait(10)
+        view = c.get(f"/api/games/{game['id']}").json()
+        assert view["begun"] is False and view["getting_ready"] == {
+            "message": "solo_optimal is not available: preparing it failed (the solver ran out of memory); "
+                       "the server's log says more", "failed": True}
+        refused(c.post("/api/games", json={**GAME, "bots": ["solo_optimal"]}), 503, "not available", "out of memory")
+        assert len(c.app.state.games) == 1 and new_game(c)["begun"] is True  # other bots play on
+
+
+def test_a_game_kept_while_getting_ready_resumes_after_a_restart(tmp_path):
+    gate = Gate()
+    prepare = Preparation([Task("greedy", "compiling the greedy bot's kernels", gate)])
+    try:
+        with TestClient(create_app(max_games=5, prepare=prepare, store=tmp_path)) as c:
+            assert gate.running.wait(10)
+            game = waiting_game(c)
+        path = tmp_path / f"{game['id']}.json"
+        assert json.loads(path.read_text())["record"] is None and path.stat().st_mode & 0o777 == 0o600
+    finally:
+        gate.opened.set()
+    with TestClient(create_app(max_games=5, store=tmp_path)) as c:
+        assert c.app.state.store_problems == []
+        sit(c, game["id"], game["joins"][0]["secret"])
+        view = c.get(f"/api/games/{game['id']}").json()
+        assert view["begun"] is True and view["legal"] and view["seats"][1]["bot"] == "greedy"
 
 
 def test_preparation_runs_its_items_once_in_order_and_survives_a_failure():
@@ -305,12 +390,15 @@ def test_a_solo_game_works_once_the_solo_table_is_ready(classic):
         assert gate.running.wait(10)
         solo = new_game(c, SOLO)
         refused(c.get(f"/api/games/{solo['id']}/coach"), 503, "the coach is getting ready", "40%")
-        refused(c.post("/api/games", json={**GAME, "bots": ["solo_optimal"]}), 503, "solo_optimal is getting ready")
+        versus = waiting_game(c, {**GAME, "bots": ["solo_optimal"]})
+        assert versus["getting_ready"]["message"] == "solo_optimal is getting ready (solving the solo table: 40%)"
         gate.opened.set()
         assert prepare.wait(10)
+        sit(c, solo["id"], solo["joins"][0]["secret"])
         assert c.get(f"/api/games/{solo['id']}/coach").json()["source"]["name"] == "solver"
-        versus = new_game(c, {**GAME, "bots": ["solo_optimal"]})
-        assert versus["seats"][1]["bot"] == "solo_optimal"
+        sit(c, versus["id"], versus["joins"][0]["secret"])
+        versus = c.get(f"/api/games/{versus['id']}").json()
+        assert versus["begun"] and versus["seats"][1]["bot"] == "solo_optimal"
 
 
 # --- no request writes a file --------------------------------------------------------------

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from qwixx_env import bots
-from qwixx_env.bots.registry import plays
+from qwixx_env.bots.registry import factory, plays
 from qwixx_env.core.checks import check_choice, check_int, is_int
 from qwixx_env.core.options import MAX_PLAYERS, TableOptions
 from qwixx_env.core.variant import COLORS, LUCKY_RULES, VARIANT_NAMES
@@ -239,6 +239,18 @@ def parse_seats(value: Any, players: int) -> tuple[Seat, ...]:
     return tuple(out)
 
 
+def check_bots(new: NewGame) -> None:
+    """Refuse (400) a new game whose bot cannot play its table, by the bot's own
+    `check_table`, before anything is made or prepared; the message is `make_bots`'s."""
+    for seat, entry in enumerate(new.seats):
+        check = None if entry.bot is None else getattr(factory(entry.bot), "check_table", None)
+        if check is not None:
+            try:
+                check(new.table)
+            except ValueError as err:
+                raise _cannot_play(seat, entry.bot, err) from None
+
+
 def make_bots(new: NewGame) -> dict[int, Any]:
     """The bots of a new game by seat, each made for its table (a pretrained bot only for the
     game it was trained for); a `PlayError` (400) says which seat's bot cannot play it."""
@@ -249,17 +261,27 @@ def make_bots(new: NewGame) -> dict[int, Any]:
         try:
             made[seat] = make_bot(entry.bot, table, new.seed + seat)
         except ValueError as err:
-            raise PlayError(400, f"new game: seat {seat}: {entry.bot!r} cannot play this table: {err}") from None
+            raise _cannot_play(seat, entry.bot, err) from None
     return made
+
+
+def _cannot_play(seat: int, bot: str | None, err: ValueError) -> PlayError:
+    return PlayError(400, f"new game: seat {seat}: {bot!r} cannot play this table: {err}")
 
 
 class Game:
     """One game on the page: a `PlaySession` of the seats `new` names, the events as the page
     shows them, and a secret per person's seat (`seat_secrets`, drawn unless given: a game read
-    back from disk keeps its own). Methods that change it hold its lock."""
+    back from disk keeps its own). Methods that change it hold its lock.
+
+    Made without `seat_bots`, the game holds its seats and secrets only, and `begin` starts it
+    (the server does so once what it needs is prepared): until then it is not `begun`, has
+    no decisions and is not over, and whatever needs the game itself (a move, its record, the
+    coach) is refused with a 409 saying it is getting ready."""
 
     def __init__(
-        self, game_id: str, new: NewGame, seat_bots: dict[int, Any], seat_secrets: dict[int, str] | None = None
+        self, game_id: str, new: NewGame, seat_bots: dict[int, Any] | None = None,
+        seat_secrets: dict[int, str] | None = None,
     ):
         self.id = game_id
         self.new = new
@@ -271,15 +293,51 @@ class Game:
             raise ValueError(f"seat_secrets: got seats {sorted(seat_secrets)}; expected the people's seats "
                              f"{list(new.humans)}")
         self.seat_secrets = dict(seat_secrets)
-        seats = [HUMAN if s.kind == HUMAN else seat_bots[i] for i, s in enumerate(new.seats)]
-        self.session = PlaySession(new.table, seats, new.seed)
-        self.env = self.session.env
-        self.start = self.session.start
-        self.bots = self.session.bots  # by seat; a test swaps one in
         self.events: list[dict[str, Any]] = []  # as the session tells them; `view` hides what a seat may not see
         self.lock = threading.RLock()
         self._reviews: dict[int, dict[str, Any]] = {}
-        self._show(self.session.advance())
+        self._session: PlaySession | None = None
+        if seat_bots is not None:
+            self.begin(seat_bots)
+
+    def begin(self, seat_bots: dict[int, Any]) -> None:
+        """Start the game with `seat_bots` (`make_bots`): the first roll, and the bots'
+        decisions up to a person's first. A game already begun is left as it is."""
+        with self.lock:
+            if self._session is not None:
+                return
+            seats = [HUMAN if s.kind == HUMAN else seat_bots[i] for i, s in enumerate(self.new.seats)]
+            session = PlaySession(self.new.table, seats, self.new.seed)
+            self._session = session
+            self._show(session.advance())
+
+    @property
+    def begun(self) -> bool:
+        """Whether the game has begun (`begin`)."""
+        return self._session is not None
+
+    @property
+    def session(self) -> PlaySession:
+        """The game's `PlaySession`; a `PlayError` (409) before it has begun."""
+        if self._session is None:
+            raise PlayError(409, f"game {self.id} is getting ready: what it needs is still being prepared, "
+                                 "and it begins by itself once that is done")
+        return self._session
+
+    @property
+    def env(self) -> Any:
+        """The game's environment (`raw_env`)."""
+        return self.session.env
+
+    @property
+    def start(self) -> dict[str, Any]:
+        """The game's first roll, before any decision (a snapshot)."""
+        return self.session.start
+
+    @property
+    def bots(self) -> dict[int, Any]:
+        """The bots by seat (a test swaps one in)."""
+        return self.session.bots
 
     # --- who is asking --------------------------------------------------------------------
 
@@ -330,25 +388,26 @@ class Game:
 
     @property
     def over(self) -> bool:
-        return self.session.over
+        return self._session is not None and self._session.over
 
     @property
     def decisions(self) -> int:
-        return self.session.decisions
+        return 0 if self._session is None else self._session.decisions
 
     @property
     def public_decisions(self) -> int:
         """The decisions anyone may know were taken (`PlaySession.public_decisions`)."""
-        return self.session.public_decisions
+        return 0 if self._session is None else self._session.public_decisions
 
     def decisions_seen_by(self, viewer: int | None) -> int:
         """The decision count seat `viewer` is shown (and its next move names): the public
         count, and the seat's own white choice held back for its lucky decision."""
-        held = viewer is not None and viewer == self.session.held_seat
+        held = self._session is not None and viewer is not None and viewer == self._session.held_seat
         return self.public_decisions + held
 
     def to_decide(self) -> int | None:
-        return self.session.to_decide
+        """The seat to decide (None when the game is over or has not begun)."""
+        return None if self._session is None else self._session.to_decide
 
     def idle_seconds(self) -> float:
         """Seconds since the game's last decision (or its start)."""
@@ -369,12 +428,13 @@ class Game:
         `since` on: another seat's white-action choice is hidden until the reveal, and only
         `viewer`'s own pending choice and legal options are shown."""
         mine = viewer is not None and self.to_decide() == viewer
+        head = {"id": self.id, "options": self.options(), "seats": self.seats(viewer), "you": viewer,
+                "sheet": sheet_layout(self.new.table.rules), "begun": self.begun}
+        if not self.begun:  # no dice, no sheets yet: what the server waits for goes with it
+            return {**head, "decisions": 0, "to_decide": None, "legal": [], "pending": [], "over": False,
+                    "winners": [], "events_total": 0, "events_from": since, "events": []}
         return {
-            "id": self.id,
-            "options": self.options(),
-            "seats": self.seats(viewer),
-            "you": viewer,
-            "sheet": sheet_layout(self.env.variant),
+            **head,
             "start": self.start,
             "decisions": self.decisions_seen_by(viewer),
             "snapshot": public_snapshot(self.env.snapshot(), self.to_decide(), viewer),
@@ -400,10 +460,11 @@ class Game:
         """The coach on the decision now of the seat `secret` belongs to (a `PlayError` when
         the secret is no seat's or the decision is not that seat's)."""
         seat = self.own_seat(secret, "coach")
+        env = self.session.env  # a game not begun yet: the 409 says it is getting ready
         if self.to_decide() != seat:
             raise PlayError(409, f"coach: game {self.id} is {'over' if self.over else 'not at your decision'}; "
                                  "the coach values your options on your turn")
-        return advice(self.env, bot, seat)
+        return advice(env, bot, seat)
 
     def review(self, secret: str | None = None) -> dict[str, Any]:
         """The coach's review of the decisions of the seat `secret` belongs to, once the game is over."""
@@ -437,6 +498,7 @@ class Game:
                 raise PlayError(409, f"game {self.id} is over (final scores {self.session.scores()}); "
                                      "start a new game")
             self.check_seat(secret, seat, "move")
+            session = self.session  # a game not begun yet: the 409 says it is getting ready
             shown = self.decisions_seen_by(seat)  # what that seat's page is shown
             if seen is not None and seen != shown:
                 raise PlayError(409, f"move: decision: got {seen}; the game has had {shown} decisions "
@@ -446,7 +508,7 @@ class Game:
                                      f"({self.new.seats[self.to_decide() or 0].name}); wait for your turn")
             first = len(self.events)
             try:
-                self._show(self.session.decide(seat, action))
+                self._show(session.decide(seat, action))
             except ValueError as err:  # the session names the action and the legal ones
                 raise PlayError(422, f"move: {err}") from None
             self.last_active = time.monotonic()

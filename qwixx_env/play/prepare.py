@@ -5,10 +5,11 @@ value table (`solver.load_table` solves for about a minute when nothing is cache
 the cache file) and the compiled kernels of the bots (numba compiles for seconds when its
 cache is cold, then writes it). A `Preparation` does that work once, in the background, item
 by item (a `Task` each), keeping a status per item that ``/api/info`` reports under
-``"ready"``; a request that needs an item not ready yet is refused at once with a `NotReady`
-(503, with the item's progress and a Retry-After), never held up, and once the item is ready
-the request works. So requests never compute for long and never write a file: the cache
-writes happen here only.
+``"ready"``. No request waits for it: a new game whose items are not ready is created at
+once and begins when they are (`holdup` says what it waits for), and a coach request that needs
+an item not ready yet is refused at once with a `NotReady` (503, with the item's progress and a
+Retry-After), then works once the item is ready. So requests never compute for long and never
+write a file: the cache writes happen here only.
 
 `default_tasks(catalogue)` is what ``qwixx serve`` prepares: the game kernels of both
 variants (``"tables"``), the coach, each bot offered, and the solo table. `needs_of_game` and
@@ -96,23 +97,43 @@ class Preparation:
         with self._lock:
             return {name: dict(item) for name, item in self._status.items()}
 
+    def ready(self, names: Iterable[str]) -> bool:
+        """Whether every item of `names` is ready; starts the preparation if it has not started."""
+        return self.holdup("", names) is None
+
+    def holdup(self, who: str, names: Iterable[str]) -> tuple[str, bool] | None:
+        """What keeps `who` (what a request asked for) from the items of `names`: the words for
+        an item that failed (it never will be ready), else for the first item not ready (its
+        progress), and whether it failed; None when every item is ready. Starts the
+        preparation if it has not started."""
+        self.start()
+        status = self.status()
+        waiting = [status[name] for name in names if name in status and status[name]["state"] != READY]
+        failed = [item for item in waiting if item["state"] == FAILED]
+        if failed:
+            return (f"{who} is not available: preparing it failed ({failed[0]['error']}); the server's log "
+                    "says more"), True
+        if not waiting:
+            return None
+        item = waiting[0]
+        if item["state"] == PREPARING:
+            return f"{who} is getting ready ({item['doing']}: {int(100 * item['progress'])}%)", False
+        return f"{who} is getting ready (waiting to start {item['doing']})", False
+
     def require(self, who: str, names: Iterable[str]) -> None:
         """Refuse with a `NotReady` naming `who` (what the request asked for) unless every
         item of `names` is ready; starts the preparation if it has not started."""
-        self.start()
-        status = self.status()
-        for name in names:
-            item = status.get(name)
-            if item is None or item["state"] == READY:
-                continue
-            if item["state"] == FAILED:
-                raise NotReady(f"{who} is not available: preparing it failed ({item['error']}); "
-                               "the server's log says more", status)
-            if item["state"] == PREPARING:
-                where = f"{item['doing']}: {int(100 * item['progress'])}%"
-            else:
-                where = f"waiting to start {item['doing']}"
-            raise NotReady(f"{who} is getting ready ({where}); try again in a moment", status)
+        held = self.holdup(who, names)
+        if held is not None:
+            words, failed = held
+            raise NotReady(words if failed else f"{words}; try again in a moment", self.status())
+
+    def refuse_failed(self, who: str, names: Iterable[str]) -> None:
+        """Refuse with a `NotReady` naming `who` when an item of `names` failed (it will never be
+        ready); an item still being prepared is not refused."""
+        held = self.holdup(who, names)
+        if held is not None and held[1]:
+            raise NotReady(held[0], self.status())
 
     def _set(self, name: str, **fields: Any) -> None:
         with self._lock:

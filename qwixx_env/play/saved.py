@@ -1,13 +1,13 @@
 """Games kept on disk for ``qwixx serve --store DIR``: one JSON file per game, read back at start.
 
 A game's file holds its full record (every decision, the hidden ones too: the file is the
-server's, never served) and what resuming it needs: the new-game request that made it (table,
-seats with their names and kinds, bot names, seed) and the secret of every person's seat, so
-that a join link keeps working across a restart. `save` rewrites the file whole after every
-decision (`files.write_atomically`: a temporary file in DIR, fsync, rename; readable by its
-owner only, since it holds the seats' secrets); `load` replays
-the record through a new session, the people's decisions given again and the bots deciding
-as they did, and checks that it reaches the recorded game.
+server's, never served; None for a game still getting ready) and what resuming it needs: the
+new-game request that made it (table, seats with their names and kinds, bot names, seed) and
+the secret of every person's seat, so that a join link keeps working across a restart. `save`
+rewrites the file whole after every decision (`files.write_atomically`: a temporary file in
+DIR, fsync, rename; readable by its owner only, since it holds the seats' secrets); `load`
+replays the record through a new session, the people's decisions given again and the bots
+deciding as they did, and checks that it reaches the recorded game.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def save(game: Game, folder: Path) -> None:
         "id": game.id,
         "new_game": game.new.options(),
         "seat_secrets": {str(seat): secret for seat, secret in game.seat_secrets.items()},
-        "record": game.session.record(public=False),
+        "record": game.session.record(public=False) if game.begun else None,  # None: not begun yet
     }
     write_atomically(game_file(folder, game.id), json.dumps(data).encode(), mode=0o600)  # it holds the seats' secrets
 
@@ -67,7 +67,7 @@ def load(path: Path) -> Game:
         new = parse_new_game(data["new_game"])
         seat_secrets = {int(seat): secret for seat, secret in data["seat_secrets"].items()}
         game = Game(game_id, new, make_bots(new), seat_secrets)
-        decisions = data["record"]["decisions"]
+        decisions = [] if data["record"] is None else data["record"]["decisions"]
         for index, (seat, action) in enumerate(decisions):
             if seat in seat_secrets and index >= game.decisions:  # the bots' decisions the session takes itself
                 game.move({"seat": seat, "action": action}, seat_secrets[seat])  # in order: no page to be stale

@@ -9,7 +9,8 @@ GET    /                               the page (static files under /static, shi
 GET    /api/info                       bots (the tables each plays, a pretrained bot's game), limits, "ready"
 GET    /api/games                      your games (those of the seat secrets in X-Qwixx-Seats)
 POST   /api/games                      a new table: {variant, lucky, players, seats or bots, start_player,
-                                       seed}; the answer has a join link per person's seat
+                                       seed}; the answer has a join link per person's seat (and
+                                       "getting_ready" while what its bots need is being prepared)
 GET    /api/games/{id}?since=N         the game as your seat sees it, with its events from index N on
 GET    /api/games/{id}/events          server-sent events: "version N" each time the game changes
 POST   /api/games/{id}/moves           your decision {seat, action, decision}; the bots answer
@@ -32,7 +33,10 @@ Bots think in Starlette's thread pool, never on the event loop, so one game's bo
 up another game's request. No route takes a file path: records come in as request bodies, bots
 by registered name only. Every request passes `guard.Guard` first (Host, token, Origin and
 Content-Type, bounded JSON, a JSON 500 for the unexpected); what games need is prepared in
-the background (`prepare`), and a request for what is not ready yet is a 503 "getting ready".
+the background (`prepare`) and no request waits for it: a new game is created at once and, if
+its bots are not ready, begins by itself on the first request for it once they are (its view
+says ``"begun": false`` and what it is ``"getting_ready"`` for until then); a coach request for
+what is not ready yet is a 503 "getting ready".
 """
 
 from __future__ import annotations
@@ -66,6 +70,7 @@ from qwixx_env.play.games import (
     PlayError,
     Store,
     bot_catalogue,
+    check_bots,
     drop_finished_or_idle,
     make_bots,
     parse_new_game,
@@ -187,6 +192,32 @@ def create_app(
             for game_id in dropped:
                 saved.forget(folder, game_id)
 
+    def begin(game: Game) -> None:
+        """Begin `game` with its bots (in the thread pool: the bots play up to a person's first
+        decision) and keep it."""
+        with game.lock:
+            if not game.begun:
+                game.begin(make_bots(game.new))
+                keep(game, [])
+
+    async def held(request: Request) -> Game:
+        """The game the request names, begun first if it was getting ready and what it needs is
+        ready now: a page that looks at its game again sees it begin."""
+        game = games.get(request.path_params["game_id"])
+        if not game.begun and preparation.ready(needs_of_game(game.new)):
+            await run_in_threadpool(begin, game)
+            watchers.changed(game.id, game.public_decisions)
+        return game
+
+    def with_readiness(game: Game, view: dict[str, Any]) -> dict[str, Any]:
+        """`view` of `game`, with what it is getting ready for while it has not begun:
+        ``{"message", "failed"}`` (failed: an item it needs could not be prepared)."""
+        if not game.begun:
+            hold = preparation.holdup(_who(game.new.bots), needs_of_game(game.new))
+            message, failed = hold or (f"{_who(game.new.bots)} is ready; the game begins", False)
+            view["getting_ready"] = {"message": message, "failed": failed}
+        return view
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         preparation.start()
@@ -213,18 +244,21 @@ def create_app(
             seats = [seat for seat in (g.seat_of(secret) for secret in held) if seat is not None]
             if seats:
                 mine.append({"id": gid, "options": g.options(), "seats": g.seats(), "yours": sorted(set(seats)),
-                             "decisions": g.public_decisions, "over": g.over})
+                             "decisions": g.public_decisions, "over": g.over, "begun": g.begun})
         return JSONResponse({"games": mine, "max_games": games.max_items, "held": len(games)})
 
     async def new_game(request: Request) -> JSONResponse:
         new = parse_new_game(await read_json(request))
-        preparation.require(_who(new.bots), needs_of_game(new))
-        seat_bots = await run_in_threadpool(make_bots, new)
+        check_bots(new)  # a bot that cannot play the table is refused now, not when the game begins
+        needs = needs_of_game(new)
+        preparation.refuse_failed(_who(new.bots), needs)  # an item that failed never will be ready
         game_id = games.new_id()
-        game = await run_in_threadpool(Game, game_id, new, seat_bots)
+        game = Game(game_id, new)  # its seats and their secrets; it begins now or once its bots are ready
+        if preparation.ready(needs):
+            await run_in_threadpool(lambda: game.begin(make_bots(new)))
         dropped = games.add(game_id, game)
         await run_in_threadpool(_locked, game, lambda: keep(game, dropped))
-        view = await run_in_threadpool(_locked_view, game, 0, new.humans[0])
+        view = with_readiness(game, await run_in_threadpool(_locked_view, game, 0, new.humans[0]))
         view["joins"] = [
             {"seat": seat, "name": new.seats[seat].name, "secret": secret, "link": join_link(game_id, secret, token)}
             for seat, secret in game.seat_secrets.items()
@@ -238,12 +272,12 @@ def create_app(
         return JSONResponse(view, status_code=201)
 
     async def show_game(request: Request) -> JSONResponse:
-        game = games.get(request.path_params["game_id"])
+        game = await held(request)
         viewer = game.viewer(_secret(request), "game")
-        return JSONResponse(await run_in_threadpool(_locked_view, game, _since(request), viewer))
+        return JSONResponse(with_readiness(game, await run_in_threadpool(_locked_view, game, _since(request), viewer)))
 
     async def move(request: Request) -> JSONResponse:
-        game = games.get(request.path_params["game_id"])
+        game = await held(request)
         body = await read_json(request)
         secret = _secret(request)
 
@@ -257,7 +291,7 @@ def create_app(
         return JSONResponse(view)
 
     async def game_events(request: Request) -> StreamingResponse:
-        game = games.get(request.path_params["game_id"])
+        game = await held(request)
         queue = watchers.watch(game.id)
 
         async def stream() -> AsyncIterator[str]:
@@ -282,20 +316,20 @@ def create_app(
         return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
 
     async def record(request: Request) -> JSONResponse:
-        game = games.get(request.path_params["game_id"])
+        game = await held(request)
         rec = await run_in_threadpool(_locked_record, game)
         disposition = f'attachment; filename="qwixx-{game.id}.json"'
         return JSONResponse(rec, headers={"Content-Disposition": disposition})
 
     async def game_coach(request: Request) -> JSONResponse:
-        game = games.get(request.path_params["game_id"])
+        game = await held(request)
         bot = request.query_params.get("bot") or None
         secret = _secret(request)
         preparation.require(bot or "the coach", needs_of_coach(game.new.table, bot))
         return JSONResponse(await run_in_threadpool(_locked, game, lambda: game.advice(bot, secret)))
 
     async def summary(request: Request) -> JSONResponse:
-        game = games.get(request.path_params["game_id"])
+        game = await held(request)
         secret = _secret(request)
         preparation.require("the coach's review", needs_of_coach(game.new.table, None))
         return JSONResponse(await run_in_threadpool(_locked, game, lambda: game.review(secret)))

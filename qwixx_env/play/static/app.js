@@ -27,6 +27,7 @@ const S = {
   replay: null,        // the replay viewer's record: {id, options, sheet, frames}
   step: 0,
   rpCoach: null,
+  lookTimer: null,     // the next look at a game that is still getting ready
   source: null,        // the game's event stream (tables of several people): "the game changed"
   confirmPass: null,   // a pass that costs a penalty, asked about: {action, decisions}
   whenReady: new Map(), // requests refused as "getting ready", to send again: purpose -> function
@@ -323,6 +324,7 @@ function optionKeys(legal) {
 function renderTable() {
   const g = S.game;
   if (!g) return;
+  if (g.begun === false) { renderWaiting(); return; }
   const live = !S.playing;           // showing the server's latest state (not replaying events)
   const shown = live ? { snapshot: g.snapshot, to_decide: g.to_decide } : S.shown;
   const snap = shown.snapshot;
@@ -415,7 +417,14 @@ function renderInfo() {
     h("div", {}, "Seed ", h("b", { text: String(o.seed), id: "game-seed" }), ` · starts: ${o.start_player === "random" ? "random" : seatName(g, o.start_player)}`),
     h("div", {}, `Bots: ${o.bots.length ? o.bots.join(", ") : "none (solo)"}`),
   );
-  $("replay-this").disabled = false;
+  for (const id of ["download-record", "replay-this"]) $(id).disabled = false;
+  // the games menu follows the game shown (it is listed when the game starts and ends)
+  const item = [...$("games-list").options].find((o) => o.value === g.id);
+  if (item) item.textContent = gameLabel({ id: g.id, options: o, over: g.over, decisions: g.decisions, begun: g.begun });
+}
+function gameLabel(x) {
+  const where = x.begun === false ? "getting ready" : x.over ? "over" : `${x.decisions} decision${x.decisions === 1 ? "" : "s"}`;
+  return `${x.id.slice(0, 8)}… · ${x.options.variant} · ${x.options.players}p · ${where}`;
 }
 
 function logLine(text, cls) {
@@ -526,7 +535,9 @@ function finishEvents() {
 }
 
 function takeGame(view, animate) {
-  const fresh = !S.game || S.game.id !== view.id;
+  if (view.begun === false) { takeWaiting(view); return; }
+  clearTimeout(S.lookTimer);
+  const fresh = !S.game || S.game.id !== view.id || S.game.begun === false;
   if (!fresh && view.decisions < S.game.decisions) return;  // an answer overtaken by a newer one
   // the events this page has not shown yet (a move's answer and a live update may overlap)
   let events = view.events;
@@ -557,6 +568,62 @@ function takeGame(view, animate) {
   }
   if (fresh) { refreshGamesList(); watchGame(view); }
   renderLinks();
+}
+
+// A game whose bots the server is still preparing: the table says what it waits for (and how
+// far it is) and looks at the game again every READY_POLL_MS; the game goes on by itself once
+// the server has begun it. Nothing to play, record or replay until then.
+function takeWaiting(view) {
+  if (!S.game || S.game.id !== view.id) {
+    clearTimeout(S.timer);
+    S.queue = [];
+    S.playing = false;
+    S.shown = null;
+    $("play-log").replaceChildren();
+    $("summary").hidden = true;
+    location.hash = `game=${view.id}`;
+    if (S.source) S.source.close();
+    S.source = null;
+    refreshGamesList();
+  }
+  S.game = view;
+  document.body.dataset.seat = String(view.you);
+  document.body.dataset.turn = "getting-ready";
+  document.body.dataset.decisions = "0";
+  renderWaiting();
+  renderLinks();
+  clearTimeout(S.lookTimer);
+  if (!view.getting_ready.failed) S.lookTimer = setTimeout(() => lookAgain(view.id), READY_POLL_MS);
+}
+async function lookAgain(id) {
+  const g = S.game;
+  if (!g || g.id !== id || g.begun !== false) return;
+  try {
+    const view = await api("GET", `/api/games/${id}`, undefined, asSeat(secretOf(g)));
+    if (S.game === g) takeGame(view, true);
+  } catch (err) {
+    toast(err.message, true);
+    if (S.game === g) S.lookTimer = setTimeout(() => lookAgain(id), READY_POLL_MS);
+  }
+}
+function renderWaiting() {
+  const g = S.game;
+  const ready = g.getting_ready;
+  const banner = $("play-banner");
+  banner.className = "banner getting-ready" + (ready.failed ? " failed" : "");
+  banner.textContent = ready.failed ? `This game cannot begin: ${ready.message}.`
+    : `${ready.message}. The game begins by itself as soon as it is ready.`;
+  $("play-sheets").replaceChildren();
+  $("play-dice").replaceChildren();
+  $("play-roll").textContent = ready.failed ? "Not available" : "Getting ready…";
+  $("play-phase").textContent = "";
+  $("play-phase").className = "phase";
+  $("play-prompt").textContent = ready.failed ? "Start a new game with another bot." : "Waiting for the game to begin…";
+  $("play-options").replaceChildren();
+  $("coach-panel").hidden = true;
+  $("skip").disabled = true;
+  renderInfo();
+  for (const id of ["download-record", "replay-this"]) $(id).disabled = true;
 }
 
 async function sendMove(action) {
@@ -702,8 +769,7 @@ async function refreshGamesList() {
     const sel = $("games-list");
     sel.replaceChildren(h("option", { value: "", text: `${data.games.length} held (at most ${data.max_games})` }),
       ...data.games.slice().reverse().map((x) => h("option", {
-        value: x.id, selected: S.game && x.id === S.game.id,
-        text: `${x.id.slice(0, 8)}… · ${x.options.variant} · ${x.options.players}p · ${x.over ? "over" : `${x.decisions} decisions`}`,
+        value: x.id, selected: S.game && x.id === S.game.id, text: gameLabel(x),
       })));
   } catch (err) { /* the list is a convenience */ }
 }
@@ -988,7 +1054,6 @@ async function startGame(body, here) {
   // of the other people's seats to show them
   $("new-error").textContent = "";
   $("start-game").disabled = true;
-  S.whenReady.delete("start");
   try {
     const view = await api("POST", "/api/games", body);
     const kept = {};
@@ -1002,10 +1067,8 @@ async function startGame(body, here) {
     if (view.notice) toast(view.notice);
     takeGame(view, true);
   } catch (err) {
-    const waits = sendWhenReady("start", err, () => startGame(body, here));
-    const message = waits ? `${err.message.replace(/; try again in a moment$/, "")} — the game starts as soon as it is ready.` : err.message;
-    $("new-error").textContent = message;
-    if (!waits || document.body.dataset.view !== "new") toast(message, !waits);  // the form says it already
+    $("new-error").textContent = err.message;
+    toast(err.message, true);
   } finally {
     $("start-game").disabled = false;
   }
@@ -1138,7 +1201,7 @@ function onKey(e) {
     if (e.key in moves) { e.preventDefault(); replayGo(moves[e.key]); }
     return;
   }
-  if (view !== "play" || !S.game || coverUp()) return;
+  if (view !== "play" || !S.game || S.game.begun === false || coverUp()) return;
   const k = e.key.toLowerCase();
   if (k === "s") { skipEvents(); return; }
   if (k === "c") { $("coach-on").click(); return; }
@@ -1154,8 +1217,6 @@ async function boot() {
     showView(b.dataset.view);
   }));
   $("new-form").addEventListener("submit", submitNew);
-  // a start waiting for its bots is for the form as it was: a change drops it
-  $("new-form").addEventListener("change", () => { if (S.whenReady.delete("start")) $("new-error").textContent = ""; });
   document.querySelectorAll("input[name=variant], input[name=lucky]").forEach((el) => el.addEventListener("change", renderNewForm));
   $("skip").addEventListener("click", skipEvents);
   $("coach-on").addEventListener("change", () => { S.coach = null; renderTable(); if ($("coach-on").checked) loadCoach(); });
