@@ -323,12 +323,20 @@ def test_a_tiny_self_play_run_checkpoints_resumes_exports_and_plays(tmp_path):
         assert first["iterations"] == 2 and latest_checkpoint(run).name == "iter_000002"
         with pytest.raises(ValueError, match="already holds a run"):
             train(cfg, run)
+        # what a segment killed after its last checkpoint leaves: a logged iteration, a snapshot file
+        with open(run / "log.jsonl", "a") as log_file:
+            log_file.write(json.dumps({"iteration": 3, "env_steps": 10**6}) + "\n")
+        orphan = run / "snapshots" / "snapshot_009999999999.npz"
+        orphan.parent.mkdir(exist_ok=True)
+        orphan.write_bytes(b"")
         resumed = train(config_from_dict({**cfg.to_dict(), "iterations": 3}), run, resume=True)
     finally:
         ray.shutdown()
     assert resumed["iterations"] == 3 and latest_checkpoint(run).name == "iter_000003"
     log = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
-    assert [line["iteration"] for line in log] == [1, 2, 3]
+    assert [line["iteration"] for line in log] == [1, 2, 3] and log[2]["env_steps"] < 10**6
+    assert not orphan.exists()
+    assert all(line["returns"].keys() == {"default_policy"} for line in log if line["episodes"])
     assert log[2]["env_steps"] > log[1]["env_steps"] > log[0]["env_steps"] > 0  # counters carried over
     assert all(line["sample_seconds"] > 0 and line["learn_seconds"] > 0 for line in log)  # where the time went
     bot = bots.load(run / "policy.json")

@@ -125,3 +125,4 @@ class League:
         check_entries(state.get("pool"), folder)
         self.pool.restore(state["pool"], folder)
         self.last = {"snapshot": int(state["last"]["snapshot"]), "eval": int(state["last"]["eval"])}
+        self.pool.drop_files_after(self.last["snapshot"])  # a killed segment's, taken after the checkpoint

@@ -131,6 +131,15 @@ class OpponentPool:
             self.snapshots.append(Snapshot(e["name"], int(e["steps"]), policy))
 
 
+    def drop_files_after(self, steps: int) -> None:
+        """Delete the snapshot files in the pool's folder taken after `steps` decisions: those a
+        killed run wrote after the checkpoint it is resumed from (no pool holds them)."""
+        for path in self.folder.glob("snapshot_*.*"):
+            taken = path.name.split(".", 1)[0].removeprefix("snapshot_")
+            if taken.isdigit() and int(taken) > steps:
+                path.unlink()
+
+
 def check_entries(entries: Any, folder: Path) -> None:
     """A `ValueError` unless `entries` (a checkpoint's pool) lists snapshots whose files are
     all in `folder` (the checkpoint's copies), naming what is wrong."""

@@ -302,7 +302,9 @@ def save(algo: Any, cfg: RLlibConfig, run: Path, started: float, league: League 
 def log_line(result: dict[str, Any], seconds: float) -> dict[str, Any]:
     """The few numbers of an iteration worth a log line."""
     runners = result.get("env_runners", {})
-    returns = runners.get("module_episode_returns_mean", {})
+    # RLlib's multi-agent runner writes module_episode_returns_mean, its single-agent one (the
+    # vector path's) module_episode_return_mean
+    returns = runners.get("module_episode_returns_mean") or runners.get("module_episode_return_mean") or {}
     timers = result.get(TIMERS, {})
     return {
         "iteration": result.get("training_iteration"),
@@ -316,6 +318,20 @@ def log_line(result: dict[str, Any], seconds: float) -> dict[str, Any]:
         "sample_seconds": _finite(timers.get(ENV_RUNNER_SAMPLING_TIMER)),
         "learn_seconds": _finite(timers.get(LEARNER_UPDATE_TIMER)),
     }
+
+
+def trim_logs(run: Path, iteration: int, evaluated: int | None) -> None:
+    """On resuming from a checkpoint at `iteration`: drop the lines a killed segment wrote after
+    it (``log.jsonl``'s later iterations; ``eval.jsonl``'s evaluations after `evaluated`
+    decisions), which the run is about to write again. Each file is rewritten atomically."""
+    for name, key, last in (("log.jsonl", "iteration", iteration), ("eval.jsonl", "steps", evaluated)):
+        path = run / name
+        if last is None or not path.is_file():
+            continue
+        lines = path.read_text().splitlines(keepends=True)
+        kept = [line for line in lines if line.strip() and json.loads(line).get(key, 0) <= last]
+        if len(kept) != len(lines):
+            write_atomically(path, "".join(kept).encode())
 
 
 def _finite(value: Any) -> float | None:
@@ -394,6 +410,7 @@ def train(cfg: RLlibConfig, run: Path, *, resume: bool = False) -> dict[str, Any
             algo.restore_from_path(str(found))
             if league is not None:
                 league.restore(found)
+            trim_logs(run, algo.iteration, None if league is None else league.last["eval"])
         elif cfg.bc is not None:
             behaviour_cloning(algo, cfg, cfg.bc, run)
         if league is not None:
