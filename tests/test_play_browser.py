@@ -3,7 +3,7 @@ driven by Selenium against the server running under uvicorn on 127.0.0.1.
 
 Set QWIXX_SCREENSHOTS=1 to save the page's pictures into docs/images (the README and
 docs/play.md show them): a game in progress with the coach on, the end of a game, the replay viewer,
-and the table at 1280 and 400 px wide.
+and Longo with five players at 1280 and 400 px wide.
 """
 
 import json
@@ -487,6 +487,8 @@ def test_a_hot_seat_game_covers_the_table_between_people(site, browser):
             seat, last = int(browser.execute_script("return document.body.dataset.cover")), 1 - game.to_decide()
             assert seat == game.to_decide()
             assert browser.find_element(By.ID, "cover").text.startswith(f"Pass to {names[seat]}")
+            size = "return parseFloat(getComputedStyle(document.querySelector(arguments[0])).fontSize)"
+            assert browser.execute_script(size, ".cover-title") >= 1.8 * browser.execute_script(size, "body")
             assert not browser.find_element(By.ID, "play-sheets").is_displayed()  # the table is covered
             hidden += bool(game.session.pending(last))
             browser.find_element(By.ID, "cover-ready").click()
@@ -507,9 +509,15 @@ def viewport(driver, width, height=900):
     wait(driver, f"return window.innerWidth === {width}")
 
 
+MIN_CELL = 32  # px: a cell's side, a touch target (WCAG 2.5.8 asks 24; a cell carries a border and badges)
+MIN_FIGURE = 12  # px: a number's font size on a sheet
+
 # What overflows: the page (a horizontal scroll), any sheet, row, row count or banner whose
-# content is wider than its box, and a lock cell whose "5+" overlaps its number.
-OVERFLOW = """
+# content is wider than its box, a lock cell whose "5+" overlaps its number, a cell under
+# MIN_CELL px or with a number under MIN_FIGURE px, a coach value outside its cell, and the dice
+# on more than one line.
+OVERFLOW = f"""
+const MIN_CELL = {MIN_CELL}, MIN_FIGURE = {MIN_FIGURE};""" + """
 const out = [];
 const page = document.documentElement;
 if (page.scrollWidth > page.clientWidth) out.push(`page ${page.scrollWidth} > ${page.clientWidth}`);
@@ -523,6 +531,25 @@ for (const need of document.querySelectorAll('.lockcell .need')) {
   const a = need.getBoundingClientRect(), b = need.parentElement.querySelector('.num').getBoundingClientRect();
   const apart = a.top >= b.bottom - 0.5 || b.top >= a.bottom - 0.5 || a.left >= b.right || b.left >= a.right;
   if (!apart) out.push('5+ on its number');
+}
+for (const cell of document.querySelectorAll('.sheet .cell')) {
+  if (!cell.offsetParent) continue;
+  const box = cell.getBoundingClientRect(), figure = parseFloat(getComputedStyle(cell.querySelector('.num')).fontSize);
+  if (Math.min(box.width, box.height) < MIN_CELL - 0.01 || figure < MIN_FIGURE) {
+    out.push(`${cell.getAttribute('aria-label')}: ${box.width.toFixed(1)} px, figures ${figure.toFixed(1)} px`);
+  }
+  const value = cell.querySelector('.value');
+  if (value) {
+    const v = value.getBoundingClientRect();
+    if (v.left < box.left - 0.5 || v.right > box.right + 0.5 || v.top < box.top - 0.5 || v.bottom > box.bottom + 0.5) {
+      out.push(`the coach's value spills over ${cell.getAttribute('aria-label')}`);
+    }
+  }
+}
+for (const dice of document.querySelectorAll('.dice')) {
+  const tops = new Set([...dice.querySelectorAll('.die')].filter((d) => d.offsetParent)
+    .map((d) => Math.round(d.getBoundingClientRect().top)));
+  if (tops.size > 1) out.push(`the dice on ${tops.size} lines`);
 }
 return out;
 """
@@ -539,7 +566,8 @@ def new_table(driver, url, variant, players, seed):
 
 def test_every_table_size_fits_at_1280_and_400_px(site, browser, tmp_path):
     """1, 3 and 5 players of both variants, a few crosses in, at a laptop's and a phone's width:
-    no horizontal scroll, no sheet, row or banner wider than its box, no "5+" on its number."""
+    no horizontal scroll, no sheet, row or banner wider than its box, no "5+" on its number,
+    every cell at least MIN_CELL px with readable numbers, the dice on one line."""
     _, url = site
     try:
         for variant in ("classic", "longo"):
@@ -558,8 +586,72 @@ def test_every_table_size_fits_at_1280_and_400_px(site, browser, tmp_path):
                     viewport(browser, width)
                     assert browser.execute_script(OVERFLOW) == [], (variant, players, width)
                     browser.save_screenshot(str(tmp_path / f"play-{variant}-{players}p-{width}.png"))
-                    if (variant, players, width) == ("classic", 3, 400):
-                        shot(browser, "play-400px.png")
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+# Every crossed cell's cross: bold (its stroke at least 3.5 px) and dark, over most of the cell;
+# and how many crossed two-digit numbers seat 0's sheet shows.
+CROSSES = """
+const out = [];
+for (const cell of document.querySelectorAll('.sheet .cell.crossed')) {
+  const x = cell.querySelector('svg.x'), path = x && x.querySelector('path');
+  if (!path || !x.getBoundingClientRect().width) { out.push(`${cell.getAttribute('aria-label')}: no cross`); continue; }
+  const size = x.getBoundingClientRect().width, style = getComputedStyle(path);
+  const stroke = parseFloat(style.strokeWidth) * size / 40;  // the cross's viewBox is 40 wide
+  const dark = style.stroke.match(/\\d+/g).slice(0, 3).every((c) => +c < 60) && +style.opacity === 1;
+  if (size < 0.8 * cell.getBoundingClientRect().width || stroke < 3.5 || !dark) {
+    out.push(`${cell.getAttribute('aria-label')}: a cross of ${size.toFixed(1)} px, stroke ${stroke.toFixed(1)} px, `
+      + style.stroke);
+  }
+}
+const twoDigits = [...document.querySelectorAll(".sheet[data-seat='0'] .cell.crossed")]
+  .filter((cell) => +cell.dataset.number >= 10).length;
+return [out, twoDigits];
+"""
+
+
+def longo_with_five(app):
+    """Longo, you and four random bots, seed 4, after twelve of your decisions (greedy's, for
+    you): crossed cells on every sheet, two-digit numbers among them."""
+    new = parse_new_game({"variant": "longo", "players": 5, "bots": ["random"] * 4, "seed": 4})
+    game = Game(app.state.games.new_id(), new, make_bots(new))
+    app.state.games.add(game.id, game)
+    you = bots.make_bot("greedy", new.table, 0)
+    for _ in range(12):
+        game.move({"seat": 0, "action": int(you.act(game.env.observe(game.env.agent_selection)))},
+                  game.seat_secrets[0])
+    assert not game.over
+    return game
+
+
+def test_longo_with_five_players_fits_a_phone_and_a_laptop(site, browser):
+    """The hard case of the sheet: Longo's 16 cells a row at five sheets, with the coach on.
+    At 400 and 1280 px: no sideways scroll, every cell a touch target (MIN_CELL px) with
+    readable numbers, the coach's values inside their cells, the dice on one line, and every
+    cross bold and dark, two-digit numbers included."""
+    app, url = site
+    game = longo_with_five(app)
+    try:
+        for width in (400, 1280):
+            viewport(browser, width)
+            browser.get("about:blank")  # a fresh page: from the page itself a new hash would not reload it
+            browser.get(f"{url}#join={game.id}.{game.seat_secrets[0]}")
+            wait(browser, "return document.body.dataset.turn === 'you'")
+            browser.find_element(By.ID, "coach-on").click()
+            # a cold kernel cache on a busy machine makes the first Longo coach slow
+            wait(browser, "return !!document.querySelector('#coach-panel .coach-values, #coach-panel .error')",
+                 timeout=120)
+            assert not browser.find_elements(By.CSS_SELECTOR, "#coach-panel .error"), \
+                browser.find_element(By.ID, "coach-panel").text
+            assert browser.find_elements(By.CSS_SELECTOR, ".sheet[data-seat='0'] .cell.legal .value")
+            losses = [td.text for td in browser.find_elements(By.CSS_SELECTOR, "#coach-panel td.loss")]
+            assert losses[0] == "0 (best)" and all(float(x) > 0 for x in losses[1:]), losses  # best − option
+            assert browser.execute_script(OVERFLOW) == [], width
+            problems, two_digits = browser.execute_script(CROSSES)
+            assert problems == [] and two_digits >= 1, (width, problems)
+            browser.execute_script("window.scrollTo(0, 0)")  # the coach's box scrolled into view
+            shot(browser, f"play-longo-5p-{width}px.png")
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 

@@ -63,7 +63,7 @@ function svg(markup, cls) {
   if (cls) el.setAttribute("class", cls);
   return el;
 }
-const CROSS = '<svg viewBox="0 0 40 40" class="x"><path d="M8 9 L32 31 M31 8 L9 32" stroke="#1b1b1b" stroke-width="5" stroke-linecap="round" fill="none"/></svg>';
+const CROSS = '<svg viewBox="0 0 40 40" class="x"><path d="M7 7 L33 33 M33 7 L7 33" stroke="#1b1b1b" stroke-width="5" stroke-linecap="round" fill="none"/></svg>';
 const PADLOCK = '<svg viewBox="0 0 24 24" class="padlock"><path d="M7 10V7a5 5 0 0 1 10 0v3" stroke="currentColor" stroke-width="2.4" fill="none"/><rect x="4.5" y="10" width="15" height="11" rx="2.5" fill="currentColor"/></svg>';
 const CLOVER = '<svg viewBox="0 0 24 24" width="14" height="14"><g fill="#2e7d32"><circle cx="8" cy="8" r="4.5"/><circle cx="16" cy="8" r="4.5"/><circle cx="8" cy="16" r="4.5"/><circle cx="16" cy="16" r="4.5"/></g><path d="M12 12 L18 22" stroke="#2e7d32" stroke-width="2"/></svg>';
 
@@ -239,6 +239,7 @@ function drawSheet(sheet, snap, seat, opts) {
       const legal = opts.legal && opts.legal.get(action);
       const isLock = sheet.lock_numbers[row].includes(n);
       const cls = ["cell", isCrossed && "crossed", gone && "gone", legal && "legal", isLock && "lockcell",
+        legal && legal.value !== undefined && "valued",
         opts.pending && opts.pending.has(action) && "pending", opts.flash && opts.flash.has(action) && "flash"]
         .filter(Boolean).join(" ");
       const label = `${ROW_NAMES[row]} ${n}${isCrossed ? ", crossed" : gone ? ", skipped" : ""}${legal ? ", you may cross it" : ""}`
@@ -247,7 +248,7 @@ function drawSheet(sheet, snap, seat, opts) {
         class: cls, "data-action": String(action), "data-number": String(n), "aria-label": label, title: label,
         role: legal ? "button" : null, tabindex: legal && opts.onPick ? "0" : null,
       }, h("span", { class: "num", text: String(n) }));
-      if (isCrossed) el.prepend(svg(CROSS));  // under the number, which stays readable
+      if (isCrossed) el.prepend(svg(CROSS));  // under the number, which stays readable on it
       if (isLock) el.append(h("span", { class: "need", "aria-hidden": "true", text: `${sheet.lock_threshold}+` }));
       if (legal && legal.key) el.append(h("span", { class: "key", text: legal.key }));
       if (legal && legal.value !== undefined) el.append(h("span", { class: "value" + (legal.best ? " best" : ""), text: legal.value }));
@@ -268,7 +269,7 @@ function drawSheet(sheet, snap, seat, opts) {
     const says = `${count} cross${count === 1 ? "" : "es"} in ${ROW_NAMES[row].toLowerCase()} (the lock counts as one): ${points} points${rowLocked ? "; the row is locked" : ""}`;
     return h("div", { class: `row ${row}` + (rowLocked ? " closed" : ""), "data-row": row },
       h("span", { class: "row-name", "data-short": ROW_NAMES[row][0], text: ROW_NAMES[row] }),
-      cells, lock,
+      h("div", { class: "cells" }, cells, lock),
       h("span", { class: "row-count", title: says, "aria-label": says, "data-crosses": String(count) },
         h("b", { text: `${count}×` }), h("span", { class: "pts", text: `${points} pts` })));
   });
@@ -289,7 +290,8 @@ function drawSheet(sheet, snap, seat, opts) {
   );
   return h("div", {
     class: "sheet" + (opts.compact ? " compact" : "") + (opts.deciding ? " deciding" : ""),
-    "data-seat": String(seat), style: `--cells: ${K}`,
+    // --half: the cells of a row's first line where a narrow sheet wraps its rows in two (style.css)
+    "data-seat": String(seat), "data-cells": String(K), style: `--cells: ${K}; --half: ${Math.ceil((K + 1) / 2)}`,
   }, head, h("div", { class: "rows-head", "aria-hidden": "true" }, h("span", { class: "count-head", text: "crosses · points" })),
   rows, foot);
 }
@@ -720,13 +722,11 @@ function handOver() {
   const seat = g.to_decide;
   let cover = $("cover");
   if (!cover) {
-    cover = h("div", { id: "cover", role: "dialog", "aria-modal": "true", style: "position: fixed; inset: 0; z-index: 50; "
-      + "display: flex; flex-direction: column; align-items: center; justify-content: center; gap: 1em; "
-      + "background: var(--paper, #f4efe2); font-size: 1.3em; text-align: center" });
+    cover = h("div", { id: "cover", class: "cover", role: "dialog", "aria-modal": "true", "aria-labelledby": "cover-title" });
     document.body.append(cover);
   }
   const name = g.seats[seat].name;
-  cover.replaceChildren(h("p", { class: "cover-title", text: `Pass to ${name}` }),
+  cover.replaceChildren(h("h1", { class: "cover-title", id: "cover-title", text: `Pass to ${name}` }),
     h("p", { text: "The last player's choices stay hidden. Click when ready." }),
     h("button", { type: "button", id: "cover-ready", class: "primary big", text: `I am ${name}: show my sheet`,
       onclick: () => takeSeat(seat) }));
@@ -845,10 +845,11 @@ function fmtValue(unit, v) {
   if (unit === "win chance") return `${(100 * v).toFixed(1)}%`;
   return v.toFixed(unit === "points" ? 2 : 1);
 }
+// An option's loss (the best value less its value: 0 or more, as its column heading says)
 function fmtLoss(unit, loss) {
-  if (loss < 1e-9) return "best";
-  if (unit === "win chance") return `−${(100 * loss).toFixed(1)} pts`;
-  return `−${loss.toFixed(unit === "points" ? 2 : 1)}`;
+  if (loss < 1e-9) return "0 (best)";
+  if (unit === "win chance") return `${(100 * loss).toFixed(1)} pts`;
+  return loss.toFixed(unit === "points" ? 2 : 1);
 }
 function coachByAction(coach) {
   const out = new Map();
@@ -899,8 +900,11 @@ function coachTable(coach, idle) {
   const rows = coach.options.slice().sort((a, b) => b.value - a.value);
   return h("div", { class: "coach-values", "data-source": coach.source.name },
     h("div", { class: "source" }, h("b", { text: SOURCE_WORDS[coach.source.name] || coach.source.name }),
-      `: ${coach.source.quantity} (${unit}); ${coach.source.loss_name} = best − option.`),
-    h("table", {}, h("tbody", {}, rows.map((o) => h("tr", {
+      `: ${coach.source.quantity} (${unit}); ${coach.source.loss_name}: what the option gives up against the best (best − option).`),
+    h("table", {},
+      h("thead", {}, h("tr", {}, h("th", { colspan: "2", text: "option" }), h("th", { class: "num", text: "value" }),
+        h("th", { class: "num", text: coach.source.loss_name }))),
+      h("tbody", {}, rows.map((o) => h("tr", {
       class: o.action === coach.best_action ? "best" : "", "data-action": String(o.action), "data-value": String(o.value),
     },
     h("td", {}, h("span", { class: `chip-mini ${o.mark ? o.mark.row : "pass"}`, text: o.label })),
