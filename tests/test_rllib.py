@@ -34,6 +34,7 @@ from qwixx_env.integrations.rllib import (  # noqa: E402
     SeatMapping,
     make_vector_env,
     ppo_config,
+    set_league,
     vector_env_of,
     vector_ppo_config,
 )
@@ -430,13 +431,59 @@ def test_rllibs_env_runner_records_every_decision_the_vector_env_plays():
         runner.stop()
 
 
+def _pools(algo):
+    """Each env runner's pool as its env plays it: the bot specs, "policy" for a snapshot."""
+    def pool(runner):
+        env = vector_env_of(runner)
+        return None if env is None else sorted(o if isinstance(o, str) else "policy" for o in env.env.opponents)
+
+    return algo.env_runner_group.foreach_env_runner(pool, local_env_runner=False)
+
+
+@pytest.mark.slow
+def test_a_restarted_env_runner_and_a_restored_algorithm_play_the_current_league(tmp_path):
+    """RLlib restarts a runner whose process died, and rebuilds an algorithm from a checkpoint;
+    both used to start from the config's pool (the league lived only in the old runners' envs)."""
+    import os
+    import signal
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, object_store_memory=100 * 2**20)
+    try:
+        config = (vector_ppo_config(num_players=2, opponents={"greedy": 1}, hidden=(16,))
+                  .env_runners(num_env_runners=1, num_envs_per_env_runner=4)
+                  .training(train_batch_size_per_learner=64, minibatch_size=32, num_epochs=1))
+        algo = config.build_algo()
+        snapshot = bots.load("ppo-classic-2p").policy
+        algo.env_runner_group.foreach_env_runner(lambda r: set_league(r, {"heuristic": 1, "snap": 1},
+                                                                      {"snap": snapshot}))
+        league = ["heuristic", "policy"]
+        assert _pools(algo) == [league]
+        [pid] = algo.env_runner_group.foreach_env_runner(lambda r: os.getpid(), local_env_runner=False)
+        os.kill(pid, signal.SIGKILL)
+        for _ in range(30):  # each iteration RLlib probes the dead runner; Ray restarts it meanwhile
+            algo.train()  # once back, the runner is synced with the driver's runner, then samples
+            if algo.env_runner_group.num_healthy_remote_workers() == 1:
+                break
+        [new_pid] = algo.env_runner_group.foreach_env_runner(lambda r: os.getpid(), local_env_runner=False)
+        assert new_pid != pid and _pools(algo) == [league]
+        saved = algo.save_to_path(tmp_path / "checkpoint")
+        algo.stop()
+        restored = Algorithm.from_checkpoint(saved)
+        try:
+            assert _pools(restored) == [league]
+        finally:
+            restored.stop()
+    finally:
+        ray.shutdown()
+
+
 def test_rllib_config_takes_the_ppo_configs_opponent_pool_and_the_old_form_with_a_warning():
     cfg = tiny()
     assert cfg.env == "vector" and cfg.opponents.scripted == {"greedy": 1.0}
     assert algo_config(cfg).env == "qwixx-vector-v0"
     assert algo_config(cfg).env_runner_cls is BatchedEnvRunner  # the default runner ...
     stock = config_from_dict({**cfg.to_dict(), "env_runners": {"num_env_runners": 0, "runner": "rllib"}})
-    assert algo_config(stock).env_runner_cls is SingleAgentEnvRunner  # ... or RLlib's own
+    assert issubclass(algo_config(stock).env_runner_cls, SingleAgentEnvRunner)  # ... or RLlib's own sampling
     with pytest.raises(ValueError, match="env_runners.runner"):
         config_from_dict({**cfg.to_dict(), "env_runners": {"runner": "fast"}})
     with pytest.warns(DeprecationWarning, match="opponents"):

@@ -53,14 +53,13 @@ import torch
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorWrapper
 from gymnasium.vector.utils import batch_space
-from ray.rllib.algorithms.ppo import PPOConfig
+from ray.rllib.algorithms.ppo import PPO, PPOConfig
 from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
-from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 from ray.tune.registry import register_env
 from torch import nn
@@ -73,7 +72,7 @@ from qwixx_env.core.variant import get_variant
 from qwixx_env.envs.parallel import ParallelQwixx
 from qwixx_env.envs.qwixx_v0 import raw_env
 from qwixx_env.envs.vector import Policy, QwixxVectorEnv
-from qwixx_env.integrations.rllib_runner import BatchedEnvRunner, as_numpy
+from qwixx_env.integrations.rllib_runner import BatchedEnvRunner, LeagueEnvRunner, as_numpy
 from qwixx_env.nets import Layer, write_policy
 
 ENV_OPTIONS = ("table", *TableOptions.names(), "illegal_reward")
@@ -314,11 +313,30 @@ def vector_env_of(runner: Any) -> RLlibVectorEnv | None:
 
 
 def set_league(runner: Any, weights: Mapping[str, float], snapshots: Mapping[str, Policy]) -> None:
-    """On an env runner (`foreach_env_runner`): `RLlibVectorEnv.set_league` on its env (none:
-    nothing to do, `vector_env_of`)."""
+    """On an env runner (`foreach_env_runner`): a `LeagueEnvRunner` keeps the pool in its state
+    and plays it (the driver's runner too, which has no env: restarted runners and checkpoints
+    take the pool from it); another runner's `RLlibVectorEnv` plays it (none: nothing to do)."""
+    if isinstance(runner, LeagueEnvRunner):
+        runner.set_league(weights, snapshots)
+        return
     env = vector_env_of(runner)
     if env is not None:
         env.set_league(weights, snapshots)
+
+
+class LeaguePPO(PPO):
+    """RLlib's PPO, handing the self-play league on when it is restored from a checkpoint
+    (``Algorithm.from_checkpoint``, ``restore_from_path``): the checkpoint holds the driver's
+    env runner's state, the pool with it (`LeagueEnvRunner`), and RLlib syncs only its
+    connectors to the remote runners, so the pool goes to each of them here. `vector_ppo_config`
+    builds it."""
+
+    def restore_from_path(self, path: Any, *args: Any, **kwargs: Any) -> None:
+        super().restore_from_path(path, *args, **kwargs)
+        league, group = getattr(self.env_runner, "league", None), self.env_runner_group
+        if league is not None and group is not None and group.num_remote_env_runners() > 0:
+            weights, snapshots = league
+            group.foreach_env_runner(lambda runner: set_league(runner, weights, snapshots), local_env_runner=False)
 
 
 def make_vector_env(config: Mapping[str, Any]) -> RLlibVectorEnv:
@@ -334,7 +352,7 @@ def make_vector_env(config: Mapping[str, Any]) -> RLlibVectorEnv:
     return RLlibVectorEnv(QwixxVectorEnv(num_envs, autoreset_mode=AutoresetMode.NEXT_STEP, **options))
 
 
-ENV_RUNNERS = {"batched": BatchedEnvRunner, "rllib": SingleAgentEnvRunner}
+ENV_RUNNERS = {"batched": BatchedEnvRunner, "rllib": LeagueEnvRunner}
 """`vector_ppo_config`'s `env_runner`: the env runner class every runner of the vector path is."""
 
 VECTOR_ENV = "qwixx-vector-v0"
@@ -531,8 +549,10 @@ def vector_ppo_config(
     The table is `table` or its keyword options (`core.options.table_from`); `env_options` are
     more `QwixxVectorEnv` options (``illegal_reward``, ``learner_seat``, ``greedy_max_skip``).
     `env_runner`: ``"batched"`` (the default: `BatchedEnvRunner`, which samples all of a
-    runner's games as one batch per step) or ``"rllib"`` (RLlib's own `SingleAgentEnvRunner`,
-    game by game: slower, but runs custom connectors and per-episode callbacks).
+    runner's games as one batch per step) or ``"rllib"`` (`LeagueEnvRunner`: RLlib's own
+    `SingleAgentEnvRunner`'s sampling, game by game: slower, but runs custom connectors and
+    per-episode callbacks). Both keep the league in their state (`LeagueEnvRunner`), and the
+    algorithm is a `LeaguePPO`.
     The learned module is RLlib's single-agent default module id (`DEFAULT_MODULE_ID`); the
     self-play league swaps the pool in running env runners (`RLlibVectorEnv.set_league`). Set
     the rest (``.env_runners``, ``.training``, ``.learners``, ``.debugging``) on the result.
@@ -544,7 +564,7 @@ def vector_ppo_config(
     make_vector_env({**env_config, "num_envs": 1})  # checks the options and the pool before anything is built
     register_env(VECTOR_ENV, make_vector_env)
     return (
-        PPOConfig()
+        PPOConfig(algo_class=LeaguePPO)
         .environment(VECTOR_ENV, env_config=env_config)
         .env_runners(gym_env_vectorize_mode="vector_entry_point", env_runner_cls=ENV_RUNNERS[env_runner])
         .rl_module(rl_module_spec=masked_module_spec(hidden, activation))

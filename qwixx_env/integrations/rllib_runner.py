@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import time
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -49,8 +50,61 @@ REWARD_SPACE = spaces.Box(float("-inf"), float("inf"), (), np.float32)
 """The space of one reward in an episode (what `SingleAgentEpisode` gives its rewards)."""
 
 
-class BatchedEnvRunner(SingleAgentEnvRunner):
-    """A `SingleAgentEnvRunner` whose `sample` steps the vector env as one batch (module docstring)."""
+LEAGUE_STATE = "qwixx_league"
+"""The key of the opponent pool in a `LeagueEnvRunner`'s state (`get_state`, `set_state`)."""
+
+
+class LeagueEnvRunner(SingleAgentEnvRunner):
+    """RLlib's `SingleAgentEnvRunner`, holding the self-play league (the opponent pool its env
+    plays: `set_league`) as part of its state, so that every way RLlib makes or remakes a
+    runner or its env starts with the current pool:
+
+    - an env rebuilt after a failed step (`make_env`) gets the pool again;
+    - a runner restarted after its process died gets the driver's runner's state
+      (RLlib's ``restore_env_runners`` syncs it), the pool with it;
+    - an algorithm checkpoint holds the driver's runner's state, the pool with it, and
+      `LeaguePPO` hands it on to the remote runners on restore (``Algorithm.from_checkpoint``).
+
+    Sampling is RLlib's own; `BatchedEnvRunner` samples on the batch."""
+
+    _league: tuple[dict[str, float], dict[str, Any]] | None = None
+
+    def set_league(self, weights: Mapping[str, float], snapshots: Mapping[str, Any]) -> None:
+        """Play the pool `weights` (bot spec or snapshot name -> weight), `snapshots` the frozen
+        policies by name, from the next step on; kept for the env's remakes and in the state."""
+        self._league = (dict(weights), dict(snapshots))
+        self._apply_league()
+
+    @property
+    def league(self) -> tuple[dict[str, float], dict[str, Any]] | None:
+        """The pool this runner plays (weights, snapshots), or None before any `set_league`."""
+        return self._league
+
+    def _apply_league(self) -> None:
+        env: Any = self.env
+        while env is not None and not hasattr(env, "set_league"):
+            env = getattr(env, "env", None)  # under RLlib's wrappers: the vector env's league
+        if env is not None and self._league is not None:
+            env.set_league(*self._league)
+
+    def make_env(self) -> None:
+        super().make_env()
+        self._apply_league()
+
+    def get_state(self, components: Any = None, *, not_components: Any = None, **kwargs: Any) -> dict[str, Any]:
+        state = super().get_state(components, not_components=not_components, **kwargs)
+        if self._league is not None:
+            state[LEAGUE_STATE] = {"weights": self._league[0], "snapshots": self._league[1]}
+        return state
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        super().set_state(state)
+        if LEAGUE_STATE in state:
+            self.set_league(state[LEAGUE_STATE]["weights"], state[LEAGUE_STATE]["snapshots"])
+
+
+class BatchedEnvRunner(LeagueEnvRunner):
+    """A `LeagueEnvRunner` whose `sample` steps the vector env as one batch (module docstring)."""
 
     def __init__(self, *, config: AlgorithmConfig, **kwargs: Any):
         check_batched_config(config)
@@ -60,7 +114,7 @@ class BatchedEnvRunner(SingleAgentEnvRunner):
         self._games: _Games | None = None  # the games under way, once sampling has started
 
     def make_env(self) -> None:
-        super().make_env()
+        super().make_env()  # the league's make_env: the pool again
         self._games = None  # a new env: its games start at the next sample
         self._check_env()
 
