@@ -2,11 +2,13 @@
 
 import json
 import math
+import os
 import re
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -234,6 +236,61 @@ def test_results_do_not_depend_on_the_number_of_workers(three_bots):
         ["greedy", "random"], num_players=3, variant="longo", lucky="instead", games=3, seed=1, workers=3
     )
     assert without_timing(a) == without_timing(b)
+
+
+def test_the_workers_start_once_this_process_has_played_the_first_game(monkeypatch):
+    # On a cold kernel cache that first game compiles every kernel, once; the forked workers
+    # inherit them instead of each compiling them again.
+    from qwixx_env.arena import play as arena_play
+
+    here, real_play, real_mp = [], arena_play.Table.play, arena_play.multiprocessing
+    monkeypatch.setattr(arena_play.Table, "play", lambda self, game: here.append(game) or real_play(self, game))
+
+    class Context:
+        def __init__(self, method):
+            self.context = real_mp.get_context(method)
+
+        def Pool(self, *args, **kwargs):  # noqa: N802 (multiprocessing's name)
+            pools.append(list(here))
+            return self.context.Pool(*args, **kwargs)
+
+    pools = []
+    monkeypatch.setattr(arena_play, "multiprocessing", SimpleNamespace(
+        get_all_start_methods=real_mp.get_all_start_methods, get_context=Context))
+    result = run_arena(["random", "greedy", "greedy:max_skip=0"], num_players=2, games=8, seed=3, workers=2)
+    assert pools == [[0]]  # game 0, played here before the pool started; the workers played the rest
+    assert here == [0] and len(result.games.rolls) == 48
+
+
+COLD_ARENA = """
+import json, os, sys
+from numba.core import event
+
+class Compiles(event.Listener):
+    def on_start(self, ev):
+        with open(sys.argv[1], "a") as out:
+            out.write(f"{os.getpid()}\\n")
+    def on_end(self, ev):
+        pass
+
+event.register("numba:compile", Compiles())
+from qwixx_env import cli
+print(os.getpid())
+cli.main(["arena", "random", "greedy", "--games", "2", "--workers", "2", "--quiet"])
+"""
+
+
+@pytest.mark.slow  # compiles the game's kernels from nothing: several seconds
+def test_a_cold_arena_compiles_in_one_process_and_says_so_once(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["QWIXX_ENV_CACHE"] = str(tmp_path / "cache")
+    compiles = tmp_path / "compiles"
+    done = subprocess.run([sys.executable, "-c", COLD_ARENA, str(compiles)], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    parent = done.stdout.splitlines()[0]
+    assert set(compiles.read_text().split()) == {parent}  # the workers compiled nothing
+    assert done.stderr.count("compiling the numba kernels of the table and of random, greedy") == 1
 
 
 def test_a_longo_arena_tells_the_bots_that_model_it_the_lucky_rule():

@@ -43,6 +43,15 @@ def test_the_notice_is_logged_once_for_package_kernels(caplog):
     assert "compiling" in record.getMessage() and kernel_compile.cache_location() in record.getMessage()
 
 
+def test_the_notice_names_what_a_caller_is_preparing(caplog, monkeypatch):
+    notice = kernel_compile._FirstCompileNotice()
+    monkeypatch.setattr(kernel_compile, "first_compile_notice", notice)
+    with caplog.at_level(logging.WARNING, logger="qwixx_env"), kernel_compile.preparing("the kernels of greedy"):
+        notice.on_start(compile_event(rules.reset_batch.py_func))
+    assert caplog.records[0].getMessage().startswith("qwixx_env is compiling the kernels of greedy for first use")
+    assert notice.what == kernel_compile.KERNELS  # as before the block
+
+
 def test_the_notice_names_numba_cache_dir_when_the_user_set_it(monkeypatch):
     monkeypatch.setenv("NUMBA_CACHE_DIR", "/somewhere/numba")
     assert "/somewhere/numba" in kernel_compile.cache_location()
@@ -112,7 +121,7 @@ def test_an_empty_cache_says_so_once_and_a_warm_one_says_nothing(tmp_path):
 
 
 def is_compiled(fn: ast.FunctionDef) -> bool:
-    words = ("kernel", "jit", "inlined", "leaf")
+    words = ("kernel", "jit", "inlined", "internal", "leaf")
     return any(word in ast.unparse(d) for d in fn.decorator_list for word in words)
 
 

@@ -35,6 +35,7 @@ from qwixx_env.arena.schedule import bot_entries, bot_seed, lineups, parse_bot
 from qwixx_env.arena.stats import Z95, mean_and_se, openskill_ratings, ranks, wilson_interval, win_shares
 from qwixx_env.bots import make_bot
 from qwixx_env.core.checks import check_int
+from qwixx_env.core.compile import preparing
 from qwixx_env.core.options import TableOptions
 
 RESULT_FORMAT = "qwixx_env.arena/1"
@@ -139,22 +140,24 @@ def run_arena(
     # the game options, checked; num_players a plain int (a numpy integer too: the result is plain JSON)
     table = TableOptions(num_players=num_players, variant=variant, lucky=lucky)
     num_players = table.num_players
-    for e in entries:
-        try:
-            bot = make_bot(e, table, seed=0)
-        except (TypeError, ValueError, OSError) as err:  # OSError: a checkpoint file that is not there
-            raise ValueError(f"bot {e.label!r}: {err}") from err
-        if not callable(getattr(bot, "act", None)):
-            raise ValueError(f"bot {e.label!r}: made {bot!r}, which has no act(observation) method")
-    seats = lineups(len(entries), num_players)
-    config = TableConfig(entries, seats, table, int(seed), records=folder)
-    total = int(games) * len(seats)
-    workers = max(1, min(workers, total))
-    if folder is not None:
-        prepare(folder)
-    start = time.perf_counter()
-    arrays = play_games(config, total, workers, progress)
-    seconds = time.perf_counter() - start
+    # On a cold kernel cache the checks and the first game compile: the notice names the bots.
+    with preparing(f"the numba kernels of the table and of {', '.join(e.label for e in entries)}"):
+        for e in entries:
+            try:
+                bot = make_bot(e, table, seed=0)
+            except (TypeError, ValueError, OSError) as err:  # OSError: a checkpoint file that is not there
+                raise ValueError(f"bot {e.label!r}: {err}") from err
+            if not callable(getattr(bot, "act", None)):
+                raise ValueError(f"bot {e.label!r}: made {bot!r}, which has no act(observation) method")
+        seats = lineups(len(entries), num_players)
+        config = TableConfig(entries, seats, table, int(seed), records=folder)
+        total = int(games) * len(seats)
+        workers = max(1, min(workers, total))
+        if folder is not None:
+            prepare(folder)
+        start = time.perf_counter()
+        arrays = play_games(config, total, workers, progress)
+        seconds = time.perf_counter() - start
     labels = [e.label for e in entries]
     result = ArenaResult(
         labels=labels,

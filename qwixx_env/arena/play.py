@@ -98,16 +98,23 @@ def play_games(
 ) -> GameArrays:
     """Play table games 0..num_games-1 on `workers` processes; results in game order.
 
-    `progress(done, total)` is called with 0 once the workers are up, then as chunks of games
-    finish.
+    With several workers this process plays game 0 first, alone, so that the kernels compile
+    once (see the comment below). `progress(done, total)` is called once the workers are up,
+    then as chunks of games finish.
     """
     chunk = max(1, min(200, -(-num_games // (workers * 16))))
-    bounds = [(a, min(a + chunk, num_games)) for a in range(0, num_games, chunk)]
+    table = Table(config)
     results: list[tuple[list[int], list[int], int]] = []
-    if workers == 1:
-        table = Table(config)
+    if workers > 1:
+        # The first game is played here, before any worker starts: it compiles every kernel the
+        # games need (or loads them from the disk cache) once, and the workers inherit them
+        # (forked) or load what it cached (spawned). On a cold cache, workers started first
+        # would each compile them all: the CPU time of the compile times the workers.
+        results.append(table.play(0))
+    bounds = [(a, min(a + chunk, num_games)) for a in range(len(results), num_games, chunk)]
+    if workers == 1 or not bounds:
         if progress:
-            progress(0, num_games)
+            progress(len(results), num_games)
         for b in bounds:
             results.extend(table.play_range(*b))
             if progress:
@@ -119,7 +126,7 @@ def play_games(
         context = multiprocessing.get_context("fork" if "fork" in methods else None)
         with context.Pool(workers, initializer=_init_worker, initargs=(config,)) as pool:
             if progress:  # only now: a progress display may start a thread, and forks come first
-                progress(0, num_games)
+                progress(len(results), num_games)
             for part in pool.imap(_play_chunk, bounds):
                 results.extend(part)
                 if progress:

@@ -12,17 +12,19 @@ which then wins as usual.
 The first time a process compiles one of these kernels (nothing cached yet: a fresh install,
 or an edit to the kernel sources) it says so once, as a WARNING of the ``qwixx_env`` logger,
 the way matplotlib announces that it is building its font cache: without it a newcomer's
-first game looks like a frozen prompt. A warm cache compiles nothing and says nothing.
+first game looks like a frozen prompt. A warm cache compiles nothing and says nothing. A
+caller that knows what it prepares names it for the notice (`preparing`: the arena names its bots).
 ``python -m qwixx_env.warm`` (run by ``make``) fills the cache ahead of time.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -94,10 +96,12 @@ def cache_location() -> str:
 
 
 COMPILING_MESSAGE = (
-    "qwixx_env is compiling its numba kernels for first use; this takes a few seconds to a "
+    "qwixx_env is compiling %s for first use; this takes a few seconds to a "
     "minute, once: they are cached in %s. `python -m qwixx_env.warm` compiles the common ones "
     "ahead of time."
 )
+KERNELS = "its numba kernels"
+"""What `COMPILING_MESSAGE` says is compiling, unless a caller names it (`preparing`)."""
 
 
 class _FirstCompileNotice(event.Listener):
@@ -109,6 +113,7 @@ class _FirstCompileNotice(event.Listener):
 
     def __init__(self) -> None:
         self.told = False
+        self.what = KERNELS
 
     def on_start(self, ev: event.Event) -> None:
         if self.told or ev.data is None:  # numba's compile events carry their dispatcher in data
@@ -116,7 +121,7 @@ class _FirstCompileNotice(event.Listener):
         module = getattr(ev.data["dispatcher"].py_func, "__module__", "") or ""
         if module.startswith("qwixx_env."):
             self.told = True
-            logger.warning(COMPILING_MESSAGE, cache_location())
+            logger.warning(COMPILING_MESSAGE, self.what, cache_location())
 
     def on_end(self, ev: event.Event) -> None:
         pass
@@ -124,6 +129,18 @@ class _FirstCompileNotice(event.Listener):
 
 first_compile_notice = _FirstCompileNotice()
 event.register("numba:compile", first_compile_notice)
+
+
+@contextlib.contextmanager
+def preparing(what: str) -> Iterator[None]:
+    """Within the block, the first-compile notice says what is being prepared: `what`, e.g.
+    ``"the numba kernels of the table and of greedy, heuristic"`` (said only if the block
+    compiles the process's first kernel, and once)."""
+    previous, first_compile_notice.what = first_compile_notice.what, what
+    try:
+        yield
+    finally:
+        first_compile_notice.what = previous
 
 
 class CachedKernel(CPUDispatcher):
@@ -181,7 +198,7 @@ def kernel(*, refcounts: bool = True, **options: Any) -> Callable:
     return wrap
 
 
-def inline_kernel(*, python: bool = False, **options: Any) -> Callable:
+def inline_kernel(*, python: bool = False, forceinline: bool = True, **options: Any) -> Callable:
     """Decorator for a helper that kernels call: compiled once per argument types without
     numba's runtime (as `batch_kernel`), then inlined by LLVM into every kernel that calls it
     (numba's ``forceinline``), so a call costs nothing at run time.
@@ -195,9 +212,13 @@ def inline_kernel(*, python: bool = False, **options: Any) -> Callable:
     a large part of a small function's compile time) unless ``python=True``, for the few that
     plain Python calls too. Called from Python, a helper without one raises `TypeError`
     (`KernelOnly`) instead of calling into code that is not there; `KERNEL_ONLY` lists them.
+
+    ``forceinline=False`` (`internal`) leaves the inlining to LLVM's own judgement: for the
+    larger helpers that several kernels call (the heuristic's look-ahead), which are then
+    compiled without the wrappers no Python code calls.
     """
     wrappers = {} if python else {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
-    compile_helper = kernel(refcounts=False, forceinline=True, **wrappers, **options)
+    compile_helper = kernel(refcounts=False, forceinline=forceinline, **wrappers, **options)
 
     def wrap(fn: Callable) -> Callable:
         helper = compile_helper(fn)
@@ -227,8 +248,11 @@ KERNEL_ONLY: set[str] = set()
 #   @kernel()        a kernel with numba's runtime: it may allocate arrays (the solver, tools)
 #   @batch_kernel    a hot kernel over arrays its caller passes in, without reference counts
 #   @inlined         a helper that kernels call, inlined by LLVM, no Python entry point
+#   @internal        a larger helper that kernels call, no Python entry point, inlined where
+#                    LLVM chooses
 #   @leaf            a small leaf whose few lines numba copies into each caller before typing
 #                    (numba's inline="always"): cheaper, for a leaf, than compiling it alone
 batch_kernel = kernel(refcounts=False)
 inlined = inline_kernel()
+internal = inline_kernel(forceinline=False)
 leaf = kernel(inline="always")

@@ -36,7 +36,7 @@ from typing import NamedTuple
 import numpy as np
 
 from qwixx_env.core.checks import check_number
-from qwixx_env.core.compile import batch_kernel, inlined
+from qwixx_env.core.compile import batch_kernel, inlined, internal
 from qwixx_env.core.observation import decode_one
 from qwixx_env.core.rules import (
     BONUS,
@@ -145,7 +145,7 @@ def weights_array(weights: Mapping[str, float] | None = None) -> np.ndarray:
 
 
 
-@batch_kernel
+@internal
 def _table_at(table, x):
     """The score table read at a fractional number of crosses (linear between entries)."""
     top = table.shape[0] - 1
@@ -175,7 +175,7 @@ def _open_weights(tb, frequency, out):
             out[r, c] = out[r, c + 1] + w
 
 
-@batch_kernel
+@internal
 def _row_value(tb, open_w, r, marks, lock, closed, phi, hope):
     """Expected points of one row (see the module docstring)."""
     n = count(marks) + (1 if lock else 0)
@@ -188,7 +188,7 @@ def _row_value(tb, open_w, r, marks, lock, closed, phi, hope):
     return _table_at(tb.score_table, expected)
 
 
-@batch_kernel
+@internal
 def _sheet_value(tb, sheet, mk, lk, pen, phi, hope, risk):
     """Expected points of a sheet (mk, lk, pen) with the locked rows and open-number weights
     of the scratch `sheet`."""
@@ -198,7 +198,7 @@ def _sheet_value(tb, sheet, mk, lk, pen, phi, hope, risk):
     return total - tb.penalty_points * pen - risk * pen * pen
 
 
-@batch_kernel
+@internal
 def evaluate_sheet(st, tb, b, s, sheet, pen, w):
     """Value for seat s of the position where s's sheet is the `ScratchSheet` `sheet` (its
     marks and locks) with `pen` penalties, the others' sheets are as committed, and
@@ -246,7 +246,7 @@ def evaluate_sheet(st, tb, b, s, sheet, pen, w):
     return mine - w[OPPONENT_WEIGHT] * best
 
 
-@batch_kernel
+@internal
 def scratch_sheet(st, tb, b, s, weights, ws):
     """Seat s's sheet in game b copied into the scratch `ws` (marks, locks, locked rows) with
     the open numbers' weights: what a look-ahead crosses on and evaluates, returned as a
@@ -268,7 +268,7 @@ def position_value(st, tb, b, s, weights, ws):
     return evaluate_sheet(st, tb, b, s, sheet, np.int64(st.penalties[b, s]), weights)
 
 
-@batch_kernel
+@internal
 def cross_scratch(tb, sheet, action):
     """Cross `action` on the scratch `sheet`; returns the row's old marks (to undo)."""
     r = action // tb.cells
@@ -281,7 +281,7 @@ def cross_scratch(tb, sheet, action):
     return old
 
 
-@batch_kernel
+@internal
 def undo_scratch(tb, sheet, action, old):
     """Undo `cross_scratch` (a legal cross lies in a row that was open, its lock uncrossed)."""
     r = action // tb.cells
@@ -290,7 +290,7 @@ def undo_scratch(tb, sheet, action, old):
     sheet.closed[r] = False
 
 
-@batch_kernel
+@internal
 def _best_color(st, tb, b, s, sheet, pen, crossed, w):
     """Best value over the colour options (pass included) on the scratch sheet."""
     K = tb.cells
@@ -314,7 +314,7 @@ def _best_color(st, tb, b, s, sheet, pen, crossed, w):
     return best
 
 
-@batch_kernel
+@internal
 def _after_white(st, tb, b, s, sheet, pen, crossed, w):
     """Value once seat s's white choices are on the scratch sheet: the game may end there,
     else, for the active player, its colour action follows."""
@@ -327,7 +327,7 @@ def _after_white(st, tb, b, s, sheet, pen, crossed, w):
     return evaluate_sheet(st, tb, b, s, sheet, pen, w)
 
 
-@batch_kernel
+@internal
 def _with_lucky(st, tb, b, s, sheet, pen, crossed, w):
     """Longo, lucky="bonus": the lucky cross that follows the white choice on the scratch
     sheet (a tie goes to the best row), then `_after_white`."""
@@ -350,7 +350,9 @@ def _with_lucky(st, tb, b, s, sheet, pen, crossed, w):
         if nxt < K and may_cross(tb, mk[r], nxt) and count(mk[r]) == fewest:
             a = r * K + nxt
             old = cross_scratch(tb, sheet, a)
-            v = _after_white(st, tb, b, s, sheet, pen, True, w)
+            # np.bool_(True), not True: numba types a literal True apart from a bool, and
+            # _after_white and _best_color would compile twice
+            v = _after_white(st, tb, b, s, sheet, pen, np.bool_(True), w)
             undo_scratch(tb, sheet, a, old)
             best = max(best, v)
     return best
@@ -366,7 +368,7 @@ def _prepare_decision(st, tb, b, weights, ws):
     for r in range(4):
         sheet.at_roll[r] = sheet.closed[r]
     if st.phase[b] == LUCKY and 0 <= st.pending[b, s] < 4 * tb.cells:
-        cross_scratch(tb, sheet, st.pending[b, s])
+        cross_scratch(tb, sheet, np.int64(st.pending[b, s]))  # an int64, as every other call: compiled once
 
 
 @inlined
@@ -389,7 +391,7 @@ def _option_value(st, tb, b, a, weights, ws):
         if not crossing and not active and st.marks.shape[1] > 1:
             v += weights[PASSIVE_MARGIN]
     elif phase == LUCKY:
-        v = _after_white(st, tb, b, s, sheet, pen, True, weights)
+        v = _after_white(st, tb, b, s, sheet, pen, np.bool_(True), weights)  # np.bool_: see _with_lucky
     else:
         penalty = 0 if (crossing or active_crossed(st, tb, b)) else 1  # the colour action: the white cross counts
         v = evaluate_sheet(st, tb, b, s, sheet, pen + penalty, weights)
