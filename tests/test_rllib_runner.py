@@ -22,7 +22,7 @@ from ray.tune.registry import register_env  # noqa: E402
 
 from qwixx_env.envs.vector import QwixxVectorEnv  # noqa: E402
 from qwixx_env.integrations.rllib import VECTOR_ENV, vector_env_of, vector_ppo_config  # noqa: E402
-from qwixx_env.integrations.rllib_runner import BatchedEnvRunner  # noqa: E402
+from qwixx_env.integrations.rllib_runner import BatchedEnvRunner, LeagueEnvRunner  # noqa: E402
 
 
 def small_config(num_envs=8, seed=3, **options):
@@ -186,5 +186,5 @@ def test_the_batched_runner_refuses_what_it_does_not_run():
         BatchedEnvRunner(config=config)
     with pytest.raises(ValueError, match="env_runner: got 'fast'"):
         vector_ppo_config(num_players=2, env_runner="fast")
-    assert small_config(env_runner="rllib").env_runner_cls is SingleAgentEnvRunner
+    assert small_config(env_runner="rllib").env_runner_cls is LeagueEnvRunner  # RLlib's sampling, with the league
     assert small_config().env == VECTOR_ENV
