@@ -188,3 +188,30 @@ def test_the_batched_runner_refuses_what_it_does_not_run():
         vector_ppo_config(num_players=2, env_runner="fast")
     assert small_config(env_runner="rllib").env_runner_cls is LeagueEnvRunner  # RLlib's sampling, with the league
     assert small_config().env == VECTOR_ENV
+
+
+def test_an_rllib_without_a_private_name_the_runner_uses_is_named_with_the_ray_version():
+    import inspect
+
+    from qwixx_env.integrations import rllib_private
+
+    rllib_private.check_runner_class()  # the installed RLlib has them all
+    renamed = type("Renamed", (SingleAgentEnvRunner,), {"_try_env_step": None})
+    with pytest.raises(rllib_private.RLlibMismatch, match=rf"Renamed\._try_env_step, which ray {ray.__version__}"):
+        rllib_private.check_runner_class(renamed)
+
+    def log(self, length, ret):  # one parameter fewer
+        pass
+
+    changed = type("Changed", (SingleAgentEnvRunner,), {"_log_episode_metrics": log})
+    assert "sec" not in inspect.signature(changed._log_episode_metrics).parameters
+    with pytest.raises(rllib_private.RLlibMismatch, match=r"_log_episode_metrics with the parameter\(s\) \['sec'\]"):
+        rllib_private.check_runner_class(changed)
+    with pytest.raises(rllib_private.RLlibMismatch, match=r"attribute object\._needs_initial_reset"):
+        rllib_private.check_runner(object())  # type: ignore[arg-type]
+
+
+def test_a_custom_learner_connector_is_refused_when_the_runner_is_built():
+    config = small_config().training(learner_connector=lambda obs_space, act_space: [])
+    with pytest.raises(ValueError, match="config sets learner_connector"):
+        BatchedEnvRunner(config=config)

@@ -46,6 +46,8 @@ from ray.rllib.env.utils.infinite_lookback_buffer import InfiniteLookbackBuffer
 from ray.rllib.utils.metrics import WEIGHTS_SEQ_NO
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
+from qwixx_env.integrations import rllib_private as private
+
 REWARD_SPACE = spaces.Box(float("-inf"), float("inf"), (), np.float32)
 """The space of one reward in an episode (what `SingleAgentEpisode` gives its rewards)."""
 
@@ -103,12 +105,16 @@ class LeagueEnvRunner(SingleAgentEnvRunner):
             self.set_league(state[LEAGUE_STATE]["weights"], state[LEAGUE_STATE]["snapshots"])
 
 
+private.check_runner_class()  # on import: an RLlib without the private names fails here, by name
+
+
 class BatchedEnvRunner(LeagueEnvRunner):
     """A `LeagueEnvRunner` whose `sample` steps the vector env as one batch (module docstring)."""
 
     def __init__(self, *, config: AlgorithmConfig, **kwargs: Any):
         check_batched_config(config)
         super().__init__(config=config, **kwargs)
+        private.check_runner(self)
         if self.env is not None:
             self._check_env()
         self._games: _Games | None = None  # the games under way, once sampling has started
@@ -141,19 +147,19 @@ class BatchedEnvRunner(LeagueEnvRunner):
         """Step every game at once until `num_timesteps` decisions (or `num_episodes` finished
         games, from fresh games) are played; the episodes of this call, cut from the arrays."""
         assert self.env is not None
-        if force_reset or num_episodes is not None or self._needs_initial_reset or self._games is None:
-            obs, _ = self._try_env_reset(seed=self._seed if self._needs_initial_reset else None, options=None)
+        if force_reset or num_episodes is not None or private.needs_initial_reset(self) or self._games is None:
+            obs, _ = private.reset_env(self, initial=True)
             self._games = _Games(self.num_envs, obs)
-        self._needs_initial_reset = num_episodes is not None  # RLlib: sampling by episodes starts afresh each time
+        private.set_needs_initial_reset(self, num_episodes is not None)  # RLlib: by episodes starts afresh each time
         games = self._games
         steps = _Steps(games)
         ts = done_games = 0
         finished: list[tuple[int, float, float]] = []  # (length, return, seconds) of each game that ended
         while (ts < num_timesteps) if num_timesteps is not None else (done_games < (num_episodes or 0)):
             actions = self._actions(games.obs, explore, random_actions, ts, steps)
-            result = self._try_env_step(actions)
+            result = private.step_env(self, actions)
             if isinstance(result, str):  # ENV_STEP_FAILURE: RLlib remade the env; start over
-                obs, _ = self._try_env_reset(seed=None, options=None)
+                obs, _ = private.reset_env(self, initial=False)
                 self._games = games = _Games(self.num_envs, obs)
                 steps, ts = _Steps(games), 0
                 continue
@@ -163,17 +169,15 @@ class BatchedEnvRunner(LeagueEnvRunner):
             done_games += self._finish(games, steps, finished)
         self._log_finished(finished)
         episodes = steps.episodes(self.env.single_observation_space, self.env.single_action_space,
-                                  self._weights_seq_no, complete_only=num_episodes is not None)
-        if ts:
-            self._log_env_steps(metric=self._metrics_num_env_steps_sampled, num_steps=ts)
-        self._increase_sampled_metrics(ts, done_games)
+                                  private.weights_seq_no(self), complete_only=num_episodes is not None)
+        private.log_sampled(self, ts, done_games)
         return episodes
 
     def _actions(self, obs: Any, explore: bool, random_actions: bool, ts: int, steps: _Steps) -> np.ndarray:
         """Every game's action (N,) for the observations `obs`, drawn from the module's
         distribution (`explore`) or its most likely action; the distribution's inputs and the
         action's log-probability go to `steps`."""
-        batch = {Columns.OBS: _tensors(obs, self._device)}
+        batch = {Columns.OBS: _tensors(obs, private.device(self))}
         with torch.no_grad():
             if random_actions or self.module is None:
                 logits = _uniform_logits(obs, self.env.single_action_space.n)  # type: ignore[union-attr]
@@ -212,17 +216,18 @@ class BatchedEnvRunner(LeagueEnvRunner):
         smoothing = self.config.metrics_num_episodes_for_smoothing or 1
         window = max(1, math.ceil(smoothing / (self.config.num_env_runners or 1)))
         for length, ret, seconds in finished[-window:]:
-            self._log_episode_metrics(length, ret, seconds)
+            private.log_episode(self, length, ret, seconds)
 
 
 def check_batched_config(config: AlgorithmConfig) -> None:
-    """Refuse what `BatchedEnvRunner` leaves out: custom connectors and stateful modules."""
-    settings = config.to_dict()  # the connectors are kept under private names: to_dict lists them
-    for what in ("env_to_module", "module_to_env"):
-        custom = settings.get(f"_{what}_connector") is not None
-        if custom or settings.get(f"add_default_connectors_to_{what}_pipeline") is False:
-            raise ValueError(f"BatchedEnvRunner: config sets {what}_connector; the batched runner does not run custom "
-                             "connectors (use RLlib's SingleAgentEnvRunner: vector_ppo_config(env_runner='rllib'))")
+    """Refuse what `BatchedEnvRunner` leaves out: custom connectors (env-to-module and
+    module-to-env: it does not run them; learner: its episode chunks carry no observation from
+    before the chunk, which RLlib's runner carries and a custom learner connector may read) and
+    stateful modules."""
+    for what, custom in private.custom_connectors(config).items():
+        if custom is not None or getattr(config, f"add_default_connectors_to_{what}_pipeline", True) is False:
+            raise ValueError(f"BatchedEnvRunner: config sets {what}_connector; the batched runner runs RLlib's default "
+                             "connectors only (use RLlib's own sampling: vector_ppo_config(env_runner='rllib'))")
     model = config.model_config if isinstance(config.model_config, dict) else {}
     if model.get("use_lstm") or model.get("use_attention"):
         raise ValueError("BatchedEnvRunner: the module is stateful (use_lstm/use_attention); the batched runner "
