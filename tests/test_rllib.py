@@ -543,3 +543,48 @@ def test_the_league_broadcasts_snapshots_to_env_runners_on_two_nodes(tmp_path):
     assert len(snapshots) == 2  # one per iteration (snapshot_every is below a batch)
     for _, _, opponents in seen:
         assert "greedy" in opponents and sum("NumpyPolicy('snapshot_" in o for o in opponents) == 2
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_run_and_the_ray_it_started(tmp_path):
+    """`qwixx-train --engine rllib` shuts down the Ray it started on SIGTERM as on Ctrl-C: no
+    Ray process of its outlives it (they ignored SIGTERM and stayed when it was killed)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "tiny.yaml").write_text(
+        "name: tiny\niterations: 1000\nnetwork: {hidden: [8]}\nevaluation: null\n"
+        "ppo: {train_batch_size: 64, minibatch_size: 32, num_epochs: 1}\n"
+        "env_runners: {num_env_runners: 0, num_envs_per_env_runner: 1, num_cpus_per_env_runner: 1}\n"
+        "ray: {num_cpus: 1, object_store_mb: 100, runtime_env: {env_vars: {QWIXX_TEST: '1'}}}\n")
+    proc = subprocess.Popen([sys.executable, "-m", "qwixx_env.training.rllib", "tiny.yaml"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def descendants(pid):
+        children = []
+        for task in Path(f"/proc/{pid}/task").glob("*"):
+            for child in (task / "children").read_text().split():
+                children += [int(child), *descendants(int(child))]
+        return children
+
+    try:
+        assert proc.stdout is not None
+        lines = []
+        while not any('"iteration": 1' in line for line in lines):  # Ray is up and the run under way
+            lines.append(proc.stdout.readline())
+            assert lines[-1], "".join(lines) + proc.stderr.read()  # it ended before its first iteration
+        ray_processes = descendants(proc.pid)
+        assert ray_processes  # the Ray it started: its processes are the driver's children
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 130
+        assert "interrupted: Ray shut down" in proc.stderr.read()
+        time.sleep(2)
+        alive = [p for p in ray_processes if Path(f"/proc/{p}").exists()
+                 and Path(f"/proc/{p}/stat").read_text().split()[2] != "Z"]
+        assert not alive, [Path(f"/proc/{p}/cmdline").read_text() for p in alive]
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)

@@ -48,6 +48,8 @@ def _value(hint: Any, value: Any, key: str, rules: Mapping[str, Any]) -> Any:
             return None
         (hint,) = [a for a in args if a is not type(None)]
         origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:  # data passed on whole to a library that checks it (Ray's runtime_env)
+        return value
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):  # a class, never an instance, in a hint
         return build(hint, value, key)
     if origin is tuple:

@@ -15,11 +15,13 @@ Checkpoints carry the pool (`save`, `restore`).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ray.rllib.core import DEFAULT_MODULE_ID
 
+from qwixx_env.bots.specs import check_spec, opponent
 from qwixx_env.integrations.rllib import export_module, learned_module, set_league
 from qwixx_env.nets import NumpyPolicy
 from qwixx_env.training.config import EvaluationConfig, OpponentsConfig, eval_opponents
@@ -27,6 +29,13 @@ from qwixx_env.training.evaluate import evaluate, policy_factory, summary
 from qwixx_env.training.pool import OpponentPool, check_entries
 
 LEAGUE = "league"  # a checkpoint's folder of the pool: league.json and the snapshots' files
+
+
+def shipped_policies(scripted: Mapping[str, float], table: Any) -> dict[str, Any]:
+    """{spec: policy} of the scripted bots given as a checkpoint's path, loaded here on the
+    driver: they travel to the env runners through Ray with the pool, so a runner's machine
+    needs no copy of the file (bots by name are in the package on every machine)."""
+    return {spec: opponent(spec, table) for spec in scripted if check_spec(spec, table, who="the run's config").path}
 
 
 class League:
@@ -38,6 +47,7 @@ class League:
                  seed: int, meta: dict[str, Any]):
         self.table, self.evaluation, self.run, self.seed, self.meta = table, evaluation, run, seed, meta
         self.pool = OpponentPool(opponents.scripted, opponents.self_play, run / "snapshots")
+        self.shipped = shipped_policies(opponents.scripted, table)
         self.last = {"snapshot": 0, "eval": -1}
 
     def start(self, algo: Any) -> None:
@@ -75,7 +85,7 @@ class League:
         """Send the pool (names and weights, and every snapshot's policy) to every env runner."""
         names: dict[Any, str] = {s.policy: s.name for s in self.pool.snapshots}
         weights = {names.get(o, str(o)): w for o, w in self.pool.opponents().items()}
-        snapshots = {s.name: s.policy for s in self.pool.snapshots}
+        snapshots = {**self.shipped, **{s.name: s.policy for s in self.pool.snapshots}}
         algo.env_runner_group.foreach_env_runner(lambda runner: set_league(runner, weights, snapshots))
 
     def evaluate(self, algo: Any, steps: int) -> dict[str, Any]:

@@ -32,6 +32,7 @@ import dataclasses
 import json
 import os
 import shutil
+import signal
 import sys
 import time
 import warnings
@@ -76,7 +77,7 @@ from qwixx_env.training.config import (
 from qwixx_env.training.config import config_from_dict as train_config_from_dict
 from qwixx_env.training.config_schema import build, plain
 from qwixx_env.training.config_yaml import config_path, read_yaml
-from qwixx_env.training.league import League
+from qwixx_env.training.league import League, shipped_policies
 
 KEEP_CHECKPOINTS = 2
 ENVS = ("vector", "multi_agent")
@@ -87,11 +88,13 @@ class RayConfig:
     """Where the run executes. `address`: a Ray cluster (``"auto"``, ``"ray://head:10001"``,
     ``"10.0.0.1:6379"``); null: the ``RAY_ADDRESS`` environment variable if set, else a local Ray
     started with `num_cpus` (null: all) and `object_store_mb` of object store (null: Ray's
-    default)."""
+    default). `runtime_env`: Ray's, for every worker (packages, environment variables)."""
 
     address: str | None = None
     num_cpus: int | None = field(default=None, metadata=_check(low=1))
     object_store_mb: int | None = field(default=None, metadata=_check(low=75))
+    # Ray's runtime_env for every worker (e.g. {pip: [...], env_vars: {...}}), as ray.init takes it
+    runtime_env: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -99,10 +102,12 @@ class RunnersConfig:
     """Sampling: `num_env_runners` processes (0: the driver samples), each stepping
     `num_envs_per_env_runner` games; on the vector path each is a `runner`: ``batched``
     (`BatchedEnvRunner`, all of its games as one batch per step) or ``rllib`` (RLlib's own
-    `SingleAgentEnvRunner`, game by game, for custom connectors and per-episode callbacks)."""
+    `SingleAgentEnvRunner`, game by game, for custom connectors and per-episode callbacks);
+    each reserves `num_cpus_per_env_runner` of the cluster's CPUs."""
 
     num_env_runners: int = field(default=0, metadata=_check(low=0))
     num_envs_per_env_runner: int = field(default=256, metadata=_check(low=1))
+    num_cpus_per_env_runner: int = field(default=1, metadata=_check(low=1))
     runner: str = field(default="batched", metadata=_check(choices=tuple(ENV_RUNNERS)))
 
 
@@ -238,6 +243,8 @@ def algo_config(cfg: RLlibConfig) -> Any:
         # the pool before any snapshot: the scripted bots, or (pure self-play) a stand-in the
         # league replaces with the learner's first snapshot before the first sample
         scripted = dict(cfg.opponents.scripted) or {"random": 1.0}
+        shipped = shipped_policies(scripted, cfg.table)  # checkpoints by path: loaded here, sent through Ray
+        scripted = {shipped.get(spec, spec): weight for spec, weight in scripted.items()}
         config = vector_ppo_config(table=cfg.table, opponents=scripted if cfg.num_players > 1 else {"random": 1.0},
                                    hidden=cfg.network.hidden, activation=cfg.network.activation,
                                    env_runner=cfg.env_runners.runner)
@@ -247,7 +254,8 @@ def algo_config(cfg: RLlibConfig) -> Any:
     return (
         config
         .env_runners(num_env_runners=cfg.env_runners.num_env_runners,
-                     num_envs_per_env_runner=cfg.env_runners.num_envs_per_env_runner)
+                     num_envs_per_env_runner=cfg.env_runners.num_envs_per_env_runner,
+                     num_cpus_per_env_runner=cfg.env_runners.num_cpus_per_env_runner)
         .learners(num_learners=cfg.num_learners, num_gpus_per_learner=cfg.num_gpus_per_learner)
         .training(lr=cfg.ppo.learning_rate, train_batch_size_per_learner=cfg.ppo.train_batch_size,
                   minibatch_size=cfg.ppo.minibatch_size, num_epochs=cfg.ppo.num_epochs, gamma=cfg.ppo.gamma,
@@ -263,12 +271,12 @@ def start_ray(cfg: RayConfig) -> None:
         return
     address = cfg.address or os.environ.get("RAY_ADDRESS")
     if address:
-        ray.init(address=address, log_to_driver=False)
+        ray.init(address=address, log_to_driver=False, runtime_env=cfg.runtime_env)
         return
     store = None if cfg.object_store_mb is None else cfg.object_store_mb * 2**20
     # "local": a Ray of its own, even where `ray start` left a cluster running on this machine
     ray.init(address="local", num_cpus=cfg.num_cpus, object_store_memory=store, include_dashboard=False,
-             log_to_driver=False)
+             log_to_driver=False, runtime_env=cfg.runtime_env)
 
 
 def latest_checkpoint(run: Path) -> Path | None:
@@ -461,12 +469,34 @@ def main(argv: list[str] | None = None) -> int:
         if args.iterations is not None:
             cfg = config_from_dict({**cfg.to_dict(), "iterations": args.iterations})
         out = run_folder(args.out, cfg.name)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    ours = not ray.is_initialized()  # a Ray this command starts (or connects to) it also shuts down
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        start_ray(cfg.ray)
+        # after Ray's start, which puts in its own SIGTERM handler (a stack dump, then abort):
+        # SIGTERM as Ctrl-C, the same clean stop
+        signal.signal(signal.SIGTERM, _interrupt)
         summary = train(cfg, out, resume=args.resume)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"interrupted: Ray shut down; continue with --out {out} --resume from the last checkpoint",
+              file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if ours and ray.is_initialized():
+            ray.shutdown()
     print(json.dumps(summary, indent=1))
     return 0
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 if __name__ == "__main__":

@@ -328,8 +328,15 @@ class LeaguePPO(PPO):
     """RLlib's PPO, handing the self-play league on when it is restored from a checkpoint
     (``Algorithm.from_checkpoint``, ``restore_from_path``): the checkpoint holds the driver's
     env runner's state, the pool with it (`LeagueEnvRunner`), and RLlib syncs only its
-    connectors to the remote runners, so the pool goes to each of them here. `vector_ppo_config`
-    builds it."""
+    connectors to the remote runners, so the pool goes to each of them here. It registers the
+    vector env (`VECTOR_ENV`) when it is set up, so a checkpoint restores in a fresh process.
+    `vector_ppo_config` builds it."""
+
+    def setup(self, config: Any) -> None:
+        # the vector env's registration: a Ray started anew (a new process restoring a checkpoint
+        # with Algorithm.from_checkpoint) knows no env registered in another
+        register_env(VECTOR_ENV, make_vector_env)
+        super().setup(config)
 
     def restore_from_path(self, path: Any, *args: Any, **kwargs: Any) -> None:
         super().restore_from_path(path, *args, **kwargs)
