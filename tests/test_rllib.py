@@ -588,3 +588,18 @@ def test_sigterm_stops_the_run_and_the_ray_it_started(tmp_path):
     finally:
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)
+
+
+def test_a_scripted_opponent_given_by_path_is_loaded_on_the_driver_and_sent_with_the_config(tmp_path):
+    """A runner on another machine has no copy of the file: the env config carries the policy."""
+    from qwixx_env.nets import NumpyPolicy
+    from qwixx_env.training.league import shipped_policies
+
+    path = str(Path(__file__).parent.parent / "checkpoints" / "ppo-classic-2p.json")
+    cfg = tiny()
+    cfg = config_from_dict({**cfg.to_dict(), "opponents": {"scripted": {path: 1, "greedy": 1}}})
+    shipped = shipped_policies(cfg.opponents.scripted, cfg.table)
+    assert list(shipped) == [path] and isinstance(shipped[path], NumpyPolicy)
+    opponents = algo_config(cfg).env_config["opponents"]
+    assert "greedy" in opponents and path not in opponents
+    assert [type(o) for o in opponents if not isinstance(o, str)] == [NumpyPolicy]
