@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from qwixx_env.core.checks import is_number
-from qwixx_env.core.compile import batch_kernel, inlined
+from qwixx_env.core.compile import inlined
 from qwixx_env.core.rules import score
 from qwixx_env.core.state import OVER
 from qwixx_env.core.variant import Variant
@@ -60,12 +60,6 @@ def rewards_one(st, tb, b, mode, last_scores, out):
             out[s] = 1
         elif own < best_other:
             out[s] = -1
-
-
-@batch_kernel
-def rewards_batch(st, tb, mode, last_scores, out):
-    for b in range(st.phase.shape[0]):
-        rewards_one(st, tb, b, mode, last_scores, out[b])
 
 
 def check_reward(reward: str | None, num_players: int) -> str:

@@ -443,15 +443,6 @@ def mask_batch(st, tb, out):
 
 
 @batch_kernel
-def apply_and_mask_batch(st, tb, actions, out):
-    """`apply_batch`, then the next decision's mask: one compiled call per step."""
-    for b in range(st.phase.shape[0]):
-        if st.phase[b] != OVER:
-            apply_one(st, tb, b, actions[b])
-        legal_mask_one(st, tb, b, out[b])
-
-
-@batch_kernel
 def scores_batch(st, tb, out):
     for b in range(st.phase.shape[0]):
         for s in range(st.marks.shape[1]):

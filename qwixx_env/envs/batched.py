@@ -22,7 +22,6 @@ import numpy as np
 from qwixx_env.core.checks import check_int
 from qwixx_env.core.engine import Engine, as_actions, game_seeds
 from qwixx_env.core.options import TableOptions, positional_options, table_from
-from qwixx_env.core.rewards import REWARD_MODES
 
 __all__ = ["BatchedQwixx", "as_actions", "game_seeds"]
 
@@ -58,7 +57,6 @@ class BatchedQwixx:
         self.num_envs, self.num_players, self.num_actions = num_envs, e.num_players, e.num_actions
         self.num_games = num_envs  # the same number under its first name
         self.reward_mode = table.reward_mode
-        self.reward_index = REWARD_MODES.index(self.reward_mode)
         self.lucky_numbers = table.lucky_array()  # zeros: drawn each game
         self.start_seat = table.start_seat  # -1: drawn
         self.autoreset = e.autoreset

@@ -103,7 +103,6 @@ WIN_CHANCE = Kind(
     ("win_chance",),
     np.dtype("<f8"),
 )
-KINDS = {kind.format: kind for kind in (POLICY, WIN_CHANCE)}
 _LAYER_FIELDS = ("in", "out", "activation")
 
 
