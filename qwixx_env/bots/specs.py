@@ -44,6 +44,7 @@ from qwixx_env.core.checks import check_seed
 from qwixx_env.core.options import TableOptions
 from qwixx_env.nets import NumpyPolicy, afterstate_policy, check_afterstate_table
 from qwixx_env.nets.installed import checkpoint_label, is_checkpoint_name
+from qwixx_env.policies import Policy
 from qwixx_env.policies.scripted import POLICY_NAMES
 
 TABLE_OPTIONS = ("variant", "num_players", "seed")  # set per game by whoever seats the bot
@@ -243,8 +244,6 @@ def check_spec(spec: BotSpec | str | Any, table: TableOptions | None = None, *, 
             raise ValueError(f"bot {spec.label!r}: {err}") from None
     return spec
 
-
-Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
 def opponent(spec: BotSpec | str | Any, table: TableOptions | None = None, *, variant: str | None = None,

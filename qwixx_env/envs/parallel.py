@@ -30,12 +30,11 @@ from qwixx_env.core import rules
 from qwixx_env.core.checks import check_choice, is_int
 from qwixx_env.core.state import OVER, WHITE, State
 from qwixx_env.envs.guard import GuardedEnv
-from qwixx_env.envs.render import render_text
+from qwixx_env.envs.render import RENDER_MODES, render_text
 
 if TYPE_CHECKING:  # the raw env imports this module to build its parallel view
     from qwixx_env.envs.qwixx_v0 import raw_env
 
-RENDER_MODES = (None, "ansi", "human")
 
 
 class ParallelQwixx(ParallelEnv, EzPickle):

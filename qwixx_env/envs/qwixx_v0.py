@@ -107,9 +107,8 @@ from qwixx_env.core.state import OVER, PHASES, State
 from qwixx_env.core.variant import mark_text
 from qwixx_env.envs.guard import GuardedEnv
 from qwixx_env.envs.parallel import ParallelQwixx
-from qwixx_env.envs.render import render_text
+from qwixx_env.envs.render import RENDER_MODES, render_text
 
-RENDER_MODES = (None, "ansi", "human")
 __all__ = ["RECORD_FORMAT", "env", "parallel_env", "raw_env", "raw_parallel_env"]
 _GAME_OVER = ("{call}: the game is over and every agent has stepped out (agents is empty); call reset() to start "
               "a new game")

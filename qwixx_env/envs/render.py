@@ -6,6 +6,9 @@ from typing import Any
 
 from qwixx_env.core.variant import COLORS, Variant
 
+RENDER_MODES = (None, "ansi", "human")
+"""The render modes the AEC and Parallel envs take: none, the sheets as text, text printed."""
+
 LEGEND = "[n] crossed   n open   - skipped (lost)   [L] lock crossed   L lock open   # row locked"
 
 

@@ -38,12 +38,11 @@ from qwixx_env.core.observation import encode_one
 from qwixx_env.core.options import TableOptions, positional_options, table_from
 from qwixx_env.core.rewards import check_illegal_reward, rewards_one
 from qwixx_env.core.state import OVER
+from qwixx_env.policies import Policy
 from qwixx_env.policies.heuristic import weights_array
 from qwixx_env.policies.scratch import new_scratch
 from qwixx_env.policies.scripted import POLICY_NAMES, ScriptedPolicies, greedy_defaults, policy_action
 
-Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
-"""A frozen policy: (observations (n, D) float32, masks (n, A) int8) -> actions (n,)."""
 Opponent = str | Policy
 FROZEN = -1  # pool kind of a Python-side policy
 ILLEGAL_ACTIONS = ("raise", "terminate")

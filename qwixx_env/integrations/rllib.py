@@ -71,9 +71,10 @@ from qwixx_env.core.rewards import check_illegal_reward
 from qwixx_env.core.variant import get_variant
 from qwixx_env.envs.parallel import ParallelQwixx
 from qwixx_env.envs.qwixx_v0 import raw_env
-from qwixx_env.envs.vector import Policy, QwixxVectorEnv
+from qwixx_env.envs.vector import QwixxVectorEnv
 from qwixx_env.integrations.rllib_runner import BatchedEnvRunner, LeagueEnvRunner, as_numpy
 from qwixx_env.nets import Layer, write_policy
+from qwixx_env.policies import Policy
 
 ENV_OPTIONS = ("table", *TableOptions.names(), "illegal_reward")
 """The keys of `QwixxMultiAgentEnv`'s config: the table (``table``, a `TableOptions`, or its
