@@ -38,7 +38,7 @@ from qwixx_env.core.options import MAX_PLAYERS, TableOptions
 from qwixx_env.core.variant import COLORS, LUCKY_RULES, VARIANT_NAMES
 from qwixx_env.nets import NumpyPolicy, checkpoint_names
 from qwixx_env.play import coach
-from qwixx_env.play.session import HUMAN, PlaySession, make_bot, mark_of, public_snapshot, seen_by
+from qwixx_env.play.session import HUMAN, PlaySession, mark_of, public_snapshot, seen_by
 
 SEED_LIMIT = 2**31  # seeds the server draws are below this, so they are short enough to read out
 # The session's events the page shows, and the fields of each that the page does without.
@@ -259,7 +259,7 @@ def make_bots(new: NewGame) -> dict[int, Any]:
         if entry.bot is None:
             continue
         try:
-            made[seat] = make_bot(entry.bot, table, new.seed + seat)
+            made[seat] = bots.make_bot(entry.bot, table, new.seed + seat)
         except ValueError as err:
             raise _cannot_play(seat, entry.bot, err) from None
     return made

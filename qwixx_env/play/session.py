@@ -42,8 +42,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from qwixx_env import bots
-from qwixx_env.bots import Bot
+from qwixx_env.bots import Bot, make_bot
 from qwixx_env.core.checks import check_int, is_int
 from qwixx_env.core.options import TableOptions
 from qwixx_env.core.state import OVER
@@ -54,12 +53,6 @@ from qwixx_env.play.labels import action_label
 
 HUMAN = "human"  # a seat a person plays (any other seat is a bot's)
 WHITE_PHASES = ("white", "lucky")  # the simultaneous part of a roll: choices stay hidden until it resolves
-
-
-def make_bot(name: str, table: TableOptions, seed: int) -> Bot:
-    """The registered bot `name` made for `table` with `seed`; a `ValueError` (from
-    `bots.make_bot`) when it cannot play that table. Every bot of a session is made here."""
-    return bots.make_bot(name, table, seed)
 
 
 def mark_of(action: int, variant: Variant) -> dict[str, Any] | None:

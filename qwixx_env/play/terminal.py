@@ -39,7 +39,7 @@ from qwixx_env.files import folder_problem, write_atomically
 from qwixx_env.nets import NumpyPolicy, checkpoint_names
 from qwixx_env.play import coach
 from qwixx_env.play.labels import action_label, action_text, parse_label
-from qwixx_env.play.session import HUMAN, PlaySession, make_bot
+from qwixx_env.play.session import HUMAN, PlaySession
 from qwixx_env.solver import table_path
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a process ended by Ctrl-C
@@ -157,7 +157,7 @@ def _table(variant: str, lucky: str | None, players: int) -> TableOptions:
 def _check_bot(name: str, table: TableOptions, option: str) -> None:
     """Make the bot once, so that a bot that cannot play the table is refused before the game."""
     try:
-        make_bot(name, table, 0)
+        bots.make_bot(name, table, 0)
     except ValueError as err:
         raise ValueError(f"{option}: {name!r} cannot play {table.variant} with {table.num_players} players: "
                          f"{err}") from None
