@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from qwixx_env import bots
+from qwixx_env import bots, extras
 from qwixx_env.core.checks import check_choice, check_int, check_seed
 from qwixx_env.core.options import MAX_PLAYERS, TableOptions
 from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES, get_variant
@@ -45,6 +45,8 @@ from qwixx_env.solver import table_path
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a process ended by Ctrl-C
 DEFAULT_BOT = "heuristic"
 COLOR_MODES = ("auto", "always", "never")
+
+COACH_DOCS = f"{extras.DOCS}play/#what-the-coachs-numbers-mean"  # a wheel has no docs folder
 
 
 def games_dir() -> Path:
@@ -435,7 +437,7 @@ class TerminalGame:
         return (
             "Each option has a label: the row's letter (r red, y yellow, g green, b blue) and the number "
             "to cross, or p to pass; 'red 7' works too, and so does the option's number in the list.\n"
-            "? shows what the coach makes of each option (docs/play.md explains the numbers).\n"
+            f"? shows what the coach makes of each option ({COACH_DOCS} explains the numbers).\n"
             "q (or end of input, or Ctrl-C) saves the game so far and leaves. " + self.accepted(legal)
         )
 
