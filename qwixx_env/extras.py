@@ -29,7 +29,8 @@ EXTRAS: dict[str, dict[str, str]] = {
         "tensorboard": "tensorboard", "rich": "rich", "matplotlib": "matplotlib",
     },
     "play": {"starlette": "starlette", "uvicorn": "uvicorn"},
-    "rllib": {"ray": "ray", "torch": "torch", "yaml": "PyYAML"},
+    # stable_baselines3: the RLlib training command exports its policy through the SB3 path
+    "rllib": {"ray": "ray", "torch": "torch", "yaml": "PyYAML", "stable_baselines3": "stable-baselines3"},
     "openspiel": {"pyspiel": "open_spiel"},
     "torchrl": {"torch": "torch", "torchrl": "torchrl", "tensordict": "tensordict"},
 }
