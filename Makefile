@@ -42,11 +42,13 @@ test: lint docs-build
 test-wheel: $(STAMP)
 	.ci/test-wheel $(PY)
 
-# The fast tests on the lowest declared versions of the core dependencies (Python 3.11; run by
-# .ci/run after make test): the lower bounds in pyproject.toml are versions that were tested.
+# The fast tests, and each extra's own, on the lowest declared versions of the core dependencies
+# and of these extras, in one venv (Python 3.11; run by .ci/run after make test): the lower
+# bounds in pyproject.toml are versions that were tested.
 LOWEST_PYTHON ?= python3.11
+LOWEST_EXTRAS ?= arena train play rllib
 test-lowest:
-	.ci/test-venv "$$(.ci/find-python $(LOWEST_PYTHON))" build/venv-lowest lowest
+	.ci/test-venv "$$(.ci/find-python $(LOWEST_PYTHON))" build/venv-lowest lowest $(LOWEST_EXTRAS)
 
 # The fast tests on each CPython 3.10-3.13 found here (PATH or pyenv), the newest dependencies;
 # a version not found is skipped with a message. The classifiers name the versions that pass.

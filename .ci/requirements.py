@@ -2,11 +2,14 @@
 """Requirement lines read from pyproject.toml, one a line, for the CI's throwaway venvs.
 
     .ci/requirements.py lowest                 # each core dependency at its lower bound: numpy==2.0 ...
+    .ci/requirements.py lowest train rllib     # and each package of those extras: torch==2.13 ...
     .ci/requirements.py group test pytest hypothesis   # those entries of a dependency group, as written
 
 Read from pyproject.toml so that what `make test-lowest` and `make test-pythons` install cannot
-drift from what is declared. Runs on the Python 3.10 standard library (no tomllib there, so
-the two lists are read with a small parser of the TOML arrays this file uses).
+drift from what is declared. A package in two lists (torch in train and rllib) is pinned once;
+two lists that give it different lower bounds are an error, since one venv cannot test both.
+Runs on the Python 3.10 standard library (no tomllib there, so the lists are read with a small
+parser of the TOML arrays this file uses).
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ def array(text: str, key: str, section: str) -> list[str]:
     body = re.search(rf"^\[{re.escape(section)}\]\n(.*?)(?=^\[|\Z)", text, re.S | re.M)
     if body is None:
         raise SystemExit(f"requirements.py: no [{section}] in {PYPROJECT}")
-    found = re.search(rf"^{re.escape(key)} = \[(.*?)\]", body.group(1), re.S | re.M)
+    # up to the first ] outside a string and a comment: "ray[tune]" holds one
+    found = re.search(rf'^{re.escape(key)} = \[((?:"[^"]*"|#[^\n]*|[^]"#])*)\]', body.group(1), re.M)
     if found is None:
         raise SystemExit(f"requirements.py: no {key} in [{section}] of {PYPROJECT}")
     lines = [line.split("#", 1)[0] for line in found.group(1).splitlines()]  # comments out
@@ -42,19 +46,40 @@ def name_of(requirement: str) -> str:
 
 
 def lowest(requirement: str) -> str:
-    """``name>=low,<high`` as ``name==low``; a requirement without a lower bound is an error
-    (every core dependency declares one, and it is what test-lowest tests)."""
+    """``name[extras]>=low,<high`` as ``name[extras]==low``; a requirement without a lower bound
+    is an error (every dependency test-lowest installs declares one, and it is what it tests)."""
     name = name_of(requirement)
+    extras = re.match(r"\[[^\]]*\]", requirement[len(name):])
     low = re.search(r">=\s*([^,;\s]+)", requirement[len(name):])
     if low is None:
         raise SystemExit(f"requirements.py: {requirement!r} has no lower bound (>=); declare the lowest tested version")
-    return f"{name}=={low.group(1)}"
+    return f"{name}{extras.group(0) if extras else ''}=={low.group(1)}"
+
+
+def normalized(name: str) -> str:
+    """A project name as pip compares it (PEP 503): ``PyYAML`` and ``pyyaml``, ``dm_tree`` and ``dm-tree``."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def lowest_pins(text: str, extras: list[str]) -> list[str]:
+    """The core dependencies and those of `extras`, each at its lower bound, each package once."""
+    requirements = array(text, "dependencies", "project")
+    for extra in extras:
+        requirements += array(text, extra, "project.optional-dependencies")
+    pins: dict[str, str] = {}
+    for requirement in requirements:
+        pin = lowest(requirement)
+        key = normalized(name_of(pin))
+        if pins.setdefault(key, pin) != pin:
+            raise SystemExit(f"requirements.py: {pins[key]!r} and {pin!r}: one package, two lower bounds; "
+                             "declare the same one in every list")
+    return list(pins.values())
 
 
 def main(argv: list[str]) -> None:
     text = PYPROJECT.read_text(encoding="utf-8")
-    if argv[:1] == ["lowest"] and len(argv) == 1:
-        lines = [lowest(r) for r in array(text, "dependencies", "project")]
+    if argv[:1] == ["lowest"]:
+        lines = lowest_pins(text, argv[1:])
     elif argv[:1] == ["group"] and len(argv) >= 2:
         entries = array(text, argv[1], "dependency-groups")
         wanted = set(argv[2:])
@@ -63,7 +88,7 @@ def main(argv: list[str]) -> None:
         if missing:
             raise SystemExit(f"requirements.py: {sorted(missing)} not in dependency group {argv[1]!r}")
     else:
-        raise SystemExit("usage: .ci/requirements.py lowest | group NAME [PACKAGE ...]")
+        raise SystemExit("usage: .ci/requirements.py lowest [EXTRA ...] | group NAME [PACKAGE ...]")
     print("\n".join(lines))
 
 
