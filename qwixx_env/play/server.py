@@ -461,5 +461,8 @@ def serve(
             threading.Thread(target=webbrowser.open, args=[urls[-1]], daemon=True).start()
 
     # open event streams would hold a stop up; they reconnect to the next server by themselves
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=2)
+    # log_config None: uvicorn's own dictConfig would close every logging handler already set up
+    # (a library's whose stream is the process's stderr, as Ray's is), so it only sets its levels
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", log_config=None,
+                            timeout_graceful_shutdown=2)
     _Server(config, listening).run()
