@@ -81,8 +81,8 @@ def serve_bots(package: Path | None) -> list[str]:
     """The bots the play page offers (its catalogue), read in a child: from `package` too."""
     code = ("import json; from qwixx_env.play.games import bot_catalogue; "
             "print(json.dumps([e['name'] for e in bot_catalogue()]))")
-    done = subprocess.run([sys.executable, "-c", code], env=child_env(None, package), capture_output=True, text=True,
-                          check=True)
+    done = subprocess.run([sys.executable, "-c", code], env=child_env(None, package), cwd=package, capture_output=True,
+                          text=True, check=True)
     return json.loads(done.stdout)
 
 
@@ -130,7 +130,8 @@ def run(name: str, cache: Path, package: Path | None) -> dict:
     load = os.getloadavg()[0]
     children_cpu()
     start = time.perf_counter()
-    done = subprocess.run(command(name), env=child_env(cache, package), capture_output=True, text=True)
+    # In the checkout's folder: ``python -c`` puts the working folder first on sys.path
+    done = subprocess.run(command(name), env=child_env(cache, package), cwd=package, capture_output=True, text=True)
     wall = time.perf_counter() - start
     cpu = children_cpu()
     if done.returncode != 0:
