@@ -544,15 +544,7 @@ function takeGame(view, animate) {
   // the events this page has not shown yet (a move's answer and a live update may overlap)
   let events = view.events;
   if (!fresh && view.events_from !== undefined) events = events.slice(Math.max(0, S.game.events_total - view.events_from));
-  if (fresh) {
-    clearTimeout(S.timer);
-    S.queue = [];
-    S.playing = false;
-    S.shown = null;
-    $("play-log").replaceChildren();
-    $("summary").hidden = true;
-    location.hash = `game=${view.id}`;
-  }
+  if (fresh) clearTable(view);
   S.game = view;
   if (fresh) {
     // the game's first roll, before any decision: where the log and the table begin
@@ -572,18 +564,23 @@ function takeGame(view, animate) {
   renderLinks();
 }
 
+// Another game comes to the table: nothing of the last one stays queued, shown or logged.
+function clearTable(view) {
+  clearTimeout(S.timer);
+  S.queue = [];
+  S.playing = false;
+  S.shown = null;
+  $("play-log").replaceChildren();
+  $("summary").hidden = true;
+  location.hash = `game=${view.id}`;
+}
+
 // A game whose bots the server is still preparing: the table says what it waits for (and how
 // far it is) and looks at the game again every READY_POLL_MS; the game goes on by itself once
 // the server has begun it. Nothing to play, record or replay until then.
 function takeWaiting(view) {
   if (!S.game || S.game.id !== view.id) {
-    clearTimeout(S.timer);
-    S.queue = [];
-    S.playing = false;
-    S.shown = null;
-    $("play-log").replaceChildren();
-    $("summary").hidden = true;
-    location.hash = `game=${view.id}`;
+    clearTable(view);
     if (S.source) S.source.close();
     S.source = null;
     refreshGamesList();
