@@ -12,13 +12,16 @@ Every figure is **decisions per second** of 2-player classic, all on this machin
 * RLlib's multi-agent path (the old one, ``env: multi_agent``; the masking PPO module,
   pure self-play, 8 games per env runner): with
   ``num_env_runners`` 0 (the driver samples), 1 and 2 (remote runner processes, sampling in
-  parallel). *sample*: ``EnvRunner.sample`` alone, every runner at once; decisions are agent
+  parallel). *sample*: ``EnvRunner.sample`` alone, every runner at once, its episodes handed
+  back to the driver through Ray (as training does); decisions are agent
   steps, each chosen by the module (one per env step of `QwixxMultiAgentEnv`; with 0 runners
   also `QwixxParallelMultiAgentEnv`, whose white-action steps hold every seat's decision). *train*: whole
   ``algo.train()`` iterations (sampling, then PPO's update on the learner in the driver:
   ``train_batch_size`` decisions, minibatches of 500, 4 epochs).
 * SB3 (the project's own PPO path, `qwixx-train`): sb3-contrib's ``MaskablePPO("MlpPolicy")``
-  with the same network sizes on ``Sb3VecEnv(QwixxVectorEnv(64 games, opponents="random"))``;
+  with the same network sizes on ``Sb3VecEnv(QwixxVectorEnv(64 games, opponents="random"))``,
+  and again in the vector path's shape (256 games, 16,384 decisions a rollout, minibatches of
+  2,048: ``sb3_same_shape``, the fair comparison);
   the opponent seat is played inside the compiled engine, so only the learner's decisions
   count. *sample*: rollout collection (callback timestamps); *train*: ``learn()`` as a whole,
   ``n_steps=64`` (4096 decisions a rollout), minibatches of 512, 4 epochs.
@@ -136,11 +139,11 @@ def measure(config, num_env_runners: int, seconds: float, per_call: int) -> dict
                 return sum(e.agent_steps() for e in algo.env_runner.sample(num_timesteps=per_call))
         else:
             def sample() -> int:
+                # the episodes themselves come back to the driver, as in training: the hand-over is timed
                 batches = algo.env_runner_group.foreach_env_runner(
-                    lambda runner: sum(e.agent_steps() for e in runner.sample(num_timesteps=per_call)),
-                    local_env_runner=False,
+                    lambda runner: runner.sample(num_timesteps=per_call), local_env_runner=False,
                 )
-                return sum(batches)
+                return sum(e.agent_steps() for episodes in batches for e in episodes)
         sample()  # warm-up: first forward passes, kernel compiles in the runners
         steps, start = 0, time.perf_counter()
         while time.perf_counter() - start < seconds:
@@ -177,15 +180,21 @@ class _RolloutClock(BaseCallback):
         return True
 
 
-def sb3_speed(seconds: float) -> dict[str, float]:
-    """Sampling and training learner decisions/s of the project's MaskablePPO path."""
+SB3_SHAPES = {"default": (64, 512), "same": (VECTOR_GAMES, 2048)}
+"""SB3's batch shapes (games, minibatch; 64 steps a rollout, 4 epochs): its own default (64 games,
+4,096 decisions a rollout) and the RLlib vector path's (256 games, 16,384, minibatches of 2,048)."""
+
+
+def sb3_speed(seconds: float, shape: str = "default") -> dict[str, float]:
+    """Sampling and training learner decisions/s of the project's MaskablePPO path, batch `shape`."""
+    games, minibatch = SB3_SHAPES[shape]
     before = loads()
-    venv = Sb3VecEnv(QwixxVectorEnv(64, num_players=2, opponents="random"))
-    model = MaskablePPO("MlpPolicy", venv, n_steps=64, batch_size=512, n_epochs=4, seed=0, device="cpu",
+    venv = Sb3VecEnv(QwixxVectorEnv(games, num_players=2, opponents="random"))
+    model = MaskablePPO("MlpPolicy", venv, n_steps=64, batch_size=minibatch, n_epochs=4, seed=0, device="cpu",
                         policy_kwargs={"net_arch": {"pi": list(HIDDEN), "vf": list(HIDDEN)},
                                        "activation_fn": torch.nn.Tanh})
-    model.learn(64 * 64)  # warm-up rollout and update
-    rollout = 64 * 64
+    model.learn(games * 64)  # warm-up rollout and update
+    rollout = games * 64
     clock, steps, start = _RolloutClock(), 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
         model.learn(rollout, callback=clock, reset_num_timesteps=False)
@@ -203,8 +212,8 @@ def measure_one(spec: str, seconds: float) -> dict[str, Any] | float:
     torch.set_num_threads(1)
     if spec == "env":
         return env_speed(seconds)
-    if spec == "sb3":
-        return sb3_speed(seconds)
+    if spec.startswith("sb3"):
+        return sb3_speed(seconds, spec.split(":")[1] if ":" in spec else "default")
     kind, variant, runners = spec.split(":")
     ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False,
              configure_logging=False)
@@ -250,6 +259,9 @@ def main() -> None:
     sb3_rounds.append(run_one("sb3", args.seconds))
     sb3 = {key: round(sum(r[key] for r in sb3_rounds) / 2, 1) for key in sb3_rounds[0]
            if not key.startswith("load_average")}
+    same_rounds = [run_one("sb3:same", args.seconds) for _ in range(2)]
+    sb3_same = {key: round(sum(r[key] for r in same_rounds) / 2, 1) for key in same_rounds[0]
+                if not key.startswith("load_average")}
 
     def mean(view: str) -> dict[str, float]:
         return {key: round(sum(r[key] for r in rounds[view]) / len(rounds[view]), 1) for key in rounds[view][0]
@@ -272,6 +284,7 @@ def main() -> None:
         ratios[f"vector_over_multi_agent_{n}_runners"] = ratio(vector[n], rllib[n])
         ratios[f"vector_{n}_runners_over_sb3"] = ratio(vector[n], sb3)
         ratios[f"vector_over_stock_runner_{n}_runners"] = ratio(vector[n], stock[n])
+        ratios[f"vector_{n}_runners_over_sb3_same_shape"] = ratio(vector[n], sb3_same)
     ratios["vector_2_runners_over_1"] = ratio(vector["2"], vector["1"])
     ratios["stock_runner_2_runners_over_1"] = ratio(stock["2"], stock["1"])
     ratios["multi_agent_2_runners_over_1"] = ratio(rllib["2"], rllib["1"])
@@ -295,6 +308,10 @@ def main() -> None:
         "env_alone_decisions_per_second": env_only,
         "sb3": sb3,
         "sb3_rounds": sb3_rounds,
+        "sb3_same_shape": sb3_same,
+        "sb3_same_shape_rounds": same_rounds,
+        "sb3_shapes": {k: {"games": g, "decisions_per_rollout": g * 64, "minibatch": m}
+                       for k, (g, m) in SB3_SHAPES.items()},
         "rllib_vector_by_env_runners": vector,
         "rllib_vector_stock_runner_by_env_runners": stock,
         "rllib_by_env_runners": rllib,
