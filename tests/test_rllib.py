@@ -521,7 +521,7 @@ def test_the_league_broadcasts_snapshots_to_env_runners_on_two_nodes(tmp_path):
     try:
         cfg = tiny(env_runners={"num_env_runners": 2, "num_envs_per_env_runner": 8})
         algo = algo_config(cfg).build_algo()
-        league = make_league(cfg, tmp_path)
+        league = make_league(cfg, tmp_path, {})  # no opponent given by path
         try:
             league.start(algo)
             for _ in range(2):

@@ -41,13 +41,14 @@ def shipped_policies(scripted: Mapping[str, float], table: Any) -> dict[str, Any
 class League:
     """The opponent pool of one run on the vector path (see the module docstring): `table` the
     run's `TableOptions`, `opponents` its `OpponentsConfig`, `evaluation` its
-    `EvaluationConfig` (None: none), `run` its folder, `seed` the evaluation deals' seed."""
+    `EvaluationConfig` (None: none), `run` its folder, `seed` the evaluation deals' seed,
+    `shipped` the scripted bots given by a checkpoint's path, loaded (`shipped_policies`)."""
 
     def __init__(self, table: Any, opponents: OpponentsConfig, evaluation: EvaluationConfig | None, run: Path,
-                 seed: int, meta: dict[str, Any]):
+                 seed: int, meta: dict[str, Any], shipped: Mapping[str, Any]):
         self.table, self.evaluation, self.run, self.seed, self.meta = table, evaluation, run, seed, meta
         self.pool = OpponentPool(opponents.scripted, opponents.self_play, run / "snapshots")
-        self.shipped = shipped_policies(opponents.scripted, table)
+        self.shipped = dict(shipped)
         self.last = {"snapshot": 0, "eval": -1}
 
     def start(self, algo: Any) -> None:

@@ -36,6 +36,7 @@ import signal
 import sys
 import time
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -236,14 +237,16 @@ def config_from_dict(data: Any) -> RLlibConfig:
     return cfg
 
 
-def algo_config(cfg: RLlibConfig) -> Any:
+def algo_config(cfg: RLlibConfig, shipped: Mapping[str, Any] | None = None) -> Any:
     """The run's `PPOConfig`: the vector path (`vector_ppo_config`, the scripted pool; the
-    league adds the snapshots) or the multi-agent one (`ppo_config`)."""
+    league adds the snapshots) or the multi-agent one (`ppo_config`). `shipped`: the scripted
+    bots given by a checkpoint's path, already loaded (`shipped_policies`; loaded here if not)."""
     if cfg.env == "vector":
         # the pool before any snapshot: the scripted bots, or (pure self-play) a stand-in the
         # league replaces with the learner's first snapshot before the first sample
         scripted = dict(cfg.opponents.scripted) or {"random": 1.0}
-        shipped = shipped_policies(scripted, cfg.table)  # checkpoints by path: loaded here, sent through Ray
+        if shipped is None:  # checkpoints by path: loaded here, on the driver, and sent through Ray
+            shipped = shipped_policies(scripted, cfg.table)
         scripted = {shipped.get(spec, spec): weight for spec, weight in scripted.items()}
         config = vector_ppo_config(table=cfg.table, opponents=scripted if cfg.num_players > 1 else {"random": 1.0},
                                    hidden=cfg.network.hidden, activation=cfg.network.activation,
@@ -406,11 +409,13 @@ def train(cfg: RLlibConfig, run: Path, *, resume: bool = False) -> dict[str, Any
     run = run.resolve()  # RLlib saves and restores by URI, and a relative path's has an empty scheme
     start_ray(cfg.ray)
     started = time.perf_counter()
-    algo = algo_config(cfg).build_algo()
+    # loaded once: the env config and the league's broadcasts hand the runners the same objects
+    shipped = shipped_policies(cfg.opponents.scripted, cfg.table)
+    algo = algo_config(cfg, shipped).build_algo()
     learner = f"{cfg.num_learners} learner actor(s)" if cfg.num_learners else "the driver"
     print(f"training on {'cuda' if cfg.num_gpus_per_learner else 'cpu'} ({learner} learns; "
           f"num_gpus_per_learner: {cfg.num_gpus_per_learner})", file=sys.stderr, flush=True)
-    league = make_league(cfg, run)
+    league = make_league(cfg, run, shipped)
     evaluation = None
     try:
         found = latest_checkpoint(run) if resume else None
@@ -446,12 +451,13 @@ def train(cfg: RLlibConfig, run: Path, *, resume: bool = False) -> dict[str, Any
             "evaluation": evaluation}
 
 
-def make_league(cfg: RLlibConfig, run: Path) -> League | None:
-    """The run's league: on the vector path with other seats to fill (None otherwise)."""
+def make_league(cfg: RLlibConfig, run: Path, shipped: Mapping[str, Any]) -> League | None:
+    """The run's league: on the vector path with other seats to fill (None otherwise);
+    `shipped` the scripted bots given by path, loaded (`shipped_policies`)."""
     if cfg.env != "vector" or cfg.num_players == 1:
         return None
     meta = {"engine": f"ray.rllib {ray.__version__}", "config": cfg.to_dict()}
-    return League(cfg.table, cfg.opponents, cfg.evaluation, run, cfg.seed, meta)
+    return League(cfg.table, cfg.opponents, cfg.evaluation, run, cfg.seed, meta, shipped)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
