@@ -32,7 +32,6 @@ from qwixx_env import extras
 
 DOCS = f"{extras.DOCS}training/"
 """The training guide, online (a wheel has no docs folder)."""
-CPU_TORCH = extras.CPU_TORCH
 
 
 def add_run_options(parser: argparse.ArgumentParser) -> None:
@@ -49,7 +48,7 @@ def command_parser() -> argparse.ArgumentParser:
         prog="qwixx-train",
         description="Train a bot by PPO self-play from a YAML config.",
         epilog=f"The training guide: {DOCS}. Without a GPU, install PyTorch's CPU build before the train "
-        f"extra: {CPU_TORCH}",
+        f"extra: {extras.CPU_TORCH}",
     )
     parser.add_argument("config", nargs="?",
                         help="YAML config: a file's path, or a shipped config's name (see --list), e.g. classic_2p")
