@@ -66,17 +66,20 @@ SMALL = {"total_steps": 2048, "num_envs": 16, "checkpoint_every": 1024, "ppo": {
          "evaluation": {"every": 1024, "games": 10, "opponents": ["greedy"]}, "bc": {"samples": 2000, "epochs": 1}}
 
 
+def venv_first() -> dict[str, str]:
+    """This environment with the venv's scripts first on PATH, as an activated venv has it."""
+    return {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+
+
 def shell(line: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     """A line of a guide, run by bash in this folder with the venv's scripts first on PATH."""
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    return subprocess.run(["bash", "-c", line], capture_output=True, text=True, timeout=timeout, env=env)
+    return subprocess.run(["bash", "-c", line], capture_output=True, text=True, timeout=timeout, env=venv_first())
 
 
 def under_way(line: str, marker: str, timeout: float = 300) -> str:
     """Start a long command, read its output until `marker` shows, stop it; what it printed."""
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     proc = subprocess.Popen(["bash", "-c", f"exec {line}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, env=env)
+                            text=True, env=venv_first())
     seen: list[str] = []
     reader = threading.Thread(target=lambda: seen.extend(iter(proc.stdout.readline, "")) if proc.stdout else None,
                               daemon=True)
