@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo lint test test-fast test-wheel test-lowest test-pythons bench clean docs docs-build
+.PHONY: demo lint test test-fast test-wheel test-lowest test-pythons test-integrations bench clean docs docs-build
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,13 @@ test-lowest:
 # a version not found is skipped with a message. The classifiers name the versions that pass.
 test-pythons:
 	.ci/test-pythons
+
+# Each RL library integration (BenchMARL, AgileRL, Tianshou, PufferLib) against the real
+# library, in a venv of its own (they cannot share one: .ci/test-integrations says why); run by
+# .ci/run after make test. One of them: make test-integrations NAMES=agilerl
+NAMES ?=
+test-integrations:
+	.ci/test-integrations $(NAMES)
 
 # The documentation site (mkdocs.yml) into site/, --strict: a broken link, a missing page or an
 # API reference that does not resolve fails (not --quiet: it hides the warnings --strict counts).
