@@ -33,6 +33,7 @@ EXTRAS: dict[str, dict[str, str]] = {
     "rllib": {"ray": "ray", "torch": "torch", "yaml": "PyYAML", "stable_baselines3": "stable-baselines3"},
     "openspiel": {"pyspiel": "open_spiel"},
     "torchrl": {"torch": "torch", "torchrl": "torchrl", "tensordict": "tensordict"},
+    "tianshou": {"torch": "torch", "tianshou": "tianshou"},
 }
 """{extra: {module imported: package installed}}: the modules the package imports from each extra."""
 

@@ -371,9 +371,10 @@ def test_only_the_first_illegal_action_in_seat_order_from_the_active_seat_counts
 # --- the docs ---------------------------------------------------------------------------------------
 
 
-def run_snippets(section: str, capsys) -> tuple[str, str]:
+def run_snippets(section: str, capsys, namespace: dict | None = None) -> tuple[str, str]:
     """Run the ```python blocks of one `## section` of docs/integrations.md; returns what they
-    print and what the page says they print (its blocks after "prints")."""
+    print and what the page says they print (its blocks after "prints"). Given a `namespace`,
+    the blocks run in it, so that a test can look at what they made."""
     body = DOCS.read_text().split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```python\n(.*?)```", body, re.S)
     assert blocks, f"no python snippet under '## {section}'"
@@ -381,7 +382,8 @@ def run_snippets(section: str, capsys) -> tuple[str, str]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # e.g. TorchRL's note on the PettingZoo release it tested
         for block in blocks:
-            exec(compile(block, f"{DOCS.name}: {section}", "exec"), {"__name__": "__docs__"})
+            scope = {"__name__": "__docs__"} if namespace is None else namespace
+            exec(compile(block, f"{DOCS.name}: {section}", "exec"), scope)
     shown = "".join(re.findall(r"prints[^`]*```\n(.*?)```", body, re.S))
     return capsys.readouterr().out, shown
 
