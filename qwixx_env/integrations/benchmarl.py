@@ -1,0 +1,381 @@
+"""BenchMARL: Qwixx and Qwixx Longo as a BenchMARL task, for any table.
+
+>>> from benchmarl.algorithms import IppoConfig
+>>> from benchmarl.experiment import Experiment, ExperimentConfig
+>>> from benchmarl.models import MlpConfig
+>>> from qwixx_env.integrations.benchmarl import QwixxCallback, QwixxTask, evaluate
+>>> task = QwixxTask.QWIXX.get_task(config={"num_players": 3, "variant": "longo"})
+>>> experiment = Experiment(task=task, algorithm_config=IppoConfig.get_from_yaml(),
+...                         model_config=MlpConfig.get_from_yaml(), seed=0,
+...                         config=ExperimentConfig.get_from_yaml(), callbacks=[QwixxCallback("greedy")])
+>>> experiment.run()
+>>> evaluate(experiment, opponent="greedy", games=300)    # win share against the bot, 95% interval
+
+BenchMARL's custom-task pattern: `QwixxTask`, the enum a user names, and `QwixxClass`, its
+`TaskClass`. The task config holds the table options of ``qwixx_v0.env()`` (`TableOptions`:
+``num_players`` 1 to 5, ``variant``, ``lucky``, ``lucky_numbers``, ``start_player``,
+``reward``, ``score_table``), checked when the task is made. How it trains:
+
+- **The env is the Parallel view** (`qwixx_v0.parallel_env`) in TorchRL's `PettingZooWrapper`:
+  one frame per parallel step (a whole white action, a Longo lucky tie, a colour action).
+  `DecidingSeats` adds to each seat's observation whether it decides in the coming step
+  (``(group, "observation", "decides")`` in TorchRL's data, not fed to the networks): every
+  seat in a white action, only the seat to decide otherwise. A seat without a decision has
+  pass alone in its action mask.
+- **One group per seat** (``player_0``, ``player_1``, ...), each with its own networks, and
+  **only a seat's own decisions train it**: each group's replay buffer keeps, of every batch
+  it is given, the frames in which its seat decides (`DecidingFramesOnly`), and `QwixxCallback`
+  (which every experiment on this task takes) hands each on-policy buffer one batch at a time.
+  BenchMARL trains a group's frames whole, every agent of the group in one row, and in one
+  frame some seats decide while others wait: one seat per group is what lets each seat's
+  waiting frames go while the others' decisions stay. It also logs each seat's own return;
+  one group of all seats would log the mean of a zero-sum reward, 0 whatever is learned.
+  Advantages are computed over the whole batch first, so a waiting frame's value still
+  carries the returns across it.
+- **The score that means something** is the win share against a bot, with its 95% Wilson
+  interval: `evaluate` plays the trained seats against a bot of `qwixx_env.bots` on this
+  package's arena table, and `QwixxCallback(opponent)` does so at every BenchMARL evaluation
+  and logs it.
+
+Wrapping the AEC env (`qwixx_v0.env()`) in `PettingZooWrapper` yourself trains on actions the
+env ignores: each frame is one seat's decision, TorchRL gives every other seat an all-ones
+action mask and flags it only in ``(group, "mask")``, which BenchMARL's losses never read, so
+about half of a seat's trained frames in a 2-player game are actions nothing played.
+
+Needs the ``benchmarl`` extra (``pip install "qwixx_env[benchmarl]"``); importing `qwixx_env`
+never imports this module. `docs/integrations.md` has the snippet as tested.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, cast
+
+import numpy as np
+import torch
+from benchmarl.environments import Task, TaskClass  # pyright: ignore[reportMissingImports]
+from benchmarl.experiment import Experiment  # pyright: ignore[reportMissingImports]
+from benchmarl.experiment.callback import Callback  # pyright: ignore[reportMissingImports]
+from gymnasium import spaces
+from pettingzoo.utils import BaseParallelWrapper
+from tensordict import TensorDict, TensorDictBase
+from torchrl.data import Composite
+from torchrl.envs import EnvBase, PettingZooWrapper, Transform
+from torchrl.envs.utils import ExplorationType, MarlGroupMapType, set_exploration_type
+
+from qwixx_env.arena.play import TableConfig, play_games
+from qwixx_env.arena.schedule import bot_entries
+from qwixx_env.arena.stats import mean_and_se, wilson_interval, win_shares
+from qwixx_env.bots import make_bot
+from qwixx_env.core.checks import check_int
+from qwixx_env.core.options import TableOptions, table_from
+from qwixx_env.envs.parallel import ParallelQwixx
+from qwixx_env.envs.qwixx_v0 import parallel_env
+
+DECIDES = "decides"
+"""The observation entry (`DecidingSeats`) that says whether a seat decides in the coming step;
+``(group, "observation", "decides")`` in TorchRL's data."""
+
+
+class DecidingSeats(BaseParallelWrapper):
+    """The Parallel view with one more observation entry, ``"decides"``: 1 for the seats that
+    decide in the coming step (the view's `acting_agents`), 0 for the others and once the game
+    is over. (Not an info entry: BenchMARL leaves infos out of the data it trains on.)"""
+
+    def __init__(self, env: ParallelQwixx):
+        super().__init__(env)
+        self.view = env
+        decides = spaces.MultiBinary(1)
+        self.observation_spaces = {
+            agent: spaces.Dict({**cast(spaces.Dict, env.observation_space(agent)).spaces, DECIDES: decides})
+            for agent in env.possible_agents
+        }
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict | None = None):
+        observations, infos = self.env.reset(seed=seed, options=options)
+        return self._flagged(observations), infos
+
+    def step(self, actions):
+        observations, rewards, terminations, truncations, infos = self.env.step(actions)
+        return self._flagged(observations), rewards, terminations, truncations, infos
+
+    def _flagged(self, observations: dict[str, dict]) -> dict[str, dict]:
+        acting = set(self.view.acting_agents)
+        return {
+            agent: {**obs, DECIDES: np.array([agent in acting], np.int8)} for agent, obs in observations.items()
+        }
+
+
+def make_env(table: TableOptions, seed: int | None = None, device: Any = "cpu") -> PettingZooWrapper:
+    """The task's TorchRL env: `DecidingSeats` over ``qwixx_v0.parallel_env(table=table)``, one
+    group per seat, categorical actions, each seat's action mask at ``(group, "action_mask")``."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "PettingZoo in TorchRL is tested")  # it runs on this package's release
+        return PettingZooWrapper(
+            DecidingSeats(parallel_env(table=table)),
+            group_map=MarlGroupMapType.ONE_GROUP_PER_AGENT,
+            categorical_actions=True,
+            seed=seed,
+            device=device,
+        )
+
+
+class DecidingFramesOnly(Transform):
+    """A replay-buffer transform: of each batch stored for `group` (one seat) it keeps the frames
+    in which that seat decides, so that no loss ever sees a waiting seat's action.
+
+    It needs `QwixxCallback` in the experiment, and says so at the first batch otherwise:
+    BenchMARL's on-policy buffer holds one batch because each batch overwrites the last, and a
+    batch made shorter would leave frames of older policies behind; the callback empties it first.
+    """
+
+    def __init__(self, group: str):
+        super().__init__()
+        self.group = group
+        self.callback_ready = False  # set by QwixxCallback.on_setup
+
+    def forward(self, tensordict: TensorDictBase) -> TensorDictBase:
+        return tensordict  # drawn as stored
+
+    def _inv_call(self, tensordict: TensorDictBase) -> TensorDictBase:
+        if not self.callback_ready:
+            raise RuntimeError(
+                "the Qwixx task trains each seat only on the frames in which it decides, which needs "
+                "qwixx_env.integrations.benchmarl.QwixxCallback() in the Experiment's callbacks"
+            )
+        if tensordict.ndim != 1:
+            raise ValueError(
+                f"{self.group}: got a batch of shape {tuple(tensordict.shape)}; this task trains on single frames "
+                "(a recurrent model's sequences cannot drop the frames in which a seat waits): use a model "
+                "without memory, such as MlpConfig"
+            )
+        decides = tensordict.get((self.group, "observation", DECIDES))
+        keep = decides.reshape(tensordict.shape[0]).bool()  # (frames, 1 seat, 1) -> (frames,)
+        return cast(TensorDictBase, tensordict[keep])
+
+
+class QwixxClass(TaskClass):
+    """The BenchMARL task of one table; `config` holds its table options (see the module doc).
+
+    A bad option is a `ValueError` (a bad value) or `TypeError` (an unknown name) when the task
+    is made, before any experiment starts.
+    """
+
+    def __init__(self, name: str, config: Mapping[str, Any] | None):
+        if config is None:
+            config = {}
+        if not isinstance(config, Mapping):
+            raise TypeError(f"config: got {config!r}; expected a dict of table options {list(TableOptions.names())}")
+        self.table = table_from(**config)
+        super().__init__(name=name, config=self.table.as_dict())  # every option, defaults filled in
+
+    def get_env_fun(
+        self, num_envs: int, continuous_actions: bool, seed: int | None, device: Any
+    ) -> Callable[[], EnvBase]:
+        # BenchMARL makes every env of a batch with this one function: each gets the next seed,
+        # or they would all roll the same dice.
+        seeds = itertools.repeat(None) if seed is None else itertools.count(seed)
+        table = self.table
+        return lambda: make_env(table, next(seeds), device)
+
+    def supports_continuous_actions(self) -> bool:
+        return False
+
+    def supports_discrete_actions(self) -> bool:
+        return True
+
+    def max_steps(self, env: EnvBase) -> int:
+        # Each roll the active seat crosses a number or takes a penalty, and the 4th penalty ends
+        # the game: at most 4K crosses per sheet and 3P + 1 penalties. A roll is at most a white
+        # action, a lucky tie per seat and a colour action.
+        P, K = self.table.num_players, self.table.rules.cells
+        return (4 * K * P + 3 * P + 1) * (P + 2)
+
+    def has_render(self, env: EnvBase) -> bool:
+        return False  # render() gives text, not the frames BenchMARL records
+
+    def group_map(self, env: EnvBase) -> dict[str, list[str]]:
+        return _group_map(env)
+
+    def observation_spec(self, env: EnvBase) -> Composite:
+        spec = _only(env, "observation")
+        for group in _group_map(env):
+            del spec[group, "observation", DECIDES]  # the loss's filter reads it; the networks do not
+        return spec
+
+    def action_mask_spec(self, env: EnvBase) -> Composite | None:
+        return _only(env, "action_mask")
+
+    def info_spec(self, env: EnvBase) -> Composite | None:
+        return None  # the env's infos are empty
+
+    def state_spec(self, env: EnvBase) -> Composite | None:
+        return None  # every seat's observation already shows every sheet
+
+    def action_spec(self, env: EnvBase) -> Composite:
+        return env.full_action_spec
+
+    def get_replay_buffer_transforms(self, env: EnvBase, group: str) -> list[Transform]:
+        return [DecidingFramesOnly(group)]
+
+    @staticmethod
+    def env_name() -> str:
+        return "qwixx"
+
+    @staticmethod
+    def log_info(batch: TensorDictBase) -> dict[str, float]:
+        """The share of collected frames each seat decides in: the frames that train it."""
+        return {
+            f"collection/{group}/deciding_frames": batch.get((group, "observation", DECIDES)).float().mean().item()
+            for group in batch.keys()
+            if (group, "observation", DECIDES) in batch.keys(include_nested=True)
+        }
+
+
+def _group_map(env: EnvBase) -> dict[str, list[str]]:
+    """The `PettingZooWrapper`'s groups, {"player_0": ["player_0"], ...}, through BenchMARL's
+    transforms (a `TransformedEnv` hands on its env's attributes)."""
+    return cast("dict[str, list[str]]", env.group_map)
+
+
+def _only(env: EnvBase, key: str) -> Composite:
+    """The env's observation spec with only `key` left in each group."""
+    spec = env.observation_spec.clone()
+    for group in _group_map(env):
+        for name in list(spec[group].keys()):
+            if name != key:
+                del spec[group][name]
+    return spec
+
+
+class QwixxTask(Task):
+    """The Qwixx task of BenchMARL: ``QwixxTask.QWIXX.get_task(config={...table options})``;
+    without a config, the default table (2 players, classic)."""
+
+    QWIXX = None
+
+    @staticmethod
+    def associated_class() -> type[QwixxClass]:
+        return QwixxClass
+
+    def get_task(self, config: Mapping[str, Any] | None = None) -> QwixxClass:
+        # BenchMARL's own tasks read a default config from its package's yaml files; this one
+        # lives outside BenchMARL, and its default is the default table.
+        return QwixxClass(name=self.name, config=config)
+
+
+class SeatPolicy:
+    """The trained policy of one seat's group as a bot of `qwixx_env.bots`: ``act(observation)``
+    takes the env's observation dict and returns the policy's most likely legal action."""
+
+    def __init__(self, experiment: Experiment, seat: int):
+        self.group = f"player_{seat}"
+        self.module = experiment.group_policies[self.group]
+        self.name = f"trained {self.group}"
+
+    def act(self, observation: Mapping[str, np.ndarray]) -> int:
+        seat = TensorDict(
+            {
+                "observation": TensorDict({"observation": torch.as_tensor(observation["observation"])[None]}, [1]),
+                "action_mask": torch.as_tensor(observation["action_mask"], dtype=torch.bool)[None],
+            },
+            [1],
+        )
+        with torch.no_grad(), set_exploration_type(ExplorationType.DETERMINISTIC):
+            out = self.module(TensorDict({self.group: seat}, []))
+        return int(out.get((self.group, "action"))[0])
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The trained seats against `opponent` over `games` games (see `evaluate`)."""
+
+    opponent: str
+    games: int
+    win_share: float | None
+    """The trained seat's share of the wins (a k-way tie for the top score gives 1/k); None solo."""
+    interval: tuple[float, float] | None
+    """The 95% Wilson interval of `win_share`; None solo."""
+    score_mean: float
+    score_se: float | None
+    """The trained seat's mean final score and its standard error."""
+
+
+def evaluate(experiment: Experiment, opponent: Any = "greedy", games: int = 100, seed: int = 0) -> Evaluation:
+    """Play `games` games of the experiment's table: one seat the trained policy of that seat's
+    group (its most likely legal action), every other seat `opponent` (a bot spec, as the arena
+    takes: ``"greedy"``, ``"heuristic"``, a checkpoint...). The trained seat moves round the
+    table game by game, and each deal of the dice (seed ``seed + game // P``) is played from
+    every seat in turn, as the arena plays its lineups; each bot is seeded as the arena seeds it.
+    """
+    task = experiment.task
+    if not isinstance(task, QwixxClass):
+        raise TypeError(f"experiment: its task is {task!r}; expected a Qwixx task (QwixxTask.QWIXX.get_task(...))")
+    games = check_int("games", games, minimum=1, accepted="an integer >= 1")
+    seed = check_int("seed", seed, minimum=0)
+    table, P = task.table, task.table.num_players
+    seats = [lambda *, table, seed, s=s: SeatPolicy(experiment, s) for s in range(P)]
+    entries = bot_entries([*seats, opponent])
+    try:
+        make_bot(entries[-1], table, seed=0)  # a bad spec fails here, before any game
+    except (TypeError, ValueError, OSError) as error:
+        raise ValueError(f"opponent {entries[-1].label!r}: {error}") from error
+    # lineup j: the trained policy of seat j in seat j, the opponent (entry P) everywhere else
+    lineups = [tuple(j if s == j else P for s in range(P)) for j in range(P)]
+    scores = play_games(TableConfig(entries, lineups, table, seed), games).scores
+    trained = np.arange(games) % P
+    own = scores[np.arange(games), trained]
+    score_mean, score_se = mean_and_se(own)
+    if P == 1:
+        return Evaluation(entries[-1].label, games, None, None, score_mean, score_se)
+    wins = float(win_shares(scores)[np.arange(games), trained].sum())
+    return Evaluation(entries[-1].label, games, wins / games, wilson_interval(wins, games), score_mean, score_se)
+
+
+class QwixxCallback(Callback):
+    """The callback every experiment on the Qwixx task takes: it lets each seat train on its own
+    decisions only (see `DecidingFramesOnly`), and with an `opponent` it plays the trained seats
+    against that bot at each of BenchMARL's evaluations (`evaluate`, `games` games from `seed`),
+    logs the win share as ``eval/win_share`` with its interval (``eval/win_share_low``,
+    ``eval/win_share_high``) and keeps it in `results` as (frames collected, `Evaluation`) pairs.
+
+    BenchMARL evaluates every ``evaluation_interval`` frames when ``evaluation`` is on and it
+    has a logger or writes its json (``loggers``, ``create_json``)."""
+
+    def __init__(self, opponent: Any = None, games: int = 100, seed: int = 0):
+        super().__init__()
+        self.opponent, self.games, self.seed = opponent, games, seed
+        self.results: list[tuple[int, Evaluation]] = []
+
+    def on_setup(self) -> None:
+        experiment = self.experiment
+        if not isinstance(experiment.task, QwixxClass):
+            raise TypeError(f"QwixxCallback: the experiment's task is {experiment.task!r}; expected a Qwixx task")
+        for buffer in experiment.replay_buffers.values():
+            for transform in buffer.transform:
+                if isinstance(transform, DecidingFramesOnly):
+                    transform.callback_ready = True
+
+    def on_batch_collected(self, batch: TensorDictBase) -> None:
+        if self.experiment.on_policy:  # each batch alone, now that batches differ in length
+            for buffer in self.experiment.replay_buffers.values():
+                buffer.empty()
+
+    def on_evaluation_end(self, rollouts: list[TensorDictBase]) -> None:
+        if self.opponent is None:
+            return
+        experiment = self.experiment
+        result = evaluate(experiment, self.opponent, self.games, self.seed)
+        self.results.append((experiment.total_frames, result))
+        if result.win_share is not None and result.interval is not None:
+            low, high = result.interval
+            experiment.logger.log(
+                {"eval/win_share": result.win_share, "eval/win_share_low": low, "eval/win_share_high": high},
+                step=experiment.n_iters_performed,
+            )
