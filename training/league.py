@@ -8,7 +8,8 @@ every snapshot's arrays, is then broadcast to every env runner through Ray
 machines. Snapshots come every ``self_play.snapshot_every`` learner decisions and whenever an
 evaluation shows the learner beating the pool (``add_when_win_rate``); an evaluation (every
 ``evaluation.every`` decisions and at the end) plays the exported learner against the ladder
-in the arena, as `qwixx_env.training.evaluate` does for the SB3 path, into ``eval.jsonl``.
+in the arena, as `qwixx_env.training.evaluate` does for the SB3 path, into ``eval.jsonl``; the
+first, at step 0, plays the warm start and keeps it (``<run>/warm_start.json``).
 Checkpoints carry the pool (`save`, `restore`).
 """
 
@@ -29,6 +30,7 @@ from qwixx_env.training.evaluate import evaluate, policy_factory, summary
 from qwixx_env.training.pool import OpponentPool, check_entries
 
 LEAGUE = "league"  # a checkpoint's folder of the pool: league.json and the snapshots' files
+WARM_START = "warm_start"  # <run>/warm_start.json: the learner as the first evaluation played it (step 0)
 
 
 def shipped_policies(scripted: Mapping[str, float], table: Any) -> dict[str, Any]:
@@ -95,7 +97,9 @@ class League:
         ev = self.evaluation
         assert ev is not None, "evaluate needs an evaluation config"
         (self.run / "eval").mkdir(parents=True, exist_ok=True)
-        learner = policy_factory(NumpyPolicy.load(self._export(algo, self.run / "eval" / "learner", steps)))
+        # the policy at step 0 (the warm start's, before any PPO) is kept, for an arena beside the final one
+        path = self.run / WARM_START if steps == 0 else self.run / "eval" / "learner"
+        learner = policy_factory(NumpyPolicy.load(self._export(algo, path, steps)))
 
         def play(opponents: dict[str, Any]) -> dict[str, Any]:
             return evaluate(learner, opponents, num_players=self.table.num_players, variant=self.table.variant,

@@ -428,6 +428,8 @@ def train(cfg: RLlibConfig, run: Path, *, resume: bool = False) -> dict[str, Any
             behaviour_cloning(algo, cfg, cfg.bc, run)
         if league is not None:
             league.start(algo)
+            if found is None and cfg.evaluation is not None:
+                evaluation = league.evaluate(algo, 0)  # the warm start: the in-run evaluations begin from it
         last = None
         with open(run / "log.jsonl", "a") as log:
             while algo.iteration < cfg.iterations:
