@@ -1,0 +1,168 @@
+"""BenchMARL (the benchmarl extra): the Qwixx task runs IPPO and MAPPO on any table, no loss
+ever sees a frame in which its seat does not decide, the evaluation is a win share against a
+bot with its interval, bad task options are named, and the docs' snippet runs as written."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from test_parallel import run_snippets
+
+from qwixx_env import qwixx_v0
+from qwixx_env.core.observation import ObservationView
+
+MISSING = "the benchmarl extra is not installed (it runs in make test-integrations: .ci/test-integrations benchmarl)"
+pytest.importorskip("benchmarl", reason=MISSING)
+import torch  # noqa: E402  (BenchMARL needs it: there when BenchMARL is)
+from benchmarl.algorithms import IppoConfig, MappoConfig  # noqa: E402
+from benchmarl.experiment import Callback, Experiment, ExperimentConfig  # noqa: E402
+from benchmarl.models import MlpConfig  # noqa: E402
+from torchrl.envs import PettingZooWrapper  # noqa: E402
+
+from qwixx_env.integrations.benchmarl import QwixxCallback, QwixxTask, evaluate  # noqa: E402
+
+ALGORITHMS = {"ippo": IppoConfig, "mappo": MappoConfig}
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """Tiny networks on a shared 2-core machine: torch's thread pool only costs here."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def tiny_experiment(algorithm, options, callbacks, folder, frames=240) -> Experiment:
+    """Two batches of `frames` / 2 frames from two games at a time, one pass over each batch."""
+    config = ExperimentConfig.get_from_yaml()
+    config.max_n_frames = frames
+    config.on_policy_collected_frames_per_batch = frames // 2
+    config.on_policy_n_envs_per_worker = 2
+    config.on_policy_minibatch_size = frames // 4
+    config.on_policy_n_minibatch_iters = 1
+    config.evaluation = False
+    config.loggers = []
+    config.create_json = False
+    config.render = False
+    config.save_folder = str(folder)
+    task = QwixxTask.QWIXX.get_task(config=options)
+    return Experiment(task=task, algorithm_config=ALGORITHMS[algorithm].get_from_yaml(),
+                      model_config=MlpConfig.get_from_yaml(), seed=0, config=config, callbacks=callbacks)
+
+
+def decides(view: ObservationView) -> bool:
+    """Whether the observing seat decides, read from the observation alone as the rules say:
+    every seat in the white action, the seat breaking a lucky tie, the active seat in the colour action."""
+    return {"white": True, "lucky": view.pending_cross is not None, "color": view.is_active, "over": False}[view.phase]
+
+
+class FrameCount(Callback):
+    """Counts, per seat, the collected frames in which it decides and the frames every loss is given."""
+
+    def __init__(self):
+        super().__init__()
+        self.deciding = self.waiting = self.trained = self.trained_waiting = 0
+
+    def seat_decides(self, observations: torch.Tensor) -> np.ndarray:
+        table = self.experiment.task.table
+        return np.array([decides(ObservationView(o, table.rules, table.num_players)) for o in observations.numpy()])
+
+    def on_batch_collected(self, batch):
+        for group in self.experiment.group_map:
+            observations = batch[group, "observation", "observation"]  # (games, steps, 1 seat, size)
+            seen = self.seat_decides(observations.reshape(-1, observations.shape[-1]))
+            self.deciding += int(seen.sum())
+            self.waiting += int((~seen).sum())
+
+    def on_train_step(self, batch, group):
+        seen = self.seat_decides(batch[group, "observation", "observation"][:, 0])
+        self.trained += len(seen)
+        self.trained_waiting += int((~seen).sum())
+
+
+@pytest.mark.parametrize("num_players", [2, 3])
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_no_loss_sees_a_frame_in_which_its_seat_does_not_decide(algorithm, num_players, tmp_path):
+    count = FrameCount()
+    experiment = tiny_experiment(algorithm, {"num_players": num_players}, [count, QwixxCallback()], tmp_path)
+    experiment.run()
+    assert experiment.group_map == {f"player_{s}": [f"player_{s}"] for s in range(num_players)}  # a group per seat
+    assert count.waiting > 0  # the colour actions: every seat but the active one waits
+    assert count.trained_waiting == 0
+    assert count.trained == count.deciding  # one pass over this batch's deciding frames, none older
+
+
+def test_over_the_aec_env_a_waiting_seat_gets_an_all_ones_mask_that_benchmarl_would_train_on():
+    """Why the task is not the AEC env in PettingZooWrapper: a seat that does not decide is
+    flagged only in (group, "mask"), and its action mask allows every action."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # TorchRL says it was tested with another PettingZoo release
+        env = PettingZooWrapper(qwixx_v0.env(num_players=2), use_mask=True, seed=0)
+    torch.manual_seed(0)
+    rollout = env.rollout(200, break_when_any_done=False)
+    for group in ("player_0", "player_1"):
+        waiting = ~rollout[group, "mask"][:, 0]
+        assert rollout[group, "action_mask"][waiting].all()  # every action "legal"
+        assert 0.3 < waiting.float().mean() < 0.7  # about half of each seat's frames
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    experiment = tiny_experiment("ippo", {"num_players": 2}, [QwixxCallback()], tmp_path_factory.mktemp("ippo"))
+    experiment.run()
+    return experiment
+
+
+def test_the_evaluation_is_a_win_share_against_the_bot_with_its_interval(trained):
+    result = evaluate(trained, opponent="random", games=12, seed=3)
+    low, high = result.interval
+    assert result.opponent == "random" and result.games == 12
+    assert 0.0 <= low <= result.win_share <= high <= 1.0
+    assert evaluate(trained, opponent="random", games=12, seed=3) == result  # the same games again
+    with pytest.raises(ValueError, match="'smartest'"):
+        evaluate(trained, opponent="smartest", games=4)
+    with pytest.raises(ValueError, match="games"):
+        evaluate(trained, games=0)
+
+
+def test_solo_has_a_mean_score_and_no_win_share(tmp_path):
+    experiment = tiny_experiment("ippo", {"num_players": 1}, [QwixxCallback()], tmp_path, frames=80)
+    experiment.run()
+    result = evaluate(experiment, opponent="greedy", games=3)
+    assert result.win_share is None and result.interval is None and result.games == 3
+    assert result.score_se is not None and result.score_mean > -20  # solo: at most 4 penalties of -5
+
+
+@pytest.mark.parametrize(("config", "error", "named"), [
+    ({"num_players": 6}, ValueError, "num_players"),
+    ({"variant": "mega"}, ValueError, "variant"),
+    ({"num_players": 2, "players": 3}, TypeError, "'players'"),
+    ({"lucky_numbers": [(3, 11), (7, 9)]}, ValueError, "lucky_numbers"),  # classic has none
+    ([("num_players", 2)], TypeError, "dict of table options"),
+])
+def test_bad_task_options_are_named_when_the_task_is_made(config, error, named):
+    with pytest.raises(error, match=named):
+        QwixxTask.QWIXX.get_task(config=config)
+
+
+def test_the_task_keeps_every_table_option_with_its_defaults_filled_in():
+    task = QwixxTask.QWIXX.get_task(config={"num_players": 3, "variant": "longo", "lucky": "instead"})
+    assert task.config == {"num_players": 3, "variant": "longo", "lucky": "instead", "lucky_numbers": None,
+                           "start_player": 0, "reward": "win", "score_table": None}
+    assert QwixxTask.QWIXX.get_task().table.num_players == 2  # no config: the default table
+
+
+def test_without_the_callback_the_first_batch_says_what_the_task_needs(tmp_path):
+    experiment = tiny_experiment("ippo", {"num_players": 2}, [], tmp_path, frames=40)
+    with pytest.raises(RuntimeError, match="QwixxCallback"):
+        experiment.run()
+
+
+def test_docs_snippet_runs_as_written(capsys):
+    out, shown = run_snippets("BenchMARL", capsys)
+    assert " frames: win share " in shown and "against heuristic: win share " in shown
+    for line in shown.splitlines():
+        assert line in out  # between TorchRL's own log lines
