@@ -3,7 +3,7 @@
 A fresh install has no compiled kernels, so the first game of each entry point compiles them
 (see `qwixx_env.core.compile`). This plays a short game through each entry point a newcomer
 meets first, which compiles and caches exactly the kernels, for exactly the argument types,
-those entry points use: the AEC environment (`qwixx_v0`), the batched engine
+those entry points use: the AEC environment (`qwixx_v0`) and its Parallel view, the batched engine
 (`BatchedQwixx`), the Gymnasium vector env with its scripted opponents (`QwixxVectorEnv`), the
 heuristic bot and the coach's values (`qwixx_env.play.coach`). Kernels do not depend on the
 player count (a value, not a type); the AEC and batched kernels come in two versions, with and
@@ -46,6 +46,11 @@ def _batched_steps(variant: str = "classic") -> None:
         _, masks, _, _ = engine.step(masks.argmax(axis=1))
 
 
+def _parallel_views() -> None:
+    for variant in ("classic", "longo"):  # its kernel, as the AEC env's, with and without lucky crosses
+        qwixx_v0.parallel_env(num_players=2, variant=variant).reset(seed=0)
+
+
 def _vector_steps() -> None:
     envs = QwixxVectorEnv(3, opponents={"random": 1.0, "greedy": 1.0, "heuristic": 1.0})
     obs, _ = envs.reset(seed=0)
@@ -65,6 +70,7 @@ ENTRY_POINTS = (
     ("qwixx_v0 (AEC)", _aec_game),
     ("qwixx_v0 (AEC), Longo", lambda: _aec_game(variant="longo")),
     ("heuristic bot", lambda: _aec_game("heuristic")),
+    ("qwixx_v0.parallel_env", _parallel_views),
     ("BatchedQwixx", _batched_steps),
     ("BatchedQwixx, Longo", lambda: _batched_steps("longo")),
     ("QwixxVectorEnv", _vector_steps),

@@ -8,12 +8,13 @@ one dict of actions:
   tie alone, one step per such seat, in seat order from the active player;
 * then the active player acts alone (the colour action).
 
-The view drives the AEC env underneath (`qwixx_v0.env()` or `raw_env()`): it hands each
-decision to it in the AEC order (the white choices seat by seat from the active player, a tie
-right after its seat's white choice), so the rules, observations, rewards, snapshots and the
-handling of illegal actions are the AEC env's own. Only the masks differ, as the Parallel API
-needs: every live agent gets a mask each step, the seats that act their legal actions, the
-others only pass (the no-op they send, or leave out). `acting_agents` names the seats that act.
+The view drives the AEC env underneath (`qwixx_v0.env()` or `raw_env()`): it checks each
+decision, then hands it to the raw env in the AEC order (the white choices seat by seat from the
+active player, a tie right after its seat's white choice), so the rules, observations, rewards,
+snapshots and the handling of illegal actions are the AEC env's own. Only the masks differ, as
+the Parallel API needs: every live agent gets a mask each step, the seats that act their legal
+actions, the others only pass (the no-op they send, or leave out). `acting_agents` names the
+seats that act.
 """
 
 from __future__ import annotations
@@ -28,12 +29,35 @@ from pettingzoo import AECEnv, ParallelEnv
 
 from qwixx_env.core import rules
 from qwixx_env.core.checks import check_choice, is_int
-from qwixx_env.core.state import OVER, WHITE, State
+from qwixx_env.core.compile import batch_kernel
+from qwixx_env.core.observation import encode_one
+from qwixx_env.core.state import OVER, WHITE
 from qwixx_env.envs.guard import GuardedEnv
 from qwixx_env.envs.render import RENDER_MODES, render_text
 
 if TYPE_CHECKING:  # the raw env imports this module to build its parallel view
     from qwixx_env.envs.qwixx_v0 import raw_env
+
+
+@batch_kernel
+def seat_views(st, tb, off, lucky, obs, masks):
+    """The one game of `st` as every seat s sees it (into ``obs[s]``) and seat s's mask for the
+    view's next step (``masks[s]``): at a new roll every seat's legal white actions (the rules
+    judge them for the seat to decide, so the turn is set to each seat for the call, then
+    back); else the legal actions of the seat to decide and only pass for the others; zeros
+    once the game is over. One call a step: a call per seat costs more than the step itself."""
+    turn, phase = st.turn[0], st.phase[0]
+    for s in range(obs.shape[0]):
+        encode_one(st, tb, off, 0, s, obs[s])
+        if phase != OVER and (phase == WHITE or s == turn):
+            st.turn[0] = s
+            rules.legal_mask_one(st, tb, 0, masks[s], lucky)
+            st.turn[0] = turn
+        else:
+            for a in range(masks.shape[1]):
+                masks[s, a] = 0
+            if phase != OVER:
+                masks[s, masks.shape[1] - 1] = 1  # pass
 
 
 
@@ -60,10 +84,18 @@ class ParallelQwixx(ParallelEnv, EzPickle):
         self.observation_spaces = dict(self.raw.observation_spaces)
         self.action_spaces = dict(self.raw.action_spaces)
         self.pass_action = self.raw.num_actions - 1
-        self._pass_mask = np.zeros(self.raw.num_actions, np.int8)
-        self._pass_mask[self.pass_action] = 1
         self._held: dict[str, int] = {}  # white choices given, not yet handed to the AEC env
-        self._masks: dict[str, np.ndarray] = {}
+        self._acting: list[str] = []  # acting_agents, as of the last reset or step
+        P = len(self.possible_agents)
+        self._obs = np.zeros((P, self.raw.layout.size), np.float32)  # seat_views: seat s sees row s
+        self._mask_rows = np.zeros((P, self.raw.num_actions), np.int8)
+        self._masks = dict(zip(self.possible_agents, self._mask_rows))  # each agent's mask for the next step
+        self._views_args = (self.variant.tables, self.raw.layout.offsets, rules.lucky_switch(self.variant.tables),
+                            self._obs, self._mask_rows)  # seat_views' arguments after the state
+        self._views_kernel = rules.compiled(seat_views, self.raw.core_state, *self._views_args)  # resolved once
+        # The AEC order of a step's decisions, by the seat to decide first: from it, clockwise.
+        self._orders = {first: [self.possible_agents[(i + k) % P] for k in range(P)]
+                        for i, first in enumerate(self.possible_agents)}
 
     def __str__(self) -> str:
         return self.metadata["name"]
@@ -81,7 +113,7 @@ class ParallelQwixx(ParallelEnv, EzPickle):
         self.aec.reset(seed=seed, options=options)
         self.agents = self.possible_agents[:]
         self._held = {}
-        self._update_masks()
+        self._update_views()
         infos = {a: dict(self.raw.infos[a]) for a in self.agents}
         observations = self._observations()
         if self.render_mode == "human":
@@ -97,8 +129,8 @@ class ParallelQwixx(ParallelEnv, EzPickle):
             raise RuntimeError("step: call reset() first; there is no game before it")
         if not self.agents:
             raise ValueError("step: the game is over; call reset() to start a new one")
-        acting = self.acting_agents
-        todo, offender = self._checked(actions, acting)
+        raw = self.raw
+        todo, offender = self._checked(actions, self._acting)
         live = self.agents
         totals: dict[str, float] = dict.fromkeys(live, 0.0)
         if offender is not None:
@@ -107,14 +139,15 @@ class ParallelQwixx(ParallelEnv, EzPickle):
             self._add(totals)
         else:
             todo.update(self._held)
-            while self.raw.core_state.phase[0] != OVER and self.raw.agent_selection in todo:
-                self.aec.step(todo.pop(self.raw.agent_selection))
+            phase = raw.core_state.phase
+            while phase[0] != OVER and raw.agent_selection in todo:
+                raw.step(todo.pop(raw.agent_selection))  # checked legal: env()'s guard has nothing to do
                 self._add(totals)
             self._held = todo  # the later seats' white choices while a seat breaks a lucky tie
-        terminations = {a: bool(self.raw.terminations[a]) for a in live}
-        truncations = {a: bool(self.raw.truncations[a]) for a in live}
-        infos = {a: dict(self.raw.infos[a]) for a in live}
-        self._update_masks()
+        terminations = dict(raw.terminations)  # bools, keyed by every live agent (none steps out here)
+        truncations = dict(raw.truncations)
+        infos = {a: dict(raw.infos[a]) for a in live}
+        self._update_views()
         observations = self._observations(live)
         if any(terminations.values()) or any(truncations.values()):
             self.agents = []
@@ -143,11 +176,7 @@ class ParallelQwixx(ParallelEnv, EzPickle):
     def acting_agents(self) -> list[str]:
         """The agents whose action the next `step` needs: every seat at a new roll, else the one
         seat to decide (a lucky tie, the colour action); none once the game is over."""
-        if not getattr(self, "agents", None) or self._over():
-            return []
-        if self.raw.core_state.phase[0] == WHITE:
-            return self.possible_agents[:]
-        return [self.raw.agent_selection]
+        return self._acting[:] if getattr(self, "agents", None) else []
 
     def snapshot(self) -> dict[str, Any]:
         """The committed state of the game (the AEC env's `snapshot()`)."""
@@ -160,49 +189,41 @@ class ParallelQwixx(ParallelEnv, EzPickle):
 
     # --- internals -----------------------------------------------------------------------
 
-    def _update_masks(self) -> None:
-        """Every acting agent's legal actions: in the white action each seat's own (judged, as
-        the rules say, against the sheets at the roll), else the AEC env's mask."""
-        acting = self.acting_agents
-        if len(acting) > 1:
-            st = self.raw.core_state
-            P = len(self.possible_agents)
-            per_seat = State(*(np.repeat(a, P, axis=0) for a in st))  # seat s decides in game s
-            per_seat.turn[:] = np.arange(P)
-            masks = rules.legal_mask(self.raw.variant, per_seat)
-            self._masks = {a: masks[self.raw.agent_name_mapping[a]] for a in acting}
-        else:
-            self._masks = {a: self.raw.engine.masks[0].copy() for a in acting}
-
-    def _over(self) -> bool:
-        """The game has ended: by the rules, or (under env()) by an illegal action."""
+    def _update_views(self) -> None:
+        """After a reset or step: the acting agents, and every seat's observation and mask for
+        the next step (`seat_views`: in the white action each seat's own legal actions, judged
+        as the rules say against the sheets at the roll; else the AEC env's mask for the seat
+        to decide and pass for the others; zeros once the game is over)."""
         raw = self.raw
-        return raw.core_state.phase[0] == OVER or any(raw.terminations.values()) or any(raw.truncations.values())
-
-    def _mask_of(self, agent: str) -> np.ndarray:
-        if agent in self._masks:
-            return self._masks[agent]
-        if self._over():
-            return np.zeros_like(self._pass_mask)
-        return self._pass_mask
+        st = raw.core_state
+        self._views_kernel(st, *self._views_args)
+        if st.phase[0] == OVER or any(raw.terminations.values()) or any(raw.truncations.values()):
+            self._acting = []  # over: by the rules, or (under env()) by an illegal action
+            self._mask_rows[:] = 0
+        elif st.phase[0] == WHITE:
+            self._acting = self.possible_agents
+        else:
+            self._acting = [raw.agent_selection]
 
     def _observations(self, agents: list[str] | None = None) -> dict[str, dict[str, np.ndarray]]:
-        obs = {}
-        for agent in self.agents if agents is None else agents:
-            o = self.raw.observe(agent)
-            o["action_mask"] = self._mask_of(agent).copy()
-            obs[agent] = o
-        return obs
+        """Each agent's observation as the AEC env's `observe` encodes it, with this view's mask:
+        rows of one copy of `_update_views`' arrays."""
+        obs, masks, seats = self._obs.copy(), self._mask_rows.copy(), self.raw.agent_name_mapping
+        return {
+            agent: {"observation": obs[seats[agent]], "action_mask": masks[seats[agent]]}
+            for agent in (self.agents if agents is None else agents)
+        }
 
     def _checked(self, actions: Mapping[str, Any], acting: list[str]) -> tuple[dict[str, int], str | None]:
         """(the acting agents' actions as ints, None), or ({}, the first agent whose action is
         illegal) under env(); a ValueError that changes nothing for anything else wrong."""
-        if not isinstance(actions, Mapping):
+        if type(actions) is not dict and not isinstance(actions, Mapping):  # an ABC check costs a lot here
             raise ValueError(f"step: actions must be a dict of agent -> action, got {type(actions).__name__}")
-        unknown = [a for a in actions if a not in self.agents]
+        live = self.agents
+        unknown = [a for a in actions if a not in live]
         if unknown:
             raise ValueError(
-                f"step: no agent {', '.join(map(repr, unknown))} in this game; the agents are {', '.join(self.agents)}"
+                f"step: no agent {', '.join(map(repr, unknown))} in this game; the agents are {', '.join(live)}"
             )
         missing = [a for a in acting if a not in actions]
         if missing:
@@ -211,15 +232,13 @@ class ParallelQwixx(ParallelEnv, EzPickle):
                 f"step: no action for {', '.join(missing)}; this step needs one from {', '.join(acting)} ({what})"
             )
         # The AEC order: from the seat to decide on, clockwise; then the seats without a decision.
-        first = self.raw.agent_name_mapping[self.raw.agent_selection]
-        P = len(self.possible_agents)
-        order = [self.possible_agents[(first + i) % P] for i in range(P)]
+        raw, masks = self.raw, self._masks
         checked = {}
-        for agent in order:
+        for agent in self._orders[raw.agent_selection]:
             if agent not in actions:
                 continue
             try:
-                action = self.raw.check_action(agent, actions[agent], self._mask_of(agent))
+                action = raw.check_action(agent, actions[agent], masks[agent])
             except ValueError as error:
                 if isinstance(self.aec, GuardedEnv) and self._in_action_space(actions[agent]):
                     return {}, agent  # an illegal move: env() ends the game
