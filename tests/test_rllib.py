@@ -312,7 +312,8 @@ def test_qwixx_train_engine_rllib_checks_the_config_first(tmp_path, capsys):
 @pytest.mark.filterwarnings("ignore:.*Overriding environment rllib-multi-agent-env-v0")  # RLlib's own, on rebuild
 def test_a_tiny_self_play_run_checkpoints_resumes_exports_and_plays(tmp_path):
     cfg = config_from_dict({
-        "name": "tiny", "iterations": 2, "checkpoint_every": 1, "num_players": 2, "evaluation": None,
+        "name": "tiny", "iterations": 2, "checkpoint_every": 1, "num_players": 2,
+        "evaluation": {"every": 10**9, "games": 2, "opponents": ["greedy"], "workers": 1},  # at the start and end
         "opponents": {"scripted": {"heuristic": 1}, "self_play": {"share": 0.5}}, "network": {"hidden": [32, 32]},
         "ppo": {"train_batch_size": 256, "minibatch_size": 128, "num_epochs": 1},
         "env_runners": {"num_env_runners": 0, "num_envs_per_env_runner": 4},
@@ -337,6 +338,9 @@ def test_a_tiny_self_play_run_checkpoints_resumes_exports_and_plays(tmp_path):
     log = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
     assert [line["iteration"] for line in log] == [1, 2, 3] and log[2]["env_steps"] < 10**6
     assert not orphan.exists()
+    evaluated = [json.loads(line)["steps"] for line in (run / "eval.jsonl").read_text().splitlines()]
+    assert evaluated == [0, log[1]["env_steps"], log[2]["env_steps"]]  # the warm start, each segment's end
+    assert bots.load(run / "warm_start.json").policy.meta["steps"] == 0
     assert all(line["returns"].keys() == {"default_policy"} for line in log if line["episodes"])
     assert log[2]["env_steps"] > log[1]["env_steps"] > log[0]["env_steps"] > 0  # counters carried over
     assert all(line["sample_seconds"] > 0 and line["learn_seconds"] > 0 for line in log)  # where the time went
