@@ -31,6 +31,10 @@ them in turn made the later ones slower), and SB3 is measured first and last, th
 two being the reference (both rounds are in the JSON), so that a drift in the machine's load
 hits both sides alike.
 
+* The learner's batch: the vector path's `BatchedAdvantages` (the default), and with 0 env
+  runners RLlib's own learner connectors (``learner_pipeline="rllib"``), for comparison.
+* The scaling run: the vector path with 4 env runners too, on however many cores the machine
+  has (its sampling figure is the runners' alone: the learner is not in it).
 * The env alone: `QwixxMultiAgentEnv` stepped with random legal actions, no RLlib around it.
 
 Torch runs one thread per process. The machine is shared: the load average before and after
@@ -115,12 +119,15 @@ def rllib_speed(num_env_runners: int, seconds: float, env: type = QwixxMultiAgen
     return measure(config, num_env_runners, seconds, per_call=1000)
 
 
-def vector_speed(num_env_runners: int, seconds: float, env_runner: str = "batched") -> dict[str, float]:
+def vector_speed(num_env_runners: int, seconds: float, env_runner: str = "batched",
+                 learner_pipeline: str = "batched") -> dict[str, float]:
     """Sampling and training learner decisions/s of the vector path with `num_env_runners`
     remote runners, each a `env_runner` (``"batched"``: `BatchedEnvRunner`, ``"rllib"``:
-    RLlib's `SingleAgentEnvRunner`)."""
+    RLlib's `SingleAgentEnvRunner`), the learner's batch built by `learner_pipeline`
+    (``"batched"``: `BatchedAdvantages`, ``"rllib"``: RLlib's default connectors)."""
     config = (
-        vector_ppo_config(num_players=2, opponents={"random": 1}, hidden=HIDDEN, env_runner=env_runner)
+        vector_ppo_config(num_players=2, opponents={"random": 1}, hidden=HIDDEN, env_runner=env_runner,
+                          learner_pipeline=learner_pipeline)
         .env_runners(num_env_runners=num_env_runners, num_envs_per_env_runner=VECTOR_GAMES, num_cpus_per_env_runner=1)
         .training(train_batch_size_per_learner=VECTOR_TRAIN_BATCH, minibatch_size=2048, num_epochs=4)
         .debugging(seed=0)
@@ -207,21 +214,21 @@ def sb3_speed(seconds: float, shape: str = "default") -> dict[str, float]:
 
 def measure_one(spec: str, seconds: float) -> dict[str, Any] | float:
     """One measurement named `spec`: ``env``, ``sb3``, ``multi_agent:<view>:<runners>`` or
-    ``vector:<env runner>:<runners>``."""
+    ``vector:<env runner>:<runners>[:<learner pipeline>]``."""
     warnings.filterwarnings("ignore")
     torch.set_num_threads(1)
     if spec == "env":
         return env_speed(seconds)
     if spec.startswith("sb3"):
         return sb3_speed(seconds, spec.split(":")[1] if ":" in spec else "default")
-    kind, variant, runners = spec.split(":")
+    kind, variant, runners, *pipeline = spec.split(":")
     ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False,
              configure_logging=False)
     try:
         if kind == "multi_agent":
             views = {"aec": QwixxMultiAgentEnv, "parallel": QwixxParallelMultiAgentEnv}
             return rllib_speed(int(runners), seconds, views[variant])
-        return vector_speed(int(runners), seconds, variant)
+        return vector_speed(int(runners), seconds, variant, *pipeline)
     finally:
         ray.shutdown()
 
@@ -256,6 +263,9 @@ def main() -> None:
     for n in ("0", "1", "2"):
         vector[n] = run_one(f"vector:batched:{n}", args.seconds)
         stock[n] = run_one(f"vector:rllib:{n}", args.seconds)
+    # the scaling run: 4 runners on this machine's cores; and RLlib's own learner pipeline, for comparison
+    vector["4"] = run_one("vector:batched:4", args.seconds)
+    rllib_pipeline = run_one("vector:batched:0:rllib", args.seconds)
     sb3_rounds.append(run_one("sb3", args.seconds))
     sb3 = {key: round(sum(r[key] for r in sb3_rounds) / 2, 1) for key in sb3_rounds[0]
            if not key.startswith("load_average")}
@@ -286,6 +296,10 @@ def main() -> None:
         ratios[f"vector_over_stock_runner_{n}_runners"] = ratio(vector[n], stock[n])
         ratios[f"vector_{n}_runners_over_sb3_same_shape"] = ratio(vector[n], sb3_same)
     ratios["vector_2_runners_over_1"] = ratio(vector["2"], vector["1"])
+    ratios["vector_4_runners_over_1"] = ratio(vector["4"], vector["1"])
+    ratios["vector_4_runners_over_sb3_same_shape"] = ratio(vector["4"], sb3_same)
+    ratios["batched_over_rllib_learner_pipeline_0_runners"] = ratio(vector["0"], rllib_pipeline)
+    ratios["rllib_learner_pipeline_0_runners_over_sb3_same_shape"] = ratio(rllib_pipeline, sb3_same)
     ratios["stock_runner_2_runners_over_1"] = ratio(stock["2"], stock["1"])
     ratios["multi_agent_2_runners_over_1"] = ratio(rllib["2"], rllib["1"])
     ratios["rllib_parallel_view_over_aec_view_0_runners"] = {
@@ -314,6 +328,7 @@ def main() -> None:
                        for k, (g, m) in SB3_SHAPES.items()},
         "rllib_vector_by_env_runners": vector,
         "rllib_vector_stock_runner_by_env_runners": stock,
+        "rllib_vector_rllib_learner_pipeline_0_runners": rllib_pipeline,
         "rllib_by_env_runners": rllib,
         "rllib_parallel_view_0_runners": parallel,
         "rounds_0_runners": rounds,

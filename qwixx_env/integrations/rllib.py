@@ -55,6 +55,8 @@ from gymnasium.vector import AutoresetMode, VectorWrapper
 from gymnasium.vector.utils import batch_space
 from ray.rllib.algorithms.ppo import PPO, PPOConfig
 from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
+from ray.rllib.connectors.connector_v2 import ConnectorV2
+from ray.rllib.connectors.learner import LearnerConnectorPipeline
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
@@ -72,6 +74,7 @@ from qwixx_env.core.variant import get_variant
 from qwixx_env.envs.parallel import ParallelQwixx
 from qwixx_env.envs.qwixx_v0 import raw_env
 from qwixx_env.envs.vector import QwixxVectorEnv
+from qwixx_env.integrations.rllib_learner import BatchedAdvantages
 from qwixx_env.integrations.rllib_runner import BatchedEnvRunner, LeagueEnvRunner, as_numpy
 from qwixx_env.nets import Layer, write_policy
 from qwixx_env.policies import Policy
@@ -325,6 +328,31 @@ def set_league(runner: Any, weights: Mapping[str, float], snapshots: Mapping[str
         env.set_league(weights, snapshots)
 
 
+LEARNER_PIPELINES = ("batched", "rllib")
+"""`vector_ppo_config`'s `learner_pipeline`: `BatchedAdvantages`, or RLlib's default pipeline."""
+
+
+class VectorPPOConfig(PPOConfig):
+    """RLlib's `PPOConfig` with one setting more, `learner_pipeline` (`LEARNER_PIPELINES`):
+    ``"batched"`` builds the learner's connector pipeline as `BatchedAdvantages` alone (with
+    this config's ``gamma`` and ``lambda_``, as they are when the learner is built), in place of
+    RLlib's per-episode pieces; ``"rllib"`` builds RLlib's. `vector_ppo_config` makes one."""
+
+    def __init__(self, algo_class: Any = None):
+        super().__init__(algo_class=algo_class)
+        self.learner_pipeline = "batched"
+
+    def build_learner_connector(self, input_observation_space: Any, input_action_space: Any,
+                                device: Any = None) -> Any:
+        if self.learner_pipeline == "rllib":
+            return super().build_learner_connector(input_observation_space, input_action_space, device)
+        gamma, lambda_ = self.gamma, self.lambda_
+        assert gamma is not None and lambda_ is not None, "a PPOConfig has gamma and lambda_"
+        connectors: list[ConnectorV2] = [BatchedAdvantages(gamma=gamma, lambda_=lambda_)]
+        return LearnerConnectorPipeline(connectors=connectors, input_observation_space=input_observation_space,
+                                        input_action_space=input_action_space)
+
+
 class LeaguePPO(PPO):
     """RLlib's PPO, handing the self-play league on when it is restored from a checkpoint
     (``Algorithm.from_checkpoint``, ``restore_from_path``): the checkpoint holds the driver's
@@ -547,8 +575,9 @@ def vector_ppo_config(
     activation: str = "tanh",
     env_options: Mapping[str, Any] | None = None,
     env_runner: str = "batched",
+    learner_pipeline: str = "batched",
     **options: Any,
-) -> PPOConfig:
+) -> VectorPPOConfig:
     """A `PPOConfig` whose env runners each step a `QwixxVectorEnv` (`make_vector_env`; as many
     games as ``num_envs_per_env_runner``): one learned seat per game (drawn per game), the
     others played inside the engine by `opponents` (bot spec -> weight, as the vector env and
@@ -560,19 +589,26 @@ def vector_ppo_config(
     runner's games as one batch per step) or ``"rllib"`` (`LeagueEnvRunner`: RLlib's own
     `SingleAgentEnvRunner`'s sampling, game by game: slower, but runs custom connectors and
     per-episode callbacks). Both keep the league in their state (`LeagueEnvRunner`), and the
-    algorithm is a `LeaguePPO`.
+    algorithm is a `LeaguePPO`. `learner_pipeline`: ``"batched"`` (the default:
+    `BatchedAdvantages`, the learner's batch and advantages built with array operations) or
+    ``"rllib"`` (RLlib's default learner connectors, episode by episode).
     The learned module is RLlib's single-agent default module id (`DEFAULT_MODULE_ID`); the
     self-play league swaps the pool in running env runners (`RLlibVectorEnv.set_league`). Set
     the rest (``.env_runners``, ``.training``, ``.learners``, ``.debugging``) on the result.
     """
     check_choice("env_runner", env_runner, tuple(ENV_RUNNERS))
+    check_choice("learner_pipeline", learner_pipeline, LEARNER_PIPELINES)
     env_options = dict(env_options or {})
     table = table_from(table, **options, **{k: env_options.pop(k) for k in TableOptions.names() if k in env_options})
     env_config = {"table": table, "opponents": dict(opponents or {"random": 1.0}), **env_options}
     make_vector_env({**env_config, "num_envs": 1})  # checks the options and the pool before anything is built
     register_env(VECTOR_ENV, make_vector_env)
+    config = VectorPPOConfig(algo_class=LeaguePPO)
+    config.learner_pipeline = learner_pipeline
     return (
-        PPOConfig(algo_class=LeaguePPO)
+        config
+        # RLlib's own pieces stay out of the batched pipeline (PPO's learner adds two more when this is True)
+        .learners(add_default_connectors_to_learner_pipeline=learner_pipeline == "rllib")
         .environment(VECTOR_ENV, env_config=env_config)
         .env_runners(gym_env_vectorize_mode="vector_entry_point", env_runner_cls=ENV_RUNNERS[env_runner])
         .rl_module(rl_module_spec=masked_module_spec(hidden, activation))

@@ -223,9 +223,12 @@ def check_batched_config(config: AlgorithmConfig) -> None:
     """Refuse what `BatchedEnvRunner` leaves out: custom connectors (env-to-module and
     module-to-env: it does not run them; learner: its episode chunks carry no observation from
     before the chunk, which RLlib's runner carries and a custom learner connector may read) and
-    stateful modules."""
+    stateful modules. The vector path's own learner pipeline (``learner_pipeline="batched"``,
+    `rllib_learner.BatchedAdvantages`, which reads each chunk's own steps only) is not custom."""
     for what, custom in private.custom_connectors(config).items():
-        if custom is not None or getattr(config, f"add_default_connectors_to_{what}_pipeline", True) is False:
+        ours = what == "learner" and getattr(config, "learner_pipeline", None) == "batched" and custom is None
+        if not ours and (custom is not None or getattr(config, f"add_default_connectors_to_{what}_pipeline",
+                                                         True) is False):
             raise ValueError(f"BatchedEnvRunner: config sets {what}_connector; the batched runner runs RLlib's default "
                              "connectors only (use RLlib's own sampling: vector_ppo_config(env_runner='rllib'))")
     model = config.model_config if isinstance(config.model_config, dict) else {}
