@@ -34,6 +34,7 @@ EXTRAS: dict[str, dict[str, str]] = {
     "openspiel": {"pyspiel": "open_spiel"},
     "torchrl": {"torch": "torch", "torchrl": "torchrl", "tensordict": "tensordict"},
     "tianshou": {"torch": "torch", "tianshou": "tianshou"},
+    "agilerl": {"torch": "torch", "agilerl": "agilerl", "peft": "peft"},  # peft: AgileRL imports it, undeclared
     "benchmarl": {"torch": "torch", "torchrl": "torchrl", "tensordict": "tensordict", "benchmarl": "benchmarl"},
 }
 """{extra: {module imported: package installed}}: the modules the package imports from each extra."""
