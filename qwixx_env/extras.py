@@ -33,6 +33,7 @@ EXTRAS: dict[str, dict[str, str]] = {
     "rllib": {"ray": "ray", "torch": "torch", "yaml": "PyYAML", "stable_baselines3": "stable-baselines3"},
     "openspiel": {"pyspiel": "open_spiel"},
     "torchrl": {"torch": "torch", "torchrl": "torchrl", "tensordict": "tensordict"},
+    "pufferlib": {"torch": "torch", "pufferlib": "pufferlib-core"},  # import pufferlib imports torch
     "tianshou": {"torch": "torch", "tianshou": "tianshou"},
     "agilerl": {"torch": "torch", "agilerl": "agilerl", "peft": "peft"},  # peft: AgileRL imports it, undeclared
     "benchmarl": {"torch": "torch", "torchrl": "torchrl", "tensordict": "tensordict", "benchmarl": "benchmarl"},
