@@ -134,6 +134,17 @@ def tiny_checkpoint(folder, name="tiny", variant="classic", num_players=2, activ
     )
 
 
+@pytest.fixture
+def one_torch_thread():
+    """One torch thread for the test: tiny networks on a shared 2-core machine, where torch's
+    thread pool only costs (the torch-based integrations' tests use it for every test)."""
+    torch = pytest.importorskip("torch")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="session")
 def classic(tmp_path_factory):
     """The solo classic value table, solved from nothing into a fresh cache directory once per

@@ -15,14 +15,7 @@ import torch  # noqa: E402  (AgileRL needs it: there when AgileRL is)
 
 from qwixx_env.integrations.agilerl import Settings, main, make_dqn, train_dqn  # noqa: E402
 
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """A small network on a shared 2-core machine: torch's thread pool only costs here."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 
 def weights(agent) -> list[torch.Tensor]:

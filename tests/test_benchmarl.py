@@ -26,13 +26,7 @@ from qwixx_env.integrations.benchmarl import QwixxCallback, QwixxTask, evaluate 
 ALGORITHMS = {"ippo": IppoConfig, "mappo": MappoConfig}
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """Tiny networks on a shared 2-core machine: torch's thread pool only costs here."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 
 def tiny_experiment(algorithm, options, callbacks, folder, frames=240) -> Experiment:

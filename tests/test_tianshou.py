@@ -13,14 +13,7 @@ from qwixx_env import bots
 pytest.importorskip("tianshou", reason="the tianshou extra is not installed (runs in make test-integrations)")
 import torch  # noqa: E402  (Tianshou needs it: there when Tianshou is)
 
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """A tiny network on a shared 2-core machine: torch's thread pool only costs here."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 
 def test_docs_snippet_trains_the_learner_on_legal_actions_against_the_bot(capsys):

@@ -13,17 +13,9 @@ from qwixx_env import qwixx_v0
 
 MISSING = "the torchrl extra is not installed (pip install -e '.[torchrl]')"
 torchrl_envs = pytest.importorskip("torchrl.envs", reason=MISSING)
-import torch  # noqa: E402  (torchrl needs it: there when torchrl is)
 from torchrl.envs.utils import check_env_specs  # noqa: E402
 
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """Tiny networks on a shared 2-core machine: torch's thread pool only costs here."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 MAKERS = {
     "aec": qwixx_v0.env,
