@@ -155,6 +155,14 @@ def test_rule2_dice_two_white_and_four_coloured_six_sided():
     assert rolled_faces(CLASSIC) == [[1, 2, 3, 4, 5, 6]] * 6
 
 
+@pytest.mark.parametrize(("variant", "players", "most"), [("classic", 2, 4 * 11 * 2 + 3 * 2 + 1),
+                                                       ("longo", 5, 4 * 15 * 5 + 3 * 5 + 1)])
+def test_a_game_lasts_at_most_every_cell_crossed_and_every_penalty_taken(variant, players, most):
+    """Each roll the active seat crosses or takes a penalty; the bound the OpenSpiel game and the
+    BenchMARL task give their length from."""
+    assert get_variant(variant).max_rolls(players) == most
+
+
 def test_rule3_sheet_four_rows_of_eleven_with_a_lock_and_four_penalty_boxes():
     up = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
     assert [list(row) for row in CLASSIC.row_numbers] == [up, up, up[::-1], up[::-1]]

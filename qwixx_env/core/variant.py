@@ -138,6 +138,13 @@ class Variant:
         """The lock cells' numbers of each row."""
         return tuple(row[self.cells - self.lock_cells :] for row in self.row_numbers)
 
+    def max_rolls(self, num_players: int) -> int:
+        """The most rolls a game of `num_players` can last: each roll the active seat crosses a
+        number or takes a penalty, and a seat's last penalty ends the game, so there are at most
+        ``4 * cells`` crosses a sheet and ``(max_penalties - 1)`` penalties a seat, plus the one
+        that ends it."""
+        return 4 * self.cells * num_players + (self.max_penalties - 1) * num_players + 1
+
     def with_score_table(self, score_table: Sequence[int]) -> Variant:
         """The same variant scored with another table (`score_table[n]` for n crosses)."""
         return replace(self, score_table=tuple(int(s) for s in score_table))

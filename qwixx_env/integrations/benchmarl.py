@@ -191,11 +191,9 @@ class QwixxClass(TaskClass):
         return True
 
     def max_steps(self, env: EnvBase) -> int:
-        # Each roll the active seat crosses a number or takes a penalty, and the 4th penalty ends
-        # the game: at most 4K crosses per sheet and 3P + 1 penalties. A roll is at most a white
-        # action, a lucky tie per seat and a colour action.
-        P, K = self.table.num_players, self.table.rules.cells
-        return (4 * K * P + 3 * P + 1) * (P + 2)
+        # a roll is at most a white action, a lucky tie per seat and a colour action
+        P = self.table.num_players
+        return self.table.rules.max_rolls(P) * (P + 2)
 
     def has_render(self, env: EnvBase) -> bool:
         return False  # render() gives text, not the frames BenchMARL records

@@ -116,9 +116,7 @@ class QwixxGame(pyspiel.Game):
             low = round(float(layout.low[scores][0]) * SCORE_SCALE)
             high = round(float(layout.high[scores][0]) * SCORE_SCALE)
             utility, utility_sum = pyspiel.GameType.Utility.GENERAL_SUM, None
-        # Each roll the active seat crosses a number or takes a penalty, and the 4th penalty ends
-        # the game: at most 4K crosses per sheet and 3P + 1 penalties.
-        max_rolls = 4 * v.cells * P + 3 * P + 1
+        max_rolls = v.max_rolls(P)
         chance = max(v.faces, P if table.start_player == "random" else 1, 2 * v.faces - 1 if v.lucky_count else 1)
         info = pyspiel.GameInfo(
             num_distinct_actions=v.num_actions,
