@@ -42,6 +42,7 @@ from qwixx_env.integrations.rllib_runner import BatchedEnvRunner  # noqa: E402
 from qwixx_env.training import main as qwixx_train  # noqa: E402
 from qwixx_env.training.rllib import (  # noqa: E402
     algo_config,
+    behaviour_cloning,
     config_from_dict,
     latest_checkpoint,
     load_config,
@@ -355,6 +356,17 @@ def test_the_shipped_rllib_config_loads():
     assert cfg.name == "rllib_classic_2p" and cfg.iterations > 0
 
 
+def test_the_league_benchmarks_configs_each_change_the_shipped_one_only_where_they_say():
+    root = Path(__file__).parent.parent
+    shipped = load_config(root / "configs" / "rllib_classic_2p.yaml").to_dict()
+    changed = {}
+    for path in sorted((root / "benchmarks" / "rllib_league").glob("*.yaml")):
+        cfg = load_config(path).to_dict()
+        changed[path.stem] = {key for key in shipped if cfg[key] != shipped[key]} - {"name"}
+    assert changed == {"from_scratch": {"bc", "ppo"}, "greedy_teacher": {"bc"},
+                       "faster": {"ppo", "opponents", "iterations"}}
+
+
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:.*Overriding environment rllib-multi-agent-env-v0")  # RLlib's own, on rebuild
 def test_the_training_command_saves_and_resumes_a_relative_run_folder(tmp_path, monkeypatch, capsys):
@@ -479,6 +491,24 @@ def test_a_restarted_env_runner_and_a_restored_algorithm_play_the_current_league
             restored.stop()
     finally:
         ray.shutdown()
+
+
+@pytest.mark.slow
+def test_the_warm_start_clones_the_teacher_into_the_learner_and_every_env_runner(tmp_path):
+    """The same routine as the SB3 path's (`training.bc.fit`), on RLlib's module."""
+    cfg = tiny(bc={"teacher": "heuristic", "samples": 3000, "epochs": 3, "batch_size": 128, "learning_rate": 3e-3})
+    algo = algo_config(cfg).build_algo()
+    try:
+        figures = behaviour_cloning(algo, cfg, cfg.bc, tmp_path)
+        learned = algo.learner_group.get_weights()[cfg.module_id]
+        sampling = algo.env_runner.module.get_state(inference_only=True)
+    finally:
+        algo.stop()
+    assert figures["agreement"] > figures["agreement_chance"] + 0.25, figures
+    assert figures["agreement"] > figures["agreement_before"] + 0.2, figures
+    assert json.loads((tmp_path / "bc.json").read_text())["agreement"] == figures["agreement"]
+    for name, weights in sampling.items():  # the runner samples with the cloned actor
+        np.testing.assert_array_equal(np.asarray(weights), np.asarray(learned[name]))
 
 
 def test_rllib_config_takes_the_ppo_configs_opponent_pool_and_the_old_form_with_a_warning():

@@ -5,7 +5,8 @@
 seat, the scripted pool plays the other seats inside the engine. Every decision is kept as
 (observation, mask, teacher action) with the discounted return that followed it under the
 run's reward mode (times `reward_scale`, as PPO sees it); games still running when enough
-samples are in are dropped, so every return is complete. `clone` then fits the PPO policy:
+samples are in are dropped, so every return is complete. `fit` then fits an actor-critic (SB3's
+policy through `clone`, RLlib's module in `training.rllib`):
 cross-entropy of the teacher's action under the masked logits (the actor) plus the value
 head's squared error on the returns (weighted by PPO's `vf_coef`), reporting the agreement
 with the teacher on a held-out tenth.
@@ -113,49 +114,78 @@ def clone(
     seed: int,
     on_epoch: Callable[[dict[str, float]], None] | None = None,
 ) -> dict[str, float]:
-    """Fit `model.policy` (a MaskablePPO policy) to the demonstrations (see the module
-    docstring). `on_epoch(figures)` is called after each epoch with the training losses and
-    the held-out agreement; returns the last epoch's figures plus the agreement before
-    training and by chance (a uniformly random legal action)."""
+    """Fit `model.policy` (a MaskablePPO policy) to the demonstrations (`fit`, with the
+    policy's masked logits and its value head)."""
+    policy = model.policy
+
+    def forward(obs: Any, masks: Any) -> tuple[Any, Any]:
+        dist = policy.get_distribution(obs, action_masks=masks.numpy())
+        return dist.distribution.logits, policy.predict_values(obs)
+
+    try:
+        return fit(forward, policy.parameters(), demos, epochs=epochs, batch_size=batch_size,
+                   learning_rate=learning_rate, vf_coef=vf_coef, seed=seed, train_mode=policy.set_training_mode,
+                   on_epoch=on_epoch)
+    finally:
+        policy.set_training_mode(False)
+
+
+def fit(
+    forward: Callable[[Any, Any], tuple[Any, Any]],
+    parameters: Any,
+    demos: Demonstrations,
+    *,
+    epochs: int,
+    batch_size: int,
+    learning_rate: float,
+    vf_coef: float,
+    seed: int,
+    train_mode: Callable[[bool], Any] | None = None,
+    on_epoch: Callable[[dict[str, float]], None] | None = None,
+) -> dict[str, float]:
+    """Behaviour cloning of any actor-critic (see the module docstring), SB3's policy (`clone`)
+    or RLlib's module (`training.rllib`): `forward(observations, masks)` gives the masked
+    logits and the values of a batch (torch tensors: float32 observations, bool masks), and Adam
+    fits `parameters` to cross-entropy of the teacher's action plus `vf_coef` times the values'
+    squared error on the returns, `epochs` passes in minibatches of `batch_size`, in an order
+    drawn from `seed`. `train_mode(flag)` switches the model between training and inference.
+    `on_epoch(figures)` is called after each epoch with the training losses and the held-out
+    agreement; returns the last epoch's figures plus the agreement before training and by
+    chance (a uniformly random legal action)."""
     import torch
 
-    policy = model.policy
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(demos))
     n_val = max(1, int(len(demos) * HELD_OUT))
     val, train = order[:n_val], order[n_val:]
-    tensors = {
-        "obs": torch.as_tensor(demos.observations),
-        "masks": torch.as_tensor(demos.masks),
-        "actions": torch.as_tensor(demos.actions),
-        "returns": torch.as_tensor(demos.returns),
-    }
+    obs, masks = torch.as_tensor(demos.observations), torch.as_tensor(demos.masks.astype(bool))
+    actions, returns = torch.as_tensor(demos.actions), torch.as_tensor(demos.returns)
 
     def agreement() -> float:
-        policy.set_training_mode(False)
+        if train_mode is not None:
+            train_mode(False)
         hits = 0
         with torch.no_grad():
             for a in range(0, n_val, 8192):
                 rows = torch.as_tensor(val[a : a + 8192])
-                dist = policy.get_distribution(tensors["obs"][rows], action_masks=tensors["masks"][rows].numpy())
-                hits += int((dist.distribution.logits.argmax(dim=1) == tensors["actions"][rows]).sum())
+                logits, _ = forward(obs[rows], masks[rows])
+                hits += int((logits.argmax(dim=1) == actions[rows]).sum())
         return hits / n_val
 
     chance = float(np.mean(1.0 / demos.masks[val].sum(axis=1)))
     before = agreement()
-    optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate)
+    optimizer = torch.optim.Adam(parameters, lr=learning_rate)
     figures: dict[str, float] = {}
     for epoch in range(epochs):
-        policy.set_training_mode(True)
+        if train_mode is not None:
+            train_mode(True)
         rng.shuffle(train)
         losses, value_losses = [], []
         for a in range(0, len(train), batch_size):
             rows = torch.as_tensor(train[a : a + batch_size])
-            values, log_prob, _ = policy.evaluate_actions(
-                tensors["obs"][rows], tensors["actions"][rows], action_masks=tensors["masks"][rows].numpy()
-            )
-            policy_loss = -log_prob.mean()
-            value_loss = torch.nn.functional.mse_loss(values.flatten(), tensors["returns"][rows])
+            logits, values = forward(obs[rows], masks[rows])
+            policy_loss = torch.nn.functional.cross_entropy(logits, actions[rows])
+            value_loss = torch.nn.functional.mse_loss(values.flatten(), returns[rows])
             loss = policy_loss + vf_coef * value_loss
             optimizer.zero_grad()
             loss.backward()
@@ -170,5 +200,4 @@ def clone(
         }
         if on_epoch:
             on_epoch(figures)
-    policy.set_training_mode(False)
     return {**figures, "agreement_before": before, "agreement_chance": chance}

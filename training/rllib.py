@@ -41,9 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import ray
-import torch
 from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.rllib.core.columns import Columns
 from ray.rllib.utils.metrics import ENV_RUNNER_SAMPLING_TIMER, LEARNER_UPDATE_TIMER, TIMERS
@@ -351,10 +349,11 @@ def _finite(value: Any) -> float | None:
 
 
 def behaviour_cloning(algo: Any, cfg: RLlibConfig, b: BCConfig, run: Path) -> dict[str, Any]:
-    """The warm start of the SB3 path (`training.bc`) for the learned module: the teacher's
-    decisions in the learner's seat against the scripted pool, then cross-entropy of the
-    teacher's action under the masked logits plus the critic's squared error on the returns;
-    the weights go to the learner and every env runner. Returns the figures (``bc.json``)."""
+    """The warm start of the SB3 path for the learned module, by the same routine
+    (`training.bc.collect`, then `training.bc.fit` on the module's masked logits and critic):
+    the teacher's decisions in the learner's seat against the scripted pool, cross-entropy of
+    the teacher's action plus the critic's squared error on the returns; the weights go to the
+    learner and every env runner. Returns the figures (``bc.json``)."""
     began = time.perf_counter()
     plays = train_config_from_dict({  # the table and pool as the SB3 path collects demonstrations for them
         "name": cfg.name, "total_steps": 1, "seed": cfg.seed, "variant": cfg.variant, "lucky": cfg.lucky,
@@ -364,34 +363,18 @@ def behaviour_cloning(algo: Any, cfg: RLlibConfig, b: BCConfig, run: Path) -> di
     demos, stats = bc.collect(plays, make_bot(b.teacher, cfg.table, cfg.seed), b.samples, seed=cfg.seed + 7,
                               num_envs=256)
     module = learned_module(algo, cfg.module_id)
-    rng = np.random.default_rng(cfg.seed)
-    order = rng.permutation(len(demos))
-    n_val = max(1, int(len(demos) * bc.HELD_OUT))
-    val, fit = order[:n_val], order[n_val:]
-    obs, masks = torch.as_tensor(demos.observations), torch.as_tensor(demos.masks.astype(np.float32))
-    actions, returns = torch.as_tensor(demos.actions), torch.as_tensor(demos.returns)
 
-    def forward(rows: Any) -> tuple[Any, Any]:
-        batch = {Columns.OBS: {"observations": obs[rows], "action_mask": masks[rows]}}
+    def forward(obs: Any, masks: Any) -> tuple[Any, Any]:
+        batch = {Columns.OBS: {"observations": obs, "action_mask": masks.float()}}
         return module.forward_train(batch)[Columns.ACTION_DIST_INPUTS], module.compute_values(batch)
 
-    optimizer = torch.optim.Adam(module.parameters(), lr=b.learning_rate)
-    figures: dict[str, Any] = {}
-    for epoch in range(b.epochs):
-        rng.shuffle(fit)
-        for a in range(0, len(fit), b.batch_size):
-            rows = torch.as_tensor(fit[a:a + b.batch_size])
-            logits, values = forward(rows)
-            policy_loss = torch.nn.functional.cross_entropy(logits, actions[rows])
-            value_loss = torch.nn.functional.mse_loss(values.flatten(), returns[rows])
-            optimizer.zero_grad()
-            (policy_loss + cfg.ppo.vf_loss_coeff * value_loss).backward()
-            optimizer.step()
-        with torch.no_grad():
-            hits = (forward(torch.as_tensor(val))[0].argmax(dim=1) == actions[val]).float().mean()
-        figures = {"epoch": epoch + 1, "policy_loss": policy_loss.item(), "value_loss": value_loss.item(),
-                   "agreement": hits.item()}
-        print(f"bc epoch {epoch + 1}: agreement {figures['agreement']:.1%}", flush=True)
+    def report(figures: dict[str, float]) -> None:
+        print(f"bc epoch {figures['epoch']}: agreement {figures['agreement']:.1%}", flush=True)
+
+    figures = bc.fit(forward, module.parameters(), demos, epochs=b.epochs, batch_size=b.batch_size,
+                     learning_rate=b.learning_rate, vf_coef=cfg.ppo.vf_loss_coeff, seed=cfg.seed,
+                     train_mode=module.train, on_epoch=report)
+    module.eval()
     algo.learner_group.set_weights({cfg.module_id: module.get_state()})
     algo.env_runner_group.sync_weights(from_worker_or_learner_group=algo.learner_group, inference_only=True)
     figures = {"teacher": b.teacher, **stats, **figures, "total_seconds": time.perf_counter() - began}
