@@ -222,8 +222,9 @@ def measure_one(spec: str, seconds: float) -> dict[str, Any] | float:
     if spec.startswith("sb3"):
         return sb3_speed(seconds, spec.split(":")[1] if ":" in spec else "default")
     kind, variant, runners, *pipeline = spec.split(":")
-    ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False,
-             configure_logging=False)
+    # a runner takes one of Ray's CPUs: more runners than cores (the scaling run) share the cores
+    ray.init(address="local", num_cpus=max(os.cpu_count() or 1, int(runners)), include_dashboard=False,
+             log_to_driver=False, configure_logging=False)
     try:
         if kind == "multi_agent":
             views = {"aec": QwixxMultiAgentEnv, "parallel": QwixxParallelMultiAgentEnv}
