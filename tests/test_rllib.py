@@ -497,13 +497,17 @@ def test_a_restarted_env_runner_and_a_restored_algorithm_play_the_current_league
 def test_the_warm_start_clones_the_teacher_into_the_learner_and_every_env_runner(tmp_path):
     """The same routine as the SB3 path's (`training.bc.fit`), on RLlib's module."""
     cfg = tiny(bc={"teacher": "heuristic", "samples": 3000, "epochs": 3, "batch_size": 128, "learning_rate": 3e-3})
-    algo = algo_config(cfg).build_algo()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, object_store_memory=80 * 2**20)
     try:
-        figures = behaviour_cloning(algo, cfg, cfg.bc, tmp_path)
-        learned = algo.learner_group.get_weights()[cfg.module_id]
-        sampling = algo.env_runner.module.get_state(inference_only=True)
+        algo = algo_config(cfg).build_algo()
+        try:
+            figures = behaviour_cloning(algo, cfg, cfg.bc, tmp_path)
+            learned = algo.learner_group.get_weights()[cfg.module_id]
+            sampling = algo.env_runner.module.get_state(inference_only=True)
+        finally:
+            algo.stop()
     finally:
-        algo.stop()
+        ray.shutdown()
     assert figures["agreement"] > figures["agreement_chance"] + 0.25, figures
     assert figures["agreement"] > figures["agreement_before"] + 0.2, figures
     assert json.loads((tmp_path / "bc.json").read_text())["agreement"] == figures["agreement"]

@@ -14,6 +14,7 @@ import pytest
 
 pytest.importorskip("ray.rllib", reason="the rllib extra is not installed: pip install -e '.[rllib]'")
 
+import ray  # noqa: E402
 import torch  # noqa: E402
 from ray.rllib.connectors.learner import AddOneTsToEpisodesAndTruncate, GeneralAdvantageEstimation  # noqa: E402
 from ray.rllib.core import DEFAULT_MODULE_ID  # noqa: E402
@@ -118,16 +119,25 @@ def test_the_batch_is_rllibs_without_the_artificial_rows(sampled):
     assert abs(advantages.mean()) < 1e-5 and abs(advantages.std() - 1) < 1e-4
 
 
-def test_ppo_trains_with_either_pipeline_and_the_batched_one_has_no_masked_rows():
-    for pipeline in ("batched", "rllib"):
-        config = (vector_ppo_config(num_players=2, hidden=(16,), learner_pipeline=pipeline)
-                  .env_runners(num_env_runners=0, num_envs_per_env_runner=8)
-                  .training(train_batch_size_per_learner=256, minibatch_size=128, num_epochs=1).debugging(seed=1))
+def train_once(config):
+    """One iteration's result, in a Ray of its own (shut down after: the next test may start its own)."""
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, object_store_memory=80 * 2**20)
+    try:
         algo = config.build_algo()
         try:
-            result = algo.train()
+            return algo.train()
         finally:
             algo.stop()
+    finally:
+        ray.shutdown()
+
+
+def test_ppo_trains_with_either_pipeline_and_the_batched_one_has_no_masked_rows():
+    for pipeline in ("batched", "rllib"):
+        result = train_once(vector_ppo_config(num_players=2, hidden=(16,), learner_pipeline=pipeline)
+                            .env_runners(num_env_runners=0, num_envs_per_env_runner=8)
+                            .training(train_batch_size_per_learner=256, minibatch_size=128, num_epochs=1)
+                            .debugging(seed=1))
         learned = result["learners"][DEFAULT_MODULE_ID]
         assert np.isfinite(learned["policy_loss"]) and np.isfinite(learned["vf_loss"])
         sampled = result["env_runners"]["num_env_steps_sampled"]
