@@ -34,8 +34,10 @@ from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.rllib.core.columns import Columns
 from ray.rllib.evaluation.postprocessing import Postprocessing
 
-COLUMNS = (Columns.ACTIONS, Columns.ACTION_LOGP, Columns.ACTION_DIST_INPUTS)
-"""The sampled columns the PPO loss reads, besides the observations."""
+from qwixx_env.integrations.rllib_runner import as_tensors, join_leaves, leaves
+
+EXTRAS = (Columns.ACTION_LOGP, Columns.ACTION_DIST_INPUTS)
+"""The sampled model outputs the PPO loss reads, besides the observations and actions."""
 
 
 class BatchedAdvantages(ConnectorV2):
@@ -51,22 +53,22 @@ class BatchedAdvantages(ConnectorV2):
     def __call__(self, *, rl_module: Any, batch: dict[str, Any], episodes: list[Any], **kwargs: Any) -> Any:
         module = rl_module[DEFAULT_MODULE_ID]
         lengths = np.array([len(e) for e in episodes], np.int64)
-        obs = join([e.get_observations() for e in episodes])  # each episode: its steps and one observation more
+        # each episode: one observation a step and one more
+        obs = join_leaves(np.concatenate, [e.get_observations() for e in episodes])
         ends = np.cumsum(lengths + 1) - 1  # each episode's last observation, in the joined rows
         real = np.ones(len(lengths) + int(lengths.sum()), bool)
         real[ends] = False
         with torch.no_grad():
-            values = module.compute_values({Columns.OBS: tensors(obs)}).numpy().astype(np.float32)
+            values = module.compute_values({Columns.OBS: as_tensors(obs, None)}).numpy().astype(np.float32)
         rewards = np.concatenate([e.get_rewards() for e in episodes]).astype(np.float32)
         terminated = np.array([e.is_terminated for e in episodes], bool)
         targets = value_targets(values, rewards, lengths, terminated, self.gamma, self.lambda_)
         advantages = targets - values[real]
         advantages = (advantages - advantages.mean()) / max(1e-4, float(advantages.std()))
-        columns = {key: np.concatenate([e.get_extra_model_outputs(key) for e in episodes])
-                   for key in COLUMNS if key != Columns.ACTIONS}
+        columns = {key: np.concatenate([e.get_extra_model_outputs(key) for e in episodes]) for key in EXTRAS}
         columns[Columns.ACTIONS] = np.concatenate([e.get_actions() for e in episodes])
         batch[DEFAULT_MODULE_ID] = {
-            Columns.OBS: tensors(pick(obs, real)),
+            Columns.OBS: as_tensors(leaves(obs, real, None), None),
             **{key: torch.from_numpy(np.ascontiguousarray(value)) for key, value in columns.items()},
             Postprocessing.ADVANTAGES: torch.from_numpy(advantages.astype(np.float32)),
             Postprocessing.VALUE_TARGETS: torch.from_numpy(targets),
@@ -99,22 +101,3 @@ def value_targets(values: np.ndarray, rewards: np.ndarray, lengths: np.ndarray, 
         running = delta[:, t] + gamma * lambda_ * running
         advantages[:, t] = running
     return (advantages + v)[inside].astype(np.float32)  # row by row: the episodes' order
-
-
-def join(items: list[Any]) -> Any:
-    """Observations (arrays, or dicts of them alike) concatenated leaf by leaf."""
-    if isinstance(items[0], dict):
-        return {key: join([item[key] for item in items]) for key in items[0]}
-    return np.concatenate(items)
-
-
-def pick(obs: Any, rows: np.ndarray) -> Any:
-    if isinstance(obs, dict):
-        return {key: pick(value, rows) for key, value in obs.items()}
-    return obs[rows]
-
-
-def tensors(obs: Any) -> Any:
-    if isinstance(obs, dict):
-        return {key: tensors(value) for key, value in obs.items()}
-    return torch.from_numpy(np.ascontiguousarray(obs))

@@ -177,7 +177,7 @@ class BatchedEnvRunner(LeagueEnvRunner):
         """Every game's action (N,) for the observations `obs`, drawn from the module's
         distribution (`explore`) or its most likely action; the distribution's inputs and the
         action's log-probability go to `steps`."""
-        batch = {Columns.OBS: _tensors(obs, private.device(self))}
+        batch = {Columns.OBS: as_tensors(obs, private.device(self))}
         with torch.no_grad():
             if random_actions or self.module is None:
                 logits = _uniform_logits(obs, self.env.single_action_space.n)  # type: ignore[union-attr]
@@ -313,7 +313,7 @@ class _Steps:
         done = np.stack(self.done, axis=1)  # (2, K, N)
         actions, rewards = np.stack(self.actions).astype(np.int32), np.stack(self.rewards)
         logits, logp = np.stack(self.logits), np.stack(self.logp)
-        obs = _join(np.stack, self.obs)  # leaves (K + 1, N, ...)
+        obs = join_leaves(np.stack, self.obs)  # leaves (K + 1, N, ...)
         steps, n = played.shape
         out = EpisodeList()
         for i in range(n):
@@ -329,7 +329,7 @@ class _Steps:
                     if complete_only:
                         continue
                 out.append(_episode(
-                    episode_id, _leaves(obs, slice(start, end + 1), i), actions[start:end, i].copy(),
+                    episode_id, leaves(obs, slice(start, end + 1), i), actions[start:end, i].copy(),
                     rewards[start:end, i].copy(),
                     {Columns.ACTION_DIST_INPUTS: logits[start:end, i].copy(),
                      Columns.ACTION_LOGP: logp[start:end, i].copy(),
@@ -381,10 +381,10 @@ def _pack(episodes: list[SingleAgentEpisode]) -> dict[str, Any] | None:
         "t_started": np.array([e.t_started for e in episodes], np.int64),
         "terminated": np.array([e.is_terminated for e in episodes], bool),
         "truncated": np.array([e.is_truncated for e in episodes], bool),
-        "obs": _join(np.concatenate, [e.observations.data for e in episodes]),
-        "actions": _join(np.concatenate, [e.actions.data for e in episodes]),
-        "rewards": _join(np.concatenate, [e.rewards.data for e in episodes]),
-        "extras": {key: _join(np.concatenate, [e.extra_model_outputs[key].data for e in episodes])
+        "obs": join_leaves(np.concatenate, [e.observations.data for e in episodes]),
+        "actions": join_leaves(np.concatenate, [e.actions.data for e in episodes]),
+        "rewards": join_leaves(np.concatenate, [e.rewards.data for e in episodes]),
+        "extras": {key: join_leaves(np.concatenate, [e.extra_model_outputs[key].data for e in episodes])
                    for key in first.extra_model_outputs},
         "spaces": (first.observation_space, first.action_space),
     }
@@ -402,7 +402,7 @@ def _unpack(packed: dict[str, Any] | None) -> list[SingleAgentEpisode]:
     for j, (a, b) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
         o = slice(a + j, b + j + 1)  # each episode has one observation more than decisions
         episodes.append(_episode(
-            packed["ids"][j], _leaves(packed["obs"], o, None), packed["actions"][a:b], packed["rewards"][a:b],
+            packed["ids"][j], leaves(packed["obs"], o, None), packed["actions"][a:b], packed["rewards"][a:b],
             {key: value[a:b] for key, value in packed["extras"].items()}, bool(packed["terminated"][j]),
             bool(packed["truncated"][j]), int(packed["t_started"][j]), obs_space, action_space,
         ))
@@ -420,23 +420,25 @@ def _runs(played: np.ndarray) -> list[tuple[int, int]]:
     return list(zip(edges[0::2].tolist(), edges[1::2].tolist(), strict=True))
 
 
-def _join(join: Any, items: list[Any]) -> Any:
+def join_leaves(join: Any, items: list[Any]) -> Any:
     """`items` (arrays, or dicts of them alike) joined leaf by leaf by `join` (np.stack, np.concatenate)."""
     if isinstance(items[0], dict):
-        return {k: _join(join, [item[k] for item in items]) for k in items[0]}
+        return {k: join_leaves(join, [item[k] for item in items]) for k in items[0]}
     return join([np.asarray(item) for item in items])
 
 
-def _leaves(obs: Any, steps: slice, i: int | None) -> Any:
-    """The observations `steps` of game `i` (a copy), or of a packed column (`i` None: a view)."""
+def leaves(obs: Any, steps: slice | np.ndarray, i: int | None) -> Any:
+    """The observations `steps` of game `i` (a copy), or of a packed column (`i` None: a view; a
+    boolean `steps` picks rows, a copy)."""
     if isinstance(obs, dict):
-        return {k: _leaves(v, steps, i) for k, v in obs.items()}
+        return {k: leaves(v, steps, i) for k, v in obs.items()}
     return obs[steps] if i is None else obs[steps, i].copy()
 
 
-def _tensors(obs: Any, device: Any) -> Any:
+def as_tensors(obs: Any, device: Any) -> Any:
+    """Observations (an array, or a dict of them) as torch tensors on `device` (None: the CPU)."""
     if isinstance(obs, dict):
-        return {k: _tensors(v, device) for k, v in obs.items()}
+        return {k: as_tensors(v, device) for k, v in obs.items()}
     tensor = torch.from_numpy(np.asarray(obs))
     return tensor if device is None or str(device) == "cpu" else tensor.to(device)
 
