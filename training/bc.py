@@ -103,19 +103,9 @@ def collect(cfg: TrainConfig, teacher: Any, samples: int, *, seed: int, num_envs
     return demos, stats
 
 
-def clone(
-    model: Any,
-    demos: Demonstrations,
-    *,
-    epochs: int,
-    batch_size: int,
-    learning_rate: float,
-    vf_coef: float,
-    seed: int,
-    on_epoch: Callable[[dict[str, float]], None] | None = None,
-) -> dict[str, float]:
-    """Fit `model.policy` (a MaskablePPO policy) to the demonstrations (`fit`, with the
-    policy's masked logits and its value head)."""
+def clone(model: Any, demos: Demonstrations, **options: Any) -> dict[str, float]:
+    """Fit `model.policy` (a MaskablePPO policy) to the demonstrations: `fit` with the policy's
+    masked logits and its value head, `options` `fit`'s (``epochs``, ``batch_size``, ...)."""
     policy = model.policy
 
     def forward(obs: Any, masks: Any) -> tuple[Any, Any]:
@@ -123,9 +113,7 @@ def clone(
         return dist.distribution.logits, policy.predict_values(obs)
 
     try:
-        return fit(forward, policy.parameters(), demos, epochs=epochs, batch_size=batch_size,
-                   learning_rate=learning_rate, vf_coef=vf_coef, seed=seed, train_mode=policy.set_training_mode,
-                   on_epoch=on_epoch)
+        return fit(forward, policy.parameters(), demos, train_mode=policy.set_training_mode, **options)
     finally:
         policy.set_training_mode(False)
 
