@@ -31,6 +31,10 @@ them in turn made the later ones slower), and SB3 is measured first and last, th
 two being the reference (both rounds are in the JSON), so that a drift in the machine's load
 hits both sides alike.
 
+* Like for like: three back-to-back pairs of SB3 in the vector path's shape and the vector
+  path with 0 env runners minimising the loss SB3's PPO minimises (``use_kl_loss=False``:
+  RLlib's PPO adds a KL penalty by default, SB3's has none); the ratio of each pair, and
+  their median.
 * The learner's batch: the vector path's `BatchedAdvantages` (the default), and with 0 env
   runners RLlib's own learner connectors (``learner_pipeline="rllib"``), for comparison.
 * The scaling run: the vector path with 4 env runners too, on however many cores the machine
@@ -79,6 +83,7 @@ from qwixx_env.integrations.rllib import (  # noqa: E402
 HIDDEN = (256, 256)
 TRAIN_BATCH = 4000
 VECTOR_GAMES = 256  # games per env runner on the vector path
+PAIRS = 3  # back-to-back pairs of the like-for-like comparison (SB3, then RLlib with the same loss)
 VECTOR_TRAIN_BATCH = 16384  # the shipped config's (configs/rllib_classic_2p.yaml)
 
 
@@ -120,19 +125,26 @@ def rllib_speed(num_env_runners: int, seconds: float, env: type = QwixxMultiAgen
 
 
 def vector_speed(num_env_runners: int, seconds: float, env_runner: str = "batched",
-                 learner_pipeline: str = "batched") -> dict[str, float]:
+                 learner_pipeline: str = "batched", loss: str = "rllib") -> dict[str, float]:
     """Sampling and training learner decisions/s of the vector path with `num_env_runners`
     remote runners, each a `env_runner` (``"batched"``: `BatchedEnvRunner`, ``"rllib"``:
     RLlib's `SingleAgentEnvRunner`), the learner's batch built by `learner_pipeline`
-    (``"batched"``: `BatchedAdvantages`, ``"rllib"``: RLlib's default connectors)."""
+    (``"batched"``: `BatchedAdvantages`, ``"rllib"``: RLlib's default connectors). `loss`:
+    ``"rllib"``, RLlib's PPO loss as it comes (with its KL penalty, ``use_kl_loss``), or
+    ``"sb3"``, the loss SB3's PPO minimises (clipped surrogate, value and entropy terms only)."""
     config = (
         vector_ppo_config(num_players=2, opponents={"random": 1}, hidden=HIDDEN, env_runner=env_runner,
                           learner_pipeline=learner_pipeline)
         .env_runners(num_env_runners=num_env_runners, num_envs_per_env_runner=VECTOR_GAMES, num_cpus_per_env_runner=1)
-        .training(train_batch_size_per_learner=VECTOR_TRAIN_BATCH, minibatch_size=2048, num_epochs=4)
+        .training(train_batch_size_per_learner=VECTOR_TRAIN_BATCH, minibatch_size=2048, num_epochs=4,
+                  use_kl_loss=LOSSES[loss])
         .debugging(seed=0)
     )
     return measure(config, num_env_runners, seconds, per_call=VECTOR_GAMES * 32)
+
+
+LOSSES = {"rllib": True, "sb3": False}
+"""The vector path's PPO loss by name -> ``use_kl_loss``: RLlib's own, or the one SB3 minimises."""
 
 
 def measure(config, num_env_runners: int, seconds: float, per_call: int) -> dict[str, float]:
@@ -214,7 +226,7 @@ def sb3_speed(seconds: float, shape: str = "default") -> dict[str, float]:
 
 def measure_one(spec: str, seconds: float) -> dict[str, Any] | float:
     """One measurement named `spec`: ``env``, ``sb3``, ``multi_agent:<view>:<runners>`` or
-    ``vector:<env runner>:<runners>[:<learner pipeline>]``."""
+    ``vector:<env runner>:<runners>[:<learner pipeline>[:<loss>]]``."""
     warnings.filterwarnings("ignore")
     torch.set_num_threads(1)
     if spec == "env":
@@ -255,6 +267,10 @@ def main() -> None:
     if args.one:
         print(json.dumps(measure_one(args.one, args.seconds)))
         return
+    def ratio(a: dict, b: dict) -> dict[str, float]:
+        return {kind: round(a[f"{kind}_decisions_per_second"] / b[f"{kind}_decisions_per_second"], 4)
+                for kind in ("sample", "train")}
+
     load_before = os.getloadavg()
     env_only = run_one("env", args.seconds)
     sb3_rounds = [run_one("sb3", args.seconds)]  # again at the end: the mean of both is the reference
@@ -270,17 +286,19 @@ def main() -> None:
     sb3_rounds.append(run_one("sb3", args.seconds))
     sb3 = {key: round(sum(r[key] for r in sb3_rounds) / 2, 1) for key in sb3_rounds[0]
            if not key.startswith("load_average")}
-    same_rounds = [run_one("sb3:same", args.seconds) for _ in range(2)]
-    sb3_same = {key: round(sum(r[key] for r in same_rounds) / 2, 1) for key in same_rounds[0]
+    # the like-for-like comparison, in pairs run back to back so that a drift in the load hits both:
+    # the same shape (256 games, 16,384 decisions a rollout, minibatches of 2,048) and the same loss
+    same_rounds, same_loss = [], []
+    for _ in range(PAIRS):
+        same_rounds.append(run_one("sb3:same", args.seconds))
+        same_loss.append(run_one("vector:batched:0:batched:sb3", args.seconds))
+    sb3_same = {key: round(sum(r[key] for r in same_rounds) / PAIRS, 1) for key in same_rounds[0]
                 if not key.startswith("load_average")}
+    pair_ratios = [ratio(r, s) for r, s in zip(same_loss, same_rounds, strict=True)]
 
     def mean(view: str) -> dict[str, float]:
         return {key: round(sum(r[key] for r in rounds[view]) / len(rounds[view]), 1) for key in rounds[view][0]
                 if not key.startswith("load_average")}
-
-    def ratio(a: dict, b: dict) -> dict[str, float]:
-        return {kind: round(a[f"{kind}_decisions_per_second"] / b[f"{kind}_decisions_per_second"], 4)
-                for kind in ("sample", "train")}
 
     rllib = {"0": mean("aec"), **rllib}
     parallel = mean("parallel")
@@ -301,6 +319,9 @@ def main() -> None:
     ratios["vector_4_runners_over_sb3_same_shape"] = ratio(vector["4"], sb3_same)
     ratios["batched_over_rllib_learner_pipeline_0_runners"] = ratio(vector["0"], rllib_pipeline)
     ratios["rllib_learner_pipeline_0_runners_over_sb3_same_shape"] = ratio(rllib_pipeline, sb3_same)
+    ratios["vector_0_runners_sb3_loss_over_sb3_same_shape_by_pair"] = pair_ratios
+    ratios["vector_0_runners_sb3_loss_over_sb3_same_shape_median"] = {
+        kind: round(float(np.median([r[kind] for r in pair_ratios])), 4) for kind in ("sample", "train")}
     ratios["stock_runner_2_runners_over_1"] = ratio(stock["2"], stock["1"])
     ratios["multi_agent_2_runners_over_1"] = ratio(rllib["2"], rllib["1"])
     ratios["rllib_parallel_view_over_aec_view_0_runners"] = {
@@ -330,6 +351,7 @@ def main() -> None:
         "rllib_vector_by_env_runners": vector,
         "rllib_vector_stock_runner_by_env_runners": stock,
         "rllib_vector_rllib_learner_pipeline_0_runners": rllib_pipeline,
+        "rllib_vector_0_runners_sb3_loss_by_pair": same_loss,
         "rllib_by_env_runners": rllib,
         "rllib_parallel_view_0_runners": parallel,
         "rounds_0_runners": rounds,
