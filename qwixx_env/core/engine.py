@@ -36,7 +36,7 @@ from qwixx_env.core.observation import ObservationLayout, encode_one, layout_for
 from qwixx_env.core.options import TableOptions, table_from
 from qwixx_env.core.rewards import REWARD_MODES, rewards_one
 from qwixx_env.core.snapshot import snapshot
-from qwixx_env.core.state import OVER, State, new_state, seed_to_rng
+from qwixx_env.core.state import LUCKY, NO_DECISION, OVER, WHITE, State, new_state, seed_to_rng
 
 RECORD_FORMAT = "qwixx_env.record/1"
 
@@ -44,7 +44,7 @@ RECORD_FORMAT = "qwixx_env.record/1"
 # user's first game compiles a kernel mostly per kernel, not per line, and the rules inlined
 # into reset, step and observe are the same (docs/environment.md, "First run"; measured by
 # benchmarks/cold_start.py). The engine's public methods are the named entry points.
-RESET, STEP, OBSERVE = 0, 1, 2
+RESET, STEP, OBSERVE, PLAY, SEATS = 0, 1, 2, 3, 4
 
 
 class Buffers(NamedTuple):
@@ -52,12 +52,17 @@ class Buffers(NamedTuple):
 
     actions: np.ndarray  # (B,) int64: the decision of each game (STEP)
     games: np.ndarray  # (B,) int64: the games to start (RESET: the first `count` of them)
-    seats: np.ndarray  # (B,) int64: the seat each game is observed from (OBSERVE)
+    observers: np.ndarray  # (B,) int64: the seat each game is observed from (OBSERVE)
     masks: np.ndarray  # (B, A) int8: the legal actions of the seat to decide
     obs: np.ndarray  # (B, D) float32: observations
     rewards: np.ndarray  # (B, P) int64: every seat's reward for the step just taken
     last_scores: np.ndarray  # (B, P) int64: each seat's score at its last reward
     done: np.ndarray  # (B,) bool: the game ended in the step just taken
+    seat_actions: np.ndarray  # (B, P) int64: each seat's next decision, -1: none (PLAY; it clears what it plays)
+    decided: np.ndarray  # (B, P) int64: the seats that decided in the last PLAY, in order; -1 after the last
+    seat_obs: np.ndarray  # (P, D) float32: game ``games[0]`` as each seat sees it (SEATS)
+    seat_masks: np.ndarray  # (P, A) int8: each seat's legal actions in game ``games[0]``, zeros if it has none (SEATS)
+    scratch: np.ndarray  # (A,) int8: a mask the kernel works in
 
 
 class Setup(NamedTuple):
@@ -82,18 +87,82 @@ def first_illegal(st, masks, actions):
 
 
 @batch_kernel
+def next_decision_mask(st, tb, b, s, buf, lucky):
+    """Seat s's legal actions for its next decision in game b's roll, into ``buf.scratch``:
+    the seat to decide's are ``buf.masks[b]``; a seat whose white choice is still to come is
+    judged as the rules judge it (against the sheets at the roll); a seat with nothing left to
+    decide this roll has none."""
+    for a in range(buf.scratch.shape[0]):
+        buf.scratch[a] = 0
+    turn, phase = st.turn[b], st.phase[b]
+    if s == turn:
+        for a in range(buf.scratch.shape[0]):
+            buf.scratch[a] = buf.masks[b, a]
+    elif (phase == WHITE or phase == LUCKY) and st.pending[b, s] == NO_DECISION:
+        st.turn[b], st.phase[b] = s, WHITE
+        rules.legal_mask_one(st, tb, b, buf.scratch, lucky)
+        st.turn[b], st.phase[b] = turn, phase
+
+
+@batch_kernel
+def first_illegal_seat(st, tb, buf, lucky):
+    """``b * P + s`` for the first game b and seat s (from the seat to decide on) whose
+    ``buf.seat_actions`` entry is not legal for that seat's next decision, or -1."""
+    P, A = st.marks.shape[1], buf.masks.shape[1]
+    for b in range(st.phase.shape[0]):
+        if st.phase[b] == OVER:
+            continue
+        for k in range(P):
+            s = (st.turn[b] + k) % P
+            a = buf.seat_actions[b, s]
+            if a < 0:
+                continue
+            next_decision_mask(st, tb, b, s, buf, lucky)
+            if a >= A or buf.scratch[a] == 0:
+                return b * P + s
+    return -1
+
+
+@batch_kernel
+def settle(st, tb, b, buf, setup):
+    """After game b's decisions: its rewards and done flag (and a restart, with autoreset)."""
+    rewards_one(st, tb, b, setup.reward_mode, buf.last_scores, buf.rewards[b])
+    if st.phase[b] == OVER:
+        buf.done[b] = True
+        if setup.autoreset:
+            rules.reset_one(st, tb, b, setup.start_seat, setup.lucky_numbers)
+            for s in range(buf.last_scores.shape[1]):
+                buf.last_scores[b, s] = 0
+
+
+@batch_kernel
 def table_kernel(op, count, st, tb, off, buf, setup, lucky):
-    """The engine's compiled entry point (see `RESET, STEP, OBSERVE`): `RESET` starts games
-    ``buf.games[:count]``; `STEP` applies ``buf.actions`` to every live game (returning the
-    first game whose action is illegal, changing nothing, or -1) and writes rewards and done
-    flags; both then write the mask of each game they touched (and, with ``setup.observe_turn``,
-    the observation of its seat to decide). `OBSERVE` writes game b as ``buf.seats[b]`` sees it. `lucky` is
+    """The engine's compiled entry point (see `RESET, STEP, OBSERVE, PLAY, SEATS`): `RESET`
+    starts games ``buf.games[:count]``; `STEP` applies ``buf.actions`` to every live game
+    (returning the first game whose action is illegal, changing nothing, or -1) and writes
+    rewards and done flags; `PLAY` plays ``buf.seat_actions`` (see `Engine.play`; returning
+    `first_illegal_seat`, changing nothing, or -1), then writes the same; all three then write
+    the mask of each game they touched (and, with ``setup.observe_turn``, the observation of
+    its seat to decide). `OBSERVE` writes game b as ``buf.observers[b]`` sees it; `SEATS` game
+    ``buf.games[0]`` as every seat sees it, with each seat's legal actions. `lucky` is
     `rules.lucky_switch`: None compiles the kernel without the lucky-cross rules (a switch only
     an argument can be: numba prunes the branch before typing)."""
     B = st.phase.shape[0]
     if op == OBSERVE:
         for b in range(B):
-            encode_one(st, tb, off, b, buf.seats[b], buf.obs[b])
+            encode_one(st, tb, off, b, buf.observers[b], buf.obs[b])
+        return -1
+    if op == SEATS:
+        b = buf.games[0]
+        for s in range(buf.seat_obs.shape[0]):
+            encode_one(st, tb, off, b, s, buf.seat_obs[s])
+            if st.phase[b] == OVER:
+                for a in range(buf.scratch.shape[0]):
+                    buf.scratch[a] = 0
+            else:
+                next_decision_mask(st, tb, b, s, buf, lucky)
+            for a in range(buf.scratch.shape[0]):
+                buf.seat_masks[s, a] = buf.scratch[a]
         return -1
     if op == RESET:
         for i in range(count):
@@ -101,7 +170,7 @@ def table_kernel(op, count, st, tb, off, buf, setup, lucky):
             rules.reset_one(st, tb, b, setup.start_seat, setup.lucky_numbers)
             for s in range(buf.last_scores.shape[1]):
                 buf.last_scores[b, s] = 0
-    else:
+    elif op == STEP:
         bad = first_illegal(st, buf.masks, buf.actions)
         if bad >= 0:
             return bad
@@ -109,16 +178,30 @@ def table_kernel(op, count, st, tb, off, buf, setup, lucky):
             buf.done[b] = False
             if st.phase[b] != OVER:
                 rules.apply_one(st, tb, b, buf.actions[b], lucky)
-                rewards_one(st, tb, b, setup.reward_mode, buf.last_scores, buf.rewards[b])
-                if st.phase[b] == OVER:
-                    buf.done[b] = True
-                    if setup.autoreset:
-                        rules.reset_one(st, tb, b, setup.start_seat, setup.lucky_numbers)
-                        for s in range(buf.last_scores.shape[1]):
-                            buf.last_scores[b, s] = 0
+                settle(st, tb, b, buf, setup)
             else:
                 for s in range(buf.rewards.shape[1]):
                     buf.rewards[b, s] = 0
+    else:  # PLAY
+        bad = first_illegal_seat(st, tb, buf, lucky)
+        if bad >= 0:
+            return bad
+        for b in range(B):
+            buf.done[b] = False
+            for k in range(buf.decided.shape[1]):
+                buf.decided[b, k] = -1
+            if st.phase[b] == OVER:
+                for s in range(buf.rewards.shape[1]):
+                    buf.rewards[b, s] = 0
+                continue
+            n = 0
+            while st.phase[b] != OVER and buf.seat_actions[b, st.turn[b]] >= 0:
+                s = st.turn[b]
+                rules.apply_one(st, tb, b, buf.seat_actions[b, s], lucky)
+                buf.seat_actions[b, s] = -1
+                buf.decided[b, n] = s
+                n += 1
+            settle(st, tb, b, buf, setup)
     n = count if op == RESET else B  # RESET: only the games it started
     for i in range(n):
         b = buf.games[i] if op == RESET else i
@@ -207,17 +290,22 @@ class Engine:
         self.history = check_flag("history", history)
         if self.history and self.autoreset:
             raise ValueError("history=True needs autoreset=False: a game that restarts inside a step has no record")
-        B, P = self.batch_size, self.num_players
+        B, P, A = self.batch_size, self.num_players, self.num_actions
         self.state = new_state(P, B)
         self.buffers = Buffers(
             actions=np.zeros(B, np.int64),
             games=np.zeros(B, np.int64),
-            seats=np.zeros(B, np.int64),
-            masks=np.zeros((B, self.num_actions), np.int8),
+            observers=np.zeros(B, np.int64),
+            masks=np.zeros((B, A), np.int8),
             obs=np.zeros((B, self.layout.size), np.float32),
             rewards=np.zeros((B, P), np.int64),
             last_scores=np.zeros((B, P), np.int64),
             done=np.zeros(B, np.bool_),
+            seat_actions=np.full((B, P), -1, np.int64),
+            decided=np.full((B, P), -1, np.int64),
+            seat_obs=np.zeros((P, self.layout.size), np.float32),
+            seat_masks=np.zeros((P, A), np.int8),
+            scratch=np.zeros(A, np.int8),
         )
         self.setup = Setup(REWARD_MODES.index(self.reward_mode), table.start_seat, table.lucky_array(),
                            self.autoreset, self.observe_turn)
@@ -338,6 +426,57 @@ class Engine:
             f"legal there: {np.flatnonzero(buf.masks[bad]).tolist()}"
         )
 
+    def play(self, actions: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Each seat's next decision in each game, as the Parallel API takes them: `actions`
+        (B, P), or (P,) for a batch of one, -1 where a seat gives none. In each live game the
+        seat to decide plays its action, then the next seat to decide its own, and so on, until
+        the seat to decide has none or the game ends (at a new roll the white action takes every
+        seat's; a seat that then breaks a Longo lucky tie, or the active seat's colour action,
+        needs a call of its own). Then `rewards` (every seat's, summed over these decisions),
+        `done` and `masks` are written as by `step`. A given action must be legal for its seat's
+        next decision in this roll (`seat_views` shows them); else ValueError, changing nothing.
+        Returns (B, P) int64: the actions not played (a later seat's white choice while a seat
+        breaks a lucky tie), -1 elsewhere: the engine's buffer, written again by the next call."""
+        buf, st, B, P = self.buffers, self.state, self.batch_size, self.num_players
+        if type(actions) is np.ndarray and actions.dtype == np.int64 and actions.shape == (P,) and B == 1:
+            buf.seat_actions[0] = actions  # the Parallel view's hot path
+        else:
+            given = np.asarray(actions)
+            if given.shape != (B, P) and not (B == 1 and given.shape == (P,)):
+                raise ValueError(f"actions: got shape {given.shape}; expected ({B}, {P}), one action per game and "
+                                 "seat (-1: none)" + (f", or ({P},)" if B == 1 else ""))
+            buf.seat_actions[...] = as_actions(given.reshape(-1), B * P).reshape(B, P)
+        played = buf.seat_actions.tolist() if self.history else None
+        roll = st.roll.tolist() if self.history else None
+        bad = self._kernel(PLAY, 0, *self._args)
+        if bad >= 0:
+            b, s = divmod(bad, P)
+            action = int(buf.seat_actions[b, s])
+            buf.seat_actions[...] = -1
+            self.seat_views(b)
+            legal = np.flatnonzero(buf.seat_masks[s]).tolist()
+            raise ValueError(f"actions: game {b}, seat {s} got action {action}; legal for its next decision: "
+                             f"{legal or 'none (it has nothing to decide in this roll)'}")
+        if played is not None and roll is not None:
+            for b, seats in enumerate(buf.decided.tolist()):
+                decisions = self._history[b]["decisions"]
+                for s in seats:
+                    if s < 0:
+                        break
+                    decisions.append([s, played[b][s]])
+                if st.roll[b] != roll[b]:
+                    self._history[b]["rolls"].append(self.dice(b))
+        return buf.seat_actions
+
+    def seat_views(self, game: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """Game `game` as every seat sees it and what each may do now: ((P, D) float32
+        observations, (P, A) int8 masks of each seat's next decision in this roll, zeros for a
+        seat with none: at a new roll every seat's white choices, judged against the sheets at
+        the roll; else the seat to decide's). The engine's buffers, written again by the next call."""
+        self.buffers.games[0] = game
+        self._kernel(SEATS, 0, *self._args)
+        return self.buffers.seat_obs, self.buffers.seat_masks
+
     def _log(self, turn: np.ndarray, phase: np.ndarray, roll: np.ndarray) -> None:
         """Add the step just taken to each game's history: who decided what (from the seats,
         phases and rolls before it), and a new roll's dice."""
@@ -362,9 +501,9 @@ class Engine:
         """(B, D) float32: game b as seat ``seats[b]`` sees it (an int: that seat in every game).
         The `obs` buffer, written again by the next call: copy what you keep."""
         if self.batch_size == 1 and type(seats) is int:
-            self.buffers.seats[0] = seats  # the AEC env's hot path: an item, not a slice
+            self.buffers.observers[0] = seats  # the AEC env's hot path: an item, not a slice
         else:
-            self.buffers.seats[:] = seats
+            self.buffers.observers[:] = seats
         self._kernel(OBSERVE, 0, *self._args)
         return self.buffers.obs
 
@@ -373,13 +512,31 @@ class Engine:
         return rules.scores(self.variant, self.state)
 
     def is_over(self) -> np.ndarray:
-        """(B,) bool: which games have ended; a new array."""
+        """(B,) bool: which games have ended, by the rules or by an illegal action
+        (`end_games`); a new array."""
         return self.state.phase == OVER
 
-    def end_games(self, games: Sequence[int] | np.ndarray) -> None:
-        """Take every legal action away in these games (an illegal action ended them where they
-        stand; the state stays as it was, for the record)."""
-        self.buffers.masks[as_games(games, self.batch_size)] = 0
+    def end_games(self, games: Sequence[int] | np.ndarray, seats: Sequence[int] | np.ndarray,
+                  actions: Sequence[int] | np.ndarray | None = None) -> None:
+        """An illegal action by seat ``seats[i]`` (``actions[i]``, if given, goes in the record)
+        ended game ``games[i]`` where it stands: its phase is over, with that seat as the
+        reason (``state.illegal_end``, the snapshot's ``illegal_end``), and no seat has a legal
+        action left. The sheets stay as they were. Rewards are the caller's (each adapter's
+        illegal-move reward)."""
+        idx = as_games(games, self.batch_size)
+        who = np.asarray(seats)
+        if who.shape != idx.shape or not all(is_int(s) and 0 <= s < self.num_players for s in who.tolist()):
+            raise ValueError(f"seats: got {seats!r}; expected one seat from 0 to {self.num_players - 1} per game")
+        acts = None if actions is None else as_actions(actions, idx.size)
+        self.state.phase[idx] = OVER
+        self.state.illegal_end[idx] = who
+        self.buffers.masks[idx] = 0
+        if self.history:
+            for i, b in enumerate(idx.tolist()):
+                end = {"seat": int(who[i])}
+                if acts is not None:
+                    end["action"] = int(acts[i])
+                self._history[b]["illegal_end"] = end
 
     def dice(self, game: int = 0) -> list[int | None]:
         """Game `game`'s dice as rolled (white, white, red, yellow, green, blue; None: out of play)."""
@@ -398,7 +555,8 @@ class Engine:
         rec = json.loads(json.dumps(self._history[game]))
         rec["options"] = self.table.as_dict()
         rec["snapshot"] = self.snapshot(game)
-        return {k: rec[k] for k in ("format", "options", "seed", "rng_state", "rolls", "decisions", "snapshot")}
+        keys = ("format", "options", "seed", "rng_state", "rolls", "decisions", "illegal_end", "snapshot")
+        return {k: rec[k] for k in keys if k in rec}
 
     def clone(self) -> Engine:
         """An independent copy: the same games, buffers and history, sharing the compiled kernel."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from qwixx_env.core.compile import batch_kernel, inline_kernel, inlined, leaf
-from qwixx_env.core.state import COLOR, LUCKY, NO_DECISION, OUT_OF_PLAY, OVER, WHITE, State
+from qwixx_env.core.state import COLOR, LUCKY, NO_DECISION, NO_SEAT, OUT_OF_PLAY, OVER, WHITE, State
 from qwixx_env.core.variant import RuleTables, Variant
 
 # Functions called from other kernels are inlined into them: a call that is not inlined
@@ -401,6 +401,7 @@ def reset_one(st, tb, b, start_player, lucky_numbers):
             st.marks[b, s, r] = 0
             st.locks[b, s, r] = False
     st.roll[b] = 0
+    st.illegal_end[b] = NO_SEAT
     lowest = 2
     choices = 2 * tb.faces - 1
     for s in range(P):

@@ -34,7 +34,7 @@ def snapshot(variant: Variant, state: State, b: int = 0) -> dict[str, Any]:
             int(points[s]),
         )
         players.append(dict(zip(PLAYER_FIELDS, player)))
-    return {
+    snap = {
         "variant": variant.name,
         "num_players": P,
         "roll": int(state.roll[b]),
@@ -44,6 +44,9 @@ def snapshot(variant: Variant, state: State, b: int = 0) -> dict[str, Any]:
         "locked_rows": [c for c, is_locked in zip(COLORS, locked) if is_locked],
         "players": players,
     }
+    if state.illegal_end[b] >= 0:  # only then: the snapshot of every other game keeps its keys
+        snap["illegal_end"] = {"seat": int(state.illegal_end[b])}
+    return snap
 
 
 def state_from_snapshot(variant: Variant, snap: dict[str, Any]) -> State:
@@ -92,4 +95,10 @@ def state_from_snapshot(variant: Variant, snap: dict[str, Any]) -> State:
     st.active[0] = int(snap.get("active_player", 0))
     st.phase[0] = PHASES.index(snap.get("phase", "white"))
     st.turn[0] = st.active[0]
+    if snap.get("illegal_end") is not None:
+        seat = snap["illegal_end"].get("seat") if isinstance(snap["illegal_end"], dict) else None
+        if not (is_int(seat) and 0 <= seat < P) or st.phase[0] != PHASES.index("over"):
+            raise ValueError(f"illegal_end: got {snap['illegal_end']!r} in phase {snap.get('phase')!r}; expected "
+                             f"{{'seat': 0 to {P - 1}}} in a game whose phase is 'over'")
+        st.illegal_end[0] = seat
     return st

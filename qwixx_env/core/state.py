@@ -21,6 +21,7 @@ WHITE, LUCKY, COLOR, OVER = 0, 1, 2, 3
 PHASES = ("white", "lucky", "color", "over")
 
 NO_DECISION = -1  # pending / pending_lucky before a seat has decided
+NO_SEAT = -1  # illegal_end of a game that no illegal action ended
 OUT_OF_PLAY = 0  # a die whose row is locked
 
 
@@ -39,6 +40,7 @@ class State(NamedTuple):
     pending_lucky: np.ndarray  # (B, P) int16: lucky cross of this roll (action index) or -1
     roll: np.ndarray  # (B,) int32: rolls made before the current one
     rng: np.ndarray  # (B,) uint64: per-game random generator state (splitmix64)
+    illegal_end: np.ndarray  # (B,) int8: the seat whose illegal action ended the game (phase OVER), else -1
 
     @property
     def batch_size(self) -> int:
@@ -78,6 +80,7 @@ def new_state(num_players: int, batch_size: int = 1) -> State:
         pending_lucky=np.full((B, P), NO_DECISION, np.int16),
         roll=np.zeros(B, np.int32),
         rng=np.zeros(B, np.uint64),
+        illegal_end=np.full(B, NO_SEAT, np.int8),
     )
 
 

@@ -34,7 +34,6 @@ class GuardedEnv(BaseWrapper):
         self.illegal_reward = check_illegal_reward(illegal_reward, raw.reward_mode, raw.variant)
         self._has_reset = False
         self._has_updated = False
-        self._illegal_end = False
 
     def __getattr__(self, name: str) -> Any:
         if name in _NEEDS_RESET and not self._has_reset:
@@ -44,7 +43,6 @@ class GuardedEnv(BaseWrapper):
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         self._has_reset = True
         self._has_updated = True
-        self._illegal_end = False
         self.env.reset(seed=seed, options=options)
 
     def observe(self, agent: str):
@@ -92,16 +90,15 @@ class GuardedEnv(BaseWrapper):
             not isinstance(action, (bool, np.bool_)) and raw.action_spaces[agent].contains(action)
         ), "action is not in action space"
         if not raw.is_legal(int(action)):
-            self.end_on_illegal(agent)
+            self.end_on_illegal(agent, int(action))
             return
         self.env.step(action)
 
-    def end_on_illegal(self, agent: str) -> None:
+    def end_on_illegal(self, agent: str, action: int | None = None) -> None:
         """As PettingZoo's TerminateIllegalWrapper: the game ends; the offender's rewards for the
         game sum to `illegal_reward` (this step pays the rest), the others get 0."""
         EnvLogger.warn_on_illegal_move()
-        self.raw.end_on_illegal(agent, self.illegal_reward)
-        self._illegal_end = True
+        self.raw.end_on_illegal(agent, self.illegal_reward, action)
 
     def take_update(self) -> bool:
         """Whether `step()` or `reset()` was called since the last agent of `agent_iter()`;

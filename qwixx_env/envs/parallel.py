@@ -27,38 +27,13 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv, ParallelEnv
 
-from qwixx_env.core import rules
 from qwixx_env.core.checks import check_choice, is_int
-from qwixx_env.core.compile import batch_kernel
-from qwixx_env.core.observation import encode_one
 from qwixx_env.core.state import OVER, WHITE
 from qwixx_env.envs.guard import GuardedEnv
 from qwixx_env.envs.render import RENDER_MODES, render_text
 
 if TYPE_CHECKING:  # the raw env imports this module to build its parallel view
     from qwixx_env.envs.qwixx_v0 import raw_env
-
-
-@batch_kernel
-def seat_views(st, tb, off, lucky, obs, masks):
-    """The one game of `st` as every seat s sees it (into ``obs[s]``) and seat s's mask for the
-    view's next step (``masks[s]``): at a new roll every seat's legal white actions (the rules
-    judge them for the seat to decide, so the turn is set to each seat for the call, then
-    back); else the legal actions of the seat to decide and only pass for the others; zeros
-    once the game is over. One call a step: a call per seat costs more than the step itself."""
-    turn, phase = st.turn[0], st.phase[0]
-    for s in range(obs.shape[0]):
-        encode_one(st, tb, off, 0, s, obs[s])
-        if phase != OVER and (phase == WHITE or s == turn):
-            st.turn[0] = s
-            rules.legal_mask_one(st, tb, 0, masks[s], lucky)
-            st.turn[0] = turn
-        else:
-            for a in range(masks.shape[1]):
-                masks[s, a] = 0
-            if phase != OVER:
-                masks[s, masks.shape[1] - 1] = 1  # pass
-
 
 
 class ParallelQwixx(ParallelEnv, EzPickle):
@@ -84,15 +59,12 @@ class ParallelQwixx(ParallelEnv, EzPickle):
         self.observation_spaces = dict(self.raw.observation_spaces)
         self.action_spaces = dict(self.raw.action_spaces)
         self.pass_action = self.raw.num_actions - 1
-        self._held: dict[str, int] = {}  # white choices given, not yet handed to the AEC env
-        self._acting: list[str] = []  # acting_agents, as of the last reset or step
         P = len(self.possible_agents)
-        self._obs = np.zeros((P, self.raw.layout.size), np.float32)  # seat_views: seat s sees row s
+        self._held = np.full(P, -1, np.int64)  # white choices given, not played yet (a seat breaks a lucky tie)
+        self._acting: list[str] = []  # acting_agents, as of the last reset or step
+        self._obs = np.zeros((P, self.raw.layout.size), np.float32)  # seat s sees row s
         self._mask_rows = np.zeros((P, self.raw.num_actions), np.int8)
         self._masks = dict(zip(self.possible_agents, self._mask_rows))  # each agent's mask for the next step
-        self._views_args = (self.variant.tables, self.raw.layout.offsets, rules.lucky_switch(self.variant.tables),
-                            self._obs, self._mask_rows)  # seat_views' arguments after the state
-        self._views_kernel = rules.compiled(seat_views, self.raw.core_state, *self._views_args)  # resolved once
         # The AEC order of a step's decisions, by the seat to decide first: from it, clockwise.
         self._orders = {first: [self.possible_agents[(i + k) % P] for k in range(P)]
                         for i, first in enumerate(self.possible_agents)}
@@ -112,7 +84,7 @@ class ParallelQwixx(ParallelEnv, EzPickle):
         """Start a new game, seeded as `qwixx_v0.env().reset(seed)`; returns (observations, infos)."""
         self.aec.reset(seed=seed, options=options)
         self.agents = self.possible_agents[:]
-        self._held = {}
+        self._held[:] = -1
         self._update_views()
         infos = {a: dict(self.raw.infos[a]) for a in self.agents}
         observations = self._observations()
@@ -129,29 +101,33 @@ class ParallelQwixx(ParallelEnv, EzPickle):
             raise RuntimeError("step: call reset() first; there is no game before it")
         if not self.agents:
             raise ValueError("step: the game is over; call reset() to start a new one")
-        raw = self.raw
-        todo, offender = self._checked(actions, self._acting)
-        live = self.agents
+        raw, live = self.raw, self.agents
+        seat_actions = self._plain(actions)
+        if seat_actions is not None:  # the usual step: the engine checks every action as it plays them
+            try:
+                self._held = raw.play_seats(seat_actions).copy()
+            except ValueError:
+                seat_actions = None  # something illegal, nothing changed: the checks below say what, as always
+        if seat_actions is None:
+            todo, offender = self._checked(actions, self._acting)
+            if offender is not None:
+                # Only with env(): the game ends as env() ends it on an illegal action.
+                cast(GuardedEnv, self.aec).end_on_illegal(offender, int(actions[offender]))
+            else:
+                seat_actions, seats = self._held.copy(), raw.agent_name_mapping
+                for agent, action in todo.items():
+                    seat_actions[seats[agent]] = action
+                self._held = raw.play_seats(seat_actions).copy()  # checked legal: env()'s guard has nothing to do
         totals: dict[str, float] = dict.fromkeys(live, 0.0)
-        if offender is not None:
-            # Only with env(): the game ends as env() ends it on an illegal action.
-            cast(GuardedEnv, self.aec).end_on_illegal(offender)
-            self._add(totals)
-        else:
-            todo.update(self._held)
-            phase = raw.core_state.phase
-            while phase[0] != OVER and raw.agent_selection in todo:
-                raw.step(todo.pop(raw.agent_selection))  # checked legal: env()'s guard has nothing to do
-                self._add(totals)
-            self._held = todo  # the later seats' white choices while a seat breaks a lucky tie
+        self._add(totals)
         terminations = dict(raw.terminations)  # bools, keyed by every live agent (none steps out here)
         truncations = dict(raw.truncations)
         infos = {a: dict(raw.infos[a]) for a in live}
         self._update_views()
         observations = self._observations(live)
-        if any(terminations.values()) or any(truncations.values()):
+        if not self._acting:  # the game is over (`_update_views` read it from the state)
             self.agents = []
-            self._held = {}
+            self._held[:] = -1
         if self.render_mode == "human":
             self.render()
         return observations, totals, terminations, truncations, infos
@@ -191,19 +167,25 @@ class ParallelQwixx(ParallelEnv, EzPickle):
 
     def _update_views(self) -> None:
         """After a reset or step: the acting agents, and every seat's observation and mask for
-        the next step (`seat_views`: in the white action each seat's own legal actions, judged
-        as the rules say against the sheets at the roll; else the AEC env's mask for the seat
-        to decide and pass for the others; zeros once the game is over)."""
+        the next step (`Engine.seat_views`: in the white action each seat's own legal actions,
+        judged as the rules say against the sheets at the roll; else the AEC env's mask for the
+        seat to decide and pass for the others; zeros once the game is over)."""
         raw = self.raw
-        st = raw.core_state
-        self._views_kernel(st, *self._views_args)
-        if st.phase[0] == OVER or any(raw.terminations.values()) or any(raw.truncations.values()):
-            self._acting = []  # over: by the rules, or (under env()) by an illegal action
+        phase = raw.core_state.phase[0]
+        obs, masks = raw.engine.seat_views(0)
+        self._obs = obs  # the engine's buffer: `_observations` copies it
+        if phase == OVER:  # by the rules, or (under env()) by an illegal action
+            self._acting = []
             self._mask_rows[:] = 0
-        elif st.phase[0] == WHITE:
+        elif phase == WHITE:
             self._acting = self.possible_agents
+            self._mask_rows[...] = masks
         else:
             self._acting = [raw.agent_selection]
+            seat = raw.agent_name_mapping[raw.agent_selection]
+            self._mask_rows[:] = 0
+            self._mask_rows[:, self.pass_action] = 1
+            self._mask_rows[seat] = masks[seat]
 
     def _observations(self, agents: list[str] | None = None) -> dict[str, dict[str, np.ndarray]]:
         """Each agent's observation as the AEC env's `observe` encodes it, with this view's mask:
@@ -213,6 +195,26 @@ class ParallelQwixx(ParallelEnv, EzPickle):
             agent: {"observation": obs[seats[agent]], "action_mask": masks[seats[agent]]}
             for agent in (self.agents if agents is None else agents)
         }
+
+    def _plain(self, actions: Any) -> np.ndarray | None:
+        """The step's seat actions (the white choices held from the last step, then these),
+        if `actions` is a plain dict of integer actions from every acting agent, the others
+        sending pass; else None (`_checked` then judges it)."""
+        if type(actions) is not dict:
+            return None
+        held, seats, acting = self._held.copy(), self.raw.agent_name_mapping, self._acting
+        pass_action = self.pass_action
+        given = 0
+        for agent, action in actions.items():
+            seat = seats.get(agent)
+            if seat is None or not (type(action) is int or isinstance(action, np.integer)):
+                return None
+            if agent in acting:
+                held[seat] = action
+                given += 1
+            elif action != pass_action:
+                return None
+        return held if given == len(acting) else None
 
     def _checked(self, actions: Mapping[str, Any], acting: list[str]) -> tuple[dict[str, int], str | None]:
         """(the acting agents' actions as ints, None), or ({}, the first agent whose action is

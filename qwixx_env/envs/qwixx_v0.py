@@ -102,7 +102,7 @@ from pettingzoo import AECEnv
 
 from qwixx_env.core.checks import check_choice, check_seed, is_int
 from qwixx_env.core.engine import RECORD_FORMAT, Engine
-from qwixx_env.core.options import TableOptions, positional_options, table_from
+from qwixx_env.core.options import TableOptions, table_from
 from qwixx_env.core.state import OVER, PHASES, State
 from qwixx_env.core.variant import mark_text
 from qwixx_env.envs.guard import GuardedEnv
@@ -143,12 +143,7 @@ class raw_env(AECEnv, EzPickle):
 
     metadata = {"render_modes": ["ansi", "human"], "name": "qwixx_v0", "is_parallelizable": False}
 
-    def __init__(self, *args: Any, render_mode: str | None = None, table: TableOptions | None = None,
-                 **options: Any):
-        names = ("num_players", "variant", "render_mode", "lucky", "lucky_numbers", "start_player", "reward",
-                 "score_table")  # the order raw_env has always taken them in
-        options = positional_options("raw_env", args, names, options)
-        render_mode = options.pop("render_mode", render_mode)
+    def __init__(self, *, render_mode: str | None = None, table: TableOptions | None = None, **options: Any):
         table = table_from(table, **options)
         EzPickle.__init__(self, render_mode=render_mode, table=table)
         super().__init__()
@@ -291,14 +286,34 @@ class raw_env(AECEnv, EzPickle):
             return self.check_action(agent, action.item(), legal)
         raise ValueError(self._illegal_message(agent, action, legal))
 
+    def play_seats(self, seat_actions: np.ndarray) -> np.ndarray:
+        """Several seats' decisions at once (the Parallel view's step): seat s's next decision
+        is ``seat_actions[s]`` (-1: none), played as `Engine.play` plays them, in the AEC order.
+        Afterwards the env stands as after those decisions one by one, `rewards` included:
+        every reward of such a call falls on its last decision (a white choice counts only once
+        the roll's last seat has chosen). Returns the actions not played (see `Engine.play`)."""
+        left = self.engine.play(seat_actions)
+        self._set_rewards()
+        for seat in self.engine.buffers.decided[0].tolist():  # -1 after the last seat that decided
+            if seat < 0:
+                break
+            self._cumulative_rewards[self.possible_agents[seat]] = 0.0  # its reward since it last acted
+        self._after_decision()
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+        return left[0]
+
     def is_legal(self, action: int) -> bool:
         """Whether `action` (an index inside the action space) is legal for the agent to act."""
         return bool(self._mask[0, action])
 
-    def end_on_illegal(self, agent: str, illegal_reward: float) -> None:
+    def end_on_illegal(self, agent: str, illegal_reward: float, action: int | None = None) -> None:
         """End the game as PettingZoo's TerminateIllegalWrapper does for an illegal action by
-        `agent`: its rewards for the game sum to `illegal_reward` (this step pays the rest), the
-        others get 0, every agent is done and no seat has a legal action left."""
+        `agent` (`action`, if given, goes in the record): its rewards for the game sum to
+        `illegal_reward` (this step pays the rest), the others get 0, every agent is done and
+        no seat has a legal action left. The game's phase is over, with `agent` as the reason
+        (`Engine.end_games`), so `snapshot()`, `record()` and the engine say so too."""
         self._cumulative_rewards[agent] = 0.0
         self.terminations = dict.fromkeys(self.agents, True)
         self.truncations = dict.fromkeys(self.agents, True)
@@ -306,7 +321,7 @@ class raw_env(AECEnv, EzPickle):
         self.rewards[agent] = illegal_reward - float(self.engine.last_scores[0, self.agent_name_mapping[agent]])
         self._accumulate_rewards()
         self._deads_step_first()
-        self.engine.end_games([0])
+        self.engine.end_games([0], [self.agent_name_mapping[agent]], None if action is None else [action])
 
     # --- internals -----------------------------------------------------------------------
 

@@ -15,6 +15,8 @@ from typing import Any, TypeVar
 import numpy as np
 
 from qwixx_env.core.checks import check_seed
+from qwixx_env.core.rewards import check_illegal_reward
+from qwixx_env.core.state import OVER
 from qwixx_env.envs.qwixx_v0 import RECORD_FORMAT, raw_env
 
 _OPTION_NAMES = ("num_players", "variant", "lucky", "lucky_numbers", "start_player", "reward", "score_table")
@@ -64,6 +66,15 @@ def replay(record: dict[str, Any] | str | Path, render_mode: str | None = None) 
             raise ValueError(f"record decision {i}: {err}") from None
         if game.core_state.roll[0] != roll_before:  # dice as rolled, before any row locks
             _check_roll(game, rolls, int(game.core_state.roll[0]))
+    end = rec.get("illegal_end")
+    if end is not None:
+        seat, action = (end.get("seat"), end.get("action")) if isinstance(end, dict) else (None, None)
+        if not (type(seat) is int and 0 <= seat < game.num_agents) or not (action is None or type(action) is int):
+            raise ValueError(f"record illegal_end: got {end!r}; expected {{'seat': a seat, 'action': an action}}")
+        if game.core_state.phase[0] == OVER:
+            raise ValueError("record illegal_end: the record's decisions already end the game")
+        illegal_reward = check_illegal_reward(None, game.reward_mode, game.variant)
+        game.end_on_illegal(f"player_{seat}", illegal_reward, action)
     reached = int(game.core_state.roll[0]) + 1
     if len(rolls) > reached:
         raise ValueError(
