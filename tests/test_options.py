@@ -99,6 +99,13 @@ def test_a_table_and_its_options_at_once_are_refused():
             make(players=3)
 
 
+def test_the_options_are_keywords_only_as_pettingzoo_envs_take_them():
+    # only the number of games is positional; an option by position is Python's TypeError, naming it
+    for make in (lambda: qwixx_v0.raw_env(3), lambda: BatchedQwixx(2, 3), lambda: QwixxVectorEnv(2, 3, "longo")):
+        with pytest.raises(TypeError, match=r"positional arguments? but \d were given"):
+            make()
+
+
 def test_what_plays_a_table_has_the_variant_and_what_is_data_its_name():
     table = TableOptions(variant="longo", lucky="instead")
     for player in every_table_player(table=table):

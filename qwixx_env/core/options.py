@@ -146,21 +146,6 @@ def table_from(table: TableOptions | None = None, /, **options: Any) -> TableOpt
     return table
 
 
-def positional_options(where: str, args: tuple, names: tuple[str, ...], options: dict[str, Any]) -> dict[str, Any]:
-    """`options` with the positional arguments `args` added under `names`, the order in which a
-    constructor has always taken them (``QwixxVectorEnv(64, 3, "longo")``); more arguments
-    than names, or one given both ways, is a `TypeError` naming it."""
-    if len(args) > len(names):
-        raise TypeError(
-            f"{where}: got {len(args)} positional options; it takes at most {len(names)}: {', '.join(names)}"
-        )
-    for name, value in zip(names, args):
-        if name in options:
-            raise TypeError(f"{where}: got {name} both by position and by keyword")
-        options[name] = value
-    return options
-
-
 def _with_score_table(variant: Variant, score_table: Any) -> Variant:
     if score_table is None:
         return variant

@@ -21,7 +21,7 @@ import numpy as np
 
 from qwixx_env.core.checks import check_int
 from qwixx_env.core.engine import Engine, as_actions, game_seeds
-from qwixx_env.core.options import TableOptions, positional_options, table_from
+from qwixx_env.core.options import TableOptions, table_from
 
 __all__ = ["BatchedQwixx", "as_actions", "game_seeds"]
 
@@ -42,14 +42,13 @@ class BatchedQwixx:
     def __init__(
         self,
         num_envs: int | None = None,
-        *args: Any,
+        *,
         table: TableOptions | None = None,
+        autoreset: bool = True,
         num_games: int | None = None,
         **options: Any,
     ):
         num_envs = _num_envs(num_envs, num_games)
-        options = positional_options("BatchedQwixx", args, (*TableOptions.names(), "autoreset"), options)
-        autoreset = options.pop("autoreset", True)
         table = table_from(table, **options)
         self.engine = Engine(table, num_envs, autoreset=autoreset, observe_turn=True)
         e = self.engine

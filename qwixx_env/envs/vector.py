@@ -35,7 +35,7 @@ from qwixx_env.core.checks import check_choice, check_int, is_number
 from qwixx_env.core.compile import batch_kernel
 from qwixx_env.core.engine import Engine, as_actions
 from qwixx_env.core.observation import encode_one
-from qwixx_env.core.options import TableOptions, positional_options, table_from
+from qwixx_env.core.options import TableOptions, table_from
 from qwixx_env.core.rewards import check_illegal_reward, rewards_one
 from qwixx_env.core.state import OVER
 from qwixx_env.policies import Policy
@@ -133,7 +133,7 @@ class QwixxVectorEnv(VectorEnv):
     def __init__(
         self,
         num_envs: int,
-        *args: Any,
+        *,
         learner_seat: int | str = "random",
         opponents: Opponent | Sequence[Opponent] | Mapping[Opponent, float] = "random",
         greedy_max_skip: int | None = None,
@@ -147,7 +147,6 @@ class QwixxVectorEnv(VectorEnv):
         self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
         self.autoreset_mode = _check_autoreset_mode(autoreset_mode)
         self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
-        options = positional_options("QwixxVectorEnv", args, ("num_players", "variant"), options)
         self.table = table = table_from(table, **options)
         self.engine = Engine(table, num_envs)  # the games; the opponents play inside it below
         e = self.engine

@@ -59,17 +59,16 @@ def observation_and_mask(observations: np.ndarray, observation_size: int) -> tup
 class QwixxPufferEnv(PufferEnv):  # pyright: ignore[reportGeneralTypeIssues]
     """`num_games` games of one table as a native PufferLib env (see the module docstring).
 
-    `*args` and `**options` are `QwixxVectorEnv`'s (``num_players``, ``variant``,
-    ``opponents``, ``learner_seat``, ``reward``, ``illegal_reward``, ...), checked as it checks
-    them; `buf` and `seed` are what PufferLib's vectorisation passes.
+    `options` are `QwixxVectorEnv`'s keyword options (``num_players``, ``variant``, ``opponents``,
+    ``learner_seat``, ``reward``, ``illegal_reward``, ...), checked as it checks them; `buf` and
+    `seed` are what PufferLib's vectorisation passes.
     """
 
-    def __init__(self, num_games: int = 1024, *args: Any, buf: dict | None = None, seed: int | None = None,
-                 **options: Any):
+    def __init__(self, num_games: int = 1024, *, buf: dict | None = None, seed: int | None = None, **options: Any):
         if "autoreset_mode" in options:
             raise ValueError(f"autoreset_mode: got {options['autoreset_mode']!r}; QwixxPufferEnv restarts a game in "
                              "the step it ends in, as PufferLib's envs do (leave autoreset_mode out)")
-        self.games = QwixxVectorEnv(num_games, *args, **options)
+        self.games = QwixxVectorEnv(num_games, **options)
         layout, A = self.games.layout, self.games.single_action_space.n
         self.observation_size, self.num_actions = layout.size, int(A)
         self.single_observation_space = spaces.Box(
