@@ -39,7 +39,7 @@ def decide(st):
     return decode_action(action, CLASSIC)
 
 
-def make_bot(config, seed=None):
+def heuristic_bot(config, seed=None):
     """The heuristic bot for an environment configuration."""
     return bots.make(
         "heuristic", variant=config["variant"], num_players=config["num_players"], seed=seed,
@@ -50,7 +50,7 @@ def make_bot(config, seed=None):
 def heuristic_game(config, seed):
     """One game of heuristic bots through the raw AEC env (an illegal action would raise);
     returns every decision taken."""
-    players = [make_bot(config, seed=s) for s in range(config["num_players"])]
+    players = [heuristic_bot(config, seed=s) for s in range(config["num_players"])]
     decisions = play_game(qwixx_v0.raw_env(**config), players, seed=seed)
     for obs, action in decisions:
         assert obs["action_mask"][action] == 1
@@ -68,7 +68,7 @@ def test_heuristic_picks_only_legal_actions_through_the_aec_env(config):
 
 @pytest.mark.parametrize("config", CONFIGS, ids=IDS)
 def test_bot_from_observations_plays_as_the_kernel_on_the_engine_state(config):
-    bot = make_bot(config)
+    bot = heuristic_bot(config)
     engine = BatchedQwixx(16, **config)
     engine.reset(seed=3)
     rng = np.random.default_rng(3)

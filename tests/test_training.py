@@ -23,7 +23,7 @@ from qwixx_env.nets.checkpoint import WIN_CHANCE, json_and_npz, read
 from qwixx_env.nets.win_chance import kernel_arrays, networks_dir
 from qwixx_env.policies.value import num_features
 from qwixx_env.training import checkpoint
-from qwixx_env.training.config import config_from_dict, load_config, make_bot
+from qwixx_env.training.config import config_from_dict, load_config
 from qwixx_env.training.config_yaml import config_path, shipped_configs
 from qwixx_env.training.train import main
 from qwixx_env.training.trainer import Trainer, segment_seed
@@ -264,16 +264,16 @@ def test_a_wrong_reward_is_named_once_and_the_longo_teacher_is_told_the_lucky_ru
         config_from_dict(tiny(num_players=1, reward="win"))
     assert str(err.value).startswith("reward: got 'win'") and "reward: reward" not in str(err.value)
     cfg = config_from_dict(tiny(variant="longo", lucky="instead"))
-    assert make_bot(cfg, "heuristic").variant.lucky_rule == "instead"
+    assert bots.make_bot("heuristic", cfg.table).variant.lucky_rule == "instead"
     assert (
-        make_bot(cfg, "greedy").variant.name == "longo"
+        bots.make_bot("greedy", cfg.table).variant.name == "longo"
     )  # greedy does not take the rule, and is made all the same
     # a teacher or evaluation opponent may carry parameters, as on the arena's command line
     classic = config_from_dict(tiny(bc={"teacher": "rollout:leaf=afterstate,continuations=8"},
                                     evaluation={"opponents": ["greedy:max_skip=1"]}))
-    teacher = make_bot(classic, classic.bc.teacher)
+    teacher = bots.make_bot(classic.bc.teacher, classic.table)
     assert (teacher.leaf, teacher.continuations) == ("afterstate", 8)
-    assert make_bot(classic, "greedy:max_skip=1").max_skip == 1
+    assert bots.make_bot("greedy:max_skip=1", classic.table).max_skip == 1
 
 
 def test_names_of_nested_run_folders_are_accepted():
@@ -581,7 +581,7 @@ def test_behaviour_cloning_agrees_with_the_teacher_far_above_chance():
     from qwixx_env.training.ppo import ppo_options
 
     cfg = config_from_dict(tiny(network={"pi": [64], "vf": [64]}))
-    demos, stats = bc.collect(cfg, make_bot(cfg, "heuristic", 0), 4000, seed=0, num_envs=32)
+    demos, stats = bc.collect(cfg, bots.make_bot("heuristic", cfg.table, 0), 4000, seed=0, num_envs=32)
     assert len(demos) >= 4000 and stats["samples_per_second"] > 0
     assert np.isfinite(demos.returns).all() and set(np.unique(demos.returns.round(6))) != {0.0}
     assert demos.masks[np.arange(len(demos)), demos.actions].all()  # the teacher plays legally

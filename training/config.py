@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from qwixx_env import bots
 from qwixx_env.bots.specs import check_spec
 from qwixx_env.core.options import TableOptions
 from qwixx_env.core.rewards import REWARD_MODES
@@ -268,12 +267,6 @@ def _check_together(cfg: TrainConfig) -> None:
             _check_plays(cfg, name, f"evaluation.opponents[{i}]")
     if cfg.bc is not None:
         _check_plays(cfg, cfg.bc.teacher, "bc.teacher")
-
-
-def make_bot(cfg: TrainConfig, name: str, seed: int | None = 0) -> bots.Bot:
-    """Bot `name` for the run's table (`cfg.table`): a bot spec as the arena and the envs read
-    them (``"rollout:leaf=afterstate"``, a checkpoint's path; `qwixx_env.bots.make_bot`)."""
-    return bots.make_bot(name, cfg.table, seed)
 
 
 def _check_plays(cfg: TrainConfig, name: str, key: str) -> None:

@@ -30,11 +30,12 @@ from typing import Any
 import yaml
 
 from qwixx_env import QwixxVectorEnv
+from qwixx_env.bots import make_bot
 from qwixx_env.envs.sb3 import PolicyInputs, Sb3VecEnv
 from qwixx_env.files import write_atomically
 from qwixx_env.nets import NumpyPolicy, with_inputs
 from qwixx_env.training import bc, checkpoint
-from qwixx_env.training.config import BCConfig, EvaluationConfig, TrainConfig, config_from_dict, make_bot
+from qwixx_env.training.config import BCConfig, EvaluationConfig, TrainConfig, config_from_dict
 from qwixx_env.training.curves import plot_curves
 from qwixx_env.training.evaluate import evaluate, policy_factory, summary
 from qwixx_env.training.export import export_policy
@@ -232,7 +233,7 @@ class Trainer:
     def _behaviour_cloning(self, b: BCConfig) -> None:
         cfg, say = self.cfg, self.output.say
         began = time.perf_counter()
-        teacher = make_bot(cfg, b.teacher, cfg.seed)
+        teacher = make_bot(b.teacher, cfg.table, cfg.seed)
         say(f"behaviour cloning: collecting {b.samples:,} decisions of {b.teacher!r}")
         self.output.open(f"BC: {b.teacher}", b.samples, unit="decisions")
         try:
