@@ -138,7 +138,7 @@ def read(json_path: Path, npz_path: Path, *, kind: Kind = POLICY) -> tuple[dict[
         spec = json.loads(json_path.read_bytes().decode("utf-8"))
     except (ValueError, RecursionError) as err:  # JSONDecodeError, UnicodeDecodeError; deep nesting
         raise CheckpointError(f"checkpoint {json_path}: not valid JSON ({err})") from None
-    check_spec(spec, str(json_path), kind)
+    check_description(spec, str(json_path), kind)
     size = _check_is_file(npz_path, f" (the weights {json_path.name} describes)")
     weights = spec["weights"]
     if size != weights["bytes"]:  # refused before reading (a file changed since: the sha256 below)
@@ -244,7 +244,7 @@ def _expected_shapes(spec: dict[str, Any], kind: Kind) -> dict[str, tuple[int, .
     }
 
 
-def check_spec(spec: Any, source: str, kind: Kind = POLICY) -> None:
+def check_description(spec: Any, source: str, kind: Kind = POLICY) -> None:
     """Check a network file's JSON description; raise `CheckpointError` naming `source`, the
     field and what is accepted."""
 
@@ -387,7 +387,7 @@ def write(path: str | os.PathLike[str], spec: dict[str, Any], layers: dict[str, 
     spec = {**spec, "format": kind.format, "networks": networks,
             "weights": {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}}
     spec = {field: spec[field] for field in kind.fields + kind.optional if field in spec}
-    check_spec(spec, str(json_path), kind)
+    check_description(spec, str(json_path), kind)
     _load_arrays(data, spec, str(npz_path), kind)  # shapes and values, before anything is written
     try:
         text = json.dumps(spec, indent=2, allow_nan=False) + "\n"

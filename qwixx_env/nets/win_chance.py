@@ -66,7 +66,7 @@ def win_chance_network(role: str, variant: str, num_players: int) -> tuple[np.nd
 
 def kernel_arrays(spec: dict[str, Any], arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
     """A win-chance network's layers as `policies.value.win_chance` takes them (three layers:
-    weight (in, out), bias; float64, contiguous). `spec` is checked (`check_spec`), which
+    weight (in, out), bias; float64, contiguous). `spec` is checked (`checkpoint.check_description`), which
     asks for exactly that shape."""
     out: list[np.ndarray] = []
     for i in range(3):
