@@ -31,7 +31,7 @@ import numpy as np
 
 from qwixx_env.core import rules
 from qwixx_env.core.checks import check_flag, check_int, is_int
-from qwixx_env.core.compile import batch_kernel
+from qwixx_env.core.compile import batch_kernel, inlined
 from qwixx_env.core.observation import ObservationLayout, encode_one, layout_for
 from qwixx_env.core.options import TableOptions, table_from
 from qwixx_env.core.rewards import REWARD_MODES, rewards_one
@@ -44,7 +44,8 @@ RECORD_FORMAT = "qwixx_env.record/1"
 # user's first game compiles a kernel mostly per kernel, not per line, and the rules inlined
 # into reset, step and observe are the same (docs/environment.md, "First run"; measured by
 # benchmarks/cold_start.py). The engine's public methods are the named entry points.
-RESET, STEP, OBSERVE, PLAY, SEATS = 0, 1, 2, 3, 4
+RESET, STEP, OBSERVE = 0, 1, 2
+PLAY, SEATS, PLAY_SEATS = 0, 1, 2  # what `seats_kernel` does
 
 
 class Buffers(NamedTuple):
@@ -58,11 +59,19 @@ class Buffers(NamedTuple):
     rewards: np.ndarray  # (B, P) int64: every seat's reward for the step just taken
     last_scores: np.ndarray  # (B, P) int64: each seat's score at its last reward
     done: np.ndarray  # (B,) bool: the game ended in the step just taken
-    seat_actions: np.ndarray  # (B, P) int64: each seat's next decision, -1: none (PLAY; it clears what it plays)
+
+
+class SeatBuffers(NamedTuple):
+    """What `seats_kernel` reads and writes besides `Buffers`: every seat at once. Apart from
+    `Buffers` so that the calls that do not need them (the AEC env's every step and observation)
+    do not pass them: each array an argument costs a little on every call."""
+
+    actions: np.ndarray  # (B, P) int64: each seat's next decision, -1: none (PLAY; it clears what it plays)
     decided: np.ndarray  # (B, P) int64: the seats that decided in the last PLAY, in order; -1 after the last
-    seat_obs: np.ndarray  # (P, D) float32: game ``games[0]`` as each seat sees it (SEATS)
-    seat_masks: np.ndarray  # (P, A) int8: each seat's legal actions in game ``games[0]``, zeros if it has none (SEATS)
+    obs: np.ndarray  # (P, D) float32: game ``game[0]`` as each seat sees it (SEATS)
+    masks: np.ndarray  # (P, A) int8: each seat's legal actions in game ``game[0]``, zeros if it has none (SEATS)
     scratch: np.ndarray  # (A,) int8: a mask the kernel works in
+    game: np.ndarray  # (1,) int64: the game SEATS shows
 
 
 class Setup(NamedTuple):
@@ -75,7 +84,7 @@ class Setup(NamedTuple):
     observe_turn: bool  # after a step, write the observation of the seat to decide
 
 
-@batch_kernel
+@inlined
 def first_illegal(st, masks, actions):
     """Index of the first live game whose action its mask does not offer, or -1."""
     for b in range(st.phase.shape[0]):
@@ -86,44 +95,44 @@ def first_illegal(st, masks, actions):
     return -1
 
 
-@batch_kernel
-def next_decision_mask(st, tb, b, s, buf, lucky):
-    """Seat s's legal actions for its next decision in game b's roll, into ``buf.scratch``:
-    the seat to decide's are ``buf.masks[b]``; a seat whose white choice is still to come is
-    judged as the rules judge it (against the sheets at the roll); a seat with nothing left to
-    decide this roll has none."""
-    for a in range(buf.scratch.shape[0]):
-        buf.scratch[a] = 0
+@inlined
+def next_decision_mask(st, tb, b, s, mask, out, lucky):
+    """Seat s's legal actions for its next decision in game b's roll, into `out`: the seat to
+    decide's are `mask` (the engine's, for game b); a seat whose white choice is still to come
+    is judged as the rules judge it (against the sheets at the roll); a seat with nothing left
+    to decide this roll has none."""
+    for a in range(out.shape[0]):
+        out[a] = 0
     turn, phase = st.turn[b], st.phase[b]
     if s == turn:
-        for a in range(buf.scratch.shape[0]):
-            buf.scratch[a] = buf.masks[b, a]
+        for a in range(out.shape[0]):
+            out[a] = mask[a]
     elif (phase == WHITE or phase == LUCKY) and st.pending[b, s] == NO_DECISION:
         st.turn[b], st.phase[b] = s, WHITE
-        rules.legal_mask_one(st, tb, b, buf.scratch, lucky)
+        rules.legal_mask_one(st, tb, b, out, lucky)
         st.turn[b], st.phase[b] = turn, phase
 
 
-@batch_kernel
-def first_illegal_seat(st, tb, buf, lucky):
+@inlined
+def first_illegal_seat(st, tb, masks, sb, lucky):
     """``b * P + s`` for the first game b and seat s (from the seat to decide on) whose
-    ``buf.seat_actions`` entry is not legal for that seat's next decision, or -1."""
-    P, A = st.marks.shape[1], buf.masks.shape[1]
+    ``sb.actions`` entry is not legal for that seat's next decision, or -1."""
+    P, A = st.marks.shape[1], masks.shape[1]
     for b in range(st.phase.shape[0]):
         if st.phase[b] == OVER:
             continue
         for k in range(P):
             s = (st.turn[b] + k) % P
-            a = buf.seat_actions[b, s]
+            a = sb.actions[b, s]
             if a < 0:
                 continue
-            next_decision_mask(st, tb, b, s, buf, lucky)
-            if a >= A or buf.scratch[a] == 0:
+            next_decision_mask(st, tb, b, s, masks[b], sb.scratch, lucky)
+            if a >= A or sb.scratch[a] == 0:
                 return b * P + s
     return -1
 
 
-@batch_kernel
+@inlined
 def settle(st, tb, b, buf, setup):
     """After game b's decisions: its rewards and done flag (and a restart, with autoreset)."""
     rewards_one(st, tb, b, setup.reward_mode, buf.last_scores, buf.rewards[b])
@@ -137,32 +146,17 @@ def settle(st, tb, b, buf, setup):
 
 @batch_kernel
 def table_kernel(op, count, st, tb, off, buf, setup, lucky):
-    """The engine's compiled entry point (see `RESET, STEP, OBSERVE, PLAY, SEATS`): `RESET`
-    starts games ``buf.games[:count]``; `STEP` applies ``buf.actions`` to every live game
-    (returning the first game whose action is illegal, changing nothing, or -1) and writes
-    rewards and done flags; `PLAY` plays ``buf.seat_actions`` (see `Engine.play`; returning
-    `first_illegal_seat`, changing nothing, or -1), then writes the same; all three then write
-    the mask of each game they touched (and, with ``setup.observe_turn``, the observation of
-    its seat to decide). `OBSERVE` writes game b as ``buf.observers[b]`` sees it; `SEATS` game
-    ``buf.games[0]`` as every seat sees it, with each seat's legal actions. `lucky` is
-    `rules.lucky_switch`: None compiles the kernel without the lucky-cross rules (a switch only
-    an argument can be: numba prunes the branch before typing)."""
+    """The engine's compiled entry point (see `RESET, STEP, OBSERVE`): `RESET` starts games
+    ``buf.games[:count]``; `STEP` applies ``buf.actions`` to every live game (returning the
+    first game whose action is illegal, changing nothing, or -1) and writes rewards and done
+    flags; both then write the mask of each game they touched (and, with ``setup.observe_turn``,
+    the observation of its seat to decide). `OBSERVE` writes game b as ``buf.observers[b]``
+    sees it. `lucky` is `rules.lucky_switch`: None compiles the kernel without the lucky-cross
+    rules (a switch only an argument can be: numba prunes the branch before typing)."""
     B = st.phase.shape[0]
     if op == OBSERVE:
         for b in range(B):
             encode_one(st, tb, off, b, buf.observers[b], buf.obs[b])
-        return -1
-    if op == SEATS:
-        b = buf.games[0]
-        for s in range(buf.seat_obs.shape[0]):
-            encode_one(st, tb, off, b, s, buf.seat_obs[s])
-            if st.phase[b] == OVER:
-                for a in range(buf.scratch.shape[0]):
-                    buf.scratch[a] = 0
-            else:
-                next_decision_mask(st, tb, b, s, buf, lucky)
-            for a in range(buf.scratch.shape[0]):
-                buf.seat_masks[s, a] = buf.scratch[a]
         return -1
     if op == RESET:
         for i in range(count):
@@ -182,32 +176,57 @@ def table_kernel(op, count, st, tb, off, buf, setup, lucky):
             else:
                 for s in range(buf.rewards.shape[1]):
                     buf.rewards[b, s] = 0
-    else:  # PLAY
-        bad = first_illegal_seat(st, tb, buf, lucky)
-        if bad >= 0:
-            return bad
-        for b in range(B):
-            buf.done[b] = False
-            for k in range(buf.decided.shape[1]):
-                buf.decided[b, k] = -1
-            if st.phase[b] == OVER:
-                for s in range(buf.rewards.shape[1]):
-                    buf.rewards[b, s] = 0
-                continue
-            n = 0
-            while st.phase[b] != OVER and buf.seat_actions[b, st.turn[b]] >= 0:
-                s = st.turn[b]
-                rules.apply_one(st, tb, b, buf.seat_actions[b, s], lucky)
-                buf.seat_actions[b, s] = -1
-                buf.decided[b, n] = s
-                n += 1
-            settle(st, tb, b, buf, setup)
     n = count if op == RESET else B  # RESET: only the games it started
     for i in range(n):
         b = buf.games[i] if op == RESET else i
         rules.legal_mask_one(st, tb, b, buf.masks[b], lucky)  # one call site: LLVM inlines it once
         if setup.observe_turn:
             encode_one(st, tb, off, b, np.int64(st.turn[b]), buf.obs[b])
+    return -1
+
+
+@batch_kernel
+def seats_kernel(op, st, tb, off, buf, sb, setup, lucky):
+    """Every seat at once (`PLAY, SEATS, PLAY_SEATS`): `PLAY` plays ``sb.actions`` (see
+    `Engine.play`; returning `first_illegal_seat`, changing nothing, or -1), then writes
+    rewards, done flags and masks as `table_kernel`'s `STEP` does; `SEATS` writes game
+    ``sb.game[0]`` as every seat sees it, with each seat's legal next decision; `PLAY_SEATS`
+    does both."""
+    if op != SEATS:
+        bad = first_illegal_seat(st, tb, buf.masks, sb, lucky)
+        if bad >= 0:
+            return bad
+        for b in range(st.phase.shape[0]):
+            buf.done[b] = False
+            for k in range(sb.decided.shape[1]):
+                sb.decided[b, k] = -1
+            if st.phase[b] == OVER:
+                for s in range(buf.rewards.shape[1]):
+                    buf.rewards[b, s] = 0
+                continue
+            n = 0
+            while st.phase[b] != OVER and sb.actions[b, st.turn[b]] >= 0:
+                s = st.turn[b]
+                rules.apply_one(st, tb, b, sb.actions[b, s], lucky)
+                sb.actions[b, s] = -1
+                sb.decided[b, n] = s
+                n += 1
+            settle(st, tb, b, buf, setup)
+        for b in range(st.phase.shape[0]):
+            rules.legal_mask_one(st, tb, b, buf.masks[b], lucky)
+            if setup.observe_turn:
+                encode_one(st, tb, off, b, np.int64(st.turn[b]), buf.obs[b])
+    if op != PLAY:
+        b = sb.game[0]
+        for s in range(sb.obs.shape[0]):
+            encode_one(st, tb, off, b, s, sb.obs[s])
+            if st.phase[b] == OVER:
+                for a in range(sb.scratch.shape[0]):
+                    sb.scratch[a] = 0
+            else:
+                next_decision_mask(st, tb, b, s, buf.masks[b], sb.scratch, lucky)
+            for a in range(sb.scratch.shape[0]):
+                sb.masks[s, a] = sb.scratch[a]
     return -1
 
 
@@ -290,23 +309,19 @@ class Engine:
         self.history = check_flag("history", history)
         if self.history and self.autoreset:
             raise ValueError("history=True needs autoreset=False: a game that restarts inside a step has no record")
-        B, P, A = self.batch_size, self.num_players, self.num_actions
+        B, P = self.batch_size, self.num_players
         self.state = new_state(P, B)
         self.buffers = Buffers(
             actions=np.zeros(B, np.int64),
             games=np.zeros(B, np.int64),
             observers=np.zeros(B, np.int64),
-            masks=np.zeros((B, A), np.int8),
+            masks=np.zeros((B, self.num_actions), np.int8),
             obs=np.zeros((B, self.layout.size), np.float32),
             rewards=np.zeros((B, P), np.int64),
             last_scores=np.zeros((B, P), np.int64),
             done=np.zeros(B, np.bool_),
-            seat_actions=np.full((B, P), -1, np.int64),
-            decided=np.full((B, P), -1, np.int64),
-            seat_obs=np.zeros((P, self.layout.size), np.float32),
-            seat_masks=np.zeros((P, A), np.int8),
-            scratch=np.zeros(A, np.int8),
         )
+        self._seat_buffers: SeatBuffers | None = None  # made on first use (`play`, `seat_views`)
         self.setup = Setup(REWARD_MODES.index(self.reward_mode), table.start_seat, table.lucky_array(),
                            self.autoreset, self.observe_turn)
         self._lucky = rules.lucky_switch(self.variant.tables)
@@ -320,6 +335,8 @@ class Engine:
         self._args = (self.state, self.variant.tables, self.layout.offsets, self.buffers, self.setup, self._lucky)
         self._kernel = rules.compiled(table_kernel, RESET, 0, *self._args)
         self._mask_kernel: Any = None
+        self._seats_kernel: Any = None  # resolved on first use (`play`, `seat_views`): most engines never need it
+        self._seats_args: tuple[Any, ...] = ()
 
     # --- the buffers, by name -----------------------------------------------------------
 
@@ -426,7 +443,7 @@ class Engine:
             f"legal there: {np.flatnonzero(buf.masks[bad]).tolist()}"
         )
 
-    def play(self, actions: Sequence[int] | np.ndarray) -> np.ndarray:
+    def play(self, actions: Sequence[int] | np.ndarray, show: int | None = None) -> np.ndarray:
         """Each seat's next decision in each game, as the Parallel API takes them: `actions`
         (B, P), or (P,) for a batch of one, -1 where a seat gives none. In each live game the
         seat to decide plays its action, then the next seat to decide its own, and so on, until
@@ -436,29 +453,34 @@ class Engine:
         `done` and `masks` are written as by `step`. A given action must be legal for its seat's
         next decision in this roll (`seat_views` shows them); else ValueError, changing nothing.
         Returns (B, P) int64: the actions not played (a later seat's white choice while a seat
-        breaks a lucky tie), -1 elsewhere: the engine's buffer, written again by the next call."""
-        buf, st, B, P = self.buffers, self.state, self.batch_size, self.num_players
+        breaks a lucky tie), -1 elsewhere: the engine's buffer, written again by the next call.
+        `show`: a game whose `seat_views` to write too, in the same compiled call (the views
+        are then in ``seat_buffers.obs`` and ``seat_buffers.masks``)."""
+        sb, st, B, P = self._seat_buffers or self.seat_buffers, self.state, self.batch_size, self.num_players
+        op = PLAY
+        if show is not None:
+            sb.game[0] = show if type(show) is int and 0 <= show < B else as_games([show], B)[0]
+            op = PLAY_SEATS
         if type(actions) is np.ndarray and actions.dtype == np.int64 and actions.shape == (P,) and B == 1:
-            buf.seat_actions[0] = actions  # the Parallel view's hot path
+            sb.actions[0] = actions  # the Parallel view's hot path
         else:
             given = np.asarray(actions)
             if given.shape != (B, P) and not (B == 1 and given.shape == (P,)):
                 raise ValueError(f"actions: got shape {given.shape}; expected ({B}, {P}), one action per game and "
                                  "seat (-1: none)" + (f", or ({P},)" if B == 1 else ""))
-            buf.seat_actions[...] = as_actions(given.reshape(-1), B * P).reshape(B, P)
-        played = buf.seat_actions.tolist() if self.history else None
-        roll = st.roll.tolist() if self.history else None
-        bad = self._kernel(PLAY, 0, *self._args)
+            sb.actions[...] = as_actions(given.reshape(-1), B * P).reshape(B, P)
+        played, roll = (sb.actions.tolist(), st.roll.tolist()) if self.history else ([], [])
+        bad = self._seats(op)
         if bad >= 0:
             b, s = divmod(bad, P)
-            action = int(buf.seat_actions[b, s])
-            buf.seat_actions[...] = -1
+            action = int(sb.actions[b, s])
+            sb.actions[...] = -1
             self.seat_views(b)
-            legal = np.flatnonzero(buf.seat_masks[s]).tolist()
+            legal = np.flatnonzero(sb.masks[s]).tolist()
             raise ValueError(f"actions: game {b}, seat {s} got action {action}; legal for its next decision: "
                              f"{legal or 'none (it has nothing to decide in this roll)'}")
-        if played is not None and roll is not None:
-            for b, seats in enumerate(buf.decided.tolist()):
+        if self.history:
+            for b, seats in enumerate(sb.decided.tolist()):
                 decisions = self._history[b]["decisions"]
                 for s in seats:
                     if s < 0:
@@ -466,16 +488,43 @@ class Engine:
                     decisions.append([s, played[b][s]])
                 if st.roll[b] != roll[b]:
                     self._history[b]["rolls"].append(self.dice(b))
-        return buf.seat_actions
+        return sb.actions
 
     def seat_views(self, game: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """Game `game` as every seat sees it and what each may do now: ((P, D) float32
         observations, (P, A) int8 masks of each seat's next decision in this roll, zeros for a
         seat with none: at a new roll every seat's white choices, judged against the sheets at
         the roll; else the seat to decide's). The engine's buffers, written again by the next call."""
-        self.buffers.games[0] = game
-        self._kernel(SEATS, 0, *self._args)
-        return self.buffers.seat_obs, self.buffers.seat_masks
+        if not (type(game) is int and 0 <= game < self.batch_size):
+            game = int(as_games([game], self.batch_size)[0])  # checks it: a ValueError naming it
+        sb = self._seat_buffers or self.seat_buffers
+        sb.game[0] = game
+        self._seats(SEATS)
+        return sb.obs, sb.masks
+
+    @property
+    def seat_buffers(self) -> SeatBuffers:
+        """The buffers of `play` and `seat_views` (made on first use: most engines never need them)."""
+        if self._seat_buffers is None:
+            B, P, A = self.batch_size, self.num_players, self.num_actions
+            self._seat_buffers = SeatBuffers(
+                actions=np.full((B, P), -1, np.int64),
+                decided=np.full((B, P), -1, np.int64),
+                obs=np.zeros((P, self.layout.size), np.float32),
+                masks=np.zeros((P, A), np.int8),
+                scratch=np.zeros(A, np.int8),
+                game=np.zeros(1, np.int64),
+            )
+        return self._seat_buffers
+
+    def _seats(self, op: int) -> int:
+        """`seats_kernel` for this engine, resolved on first use."""
+        if not self._seats_args or self._seats_args[0] is not self.state:  # first use, or `attach`
+            st, tb, off, buf, setup, lucky = self._args
+            self._seats_args = (st, tb, off, buf, self.seat_buffers, setup, lucky)
+            if self._seats_kernel is None:
+                self._seats_kernel = rules.compiled(seats_kernel, op, *self._seats_args)
+        return self._seats_kernel(op, *self._seats_args)
 
     def _log(self, turn: np.ndarray, phase: np.ndarray, roll: np.ndarray) -> None:
         """Add the step just taken to each game's history: who decided what (from the seats,
@@ -540,7 +589,7 @@ class Engine:
 
     def dice(self, game: int = 0) -> list[int | None]:
         """Game `game`'s dice as rolled (white, white, red, yellow, green, blue; None: out of play)."""
-        return [int(d) if d > 0 else None for d in self.state.dice[game]]
+        return [d if d > 0 else None for d in self.state.dice[game].tolist()]
 
     def snapshot(self, game: int = 0) -> dict[str, Any]:
         """The committed state of game `game` as a JSON-serialisable dict (see the README)."""

@@ -97,7 +97,7 @@ def state_from_snapshot(variant: Variant, snap: dict[str, Any]) -> State:
     st.turn[0] = st.active[0]
     if snap.get("illegal_end") is not None:
         seat = snap["illegal_end"].get("seat") if isinstance(snap["illegal_end"], dict) else None
-        if not (is_int(seat) and 0 <= seat < P) or st.phase[0] != PHASES.index("over"):
+        if type(seat) is not int or not 0 <= seat < P or st.phase[0] != PHASES.index("over"):
             raise ValueError(f"illegal_end: got {snap['illegal_end']!r} in phase {snap.get('phase')!r}; expected "
                              f"{{'seat': 0 to {P - 1}}} in a game whose phase is 'over'")
         st.illegal_end[0] = seat

@@ -10,7 +10,7 @@ with one hop and direct calls on the hot path.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import numpy as np
 from pettingzoo import AECEnv
@@ -18,9 +18,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers import BaseWrapper
 
 from qwixx_env.core.rewards import check_illegal_reward
-
-if TYPE_CHECKING:  # the raw env's module builds this wrapper
-    from qwixx_env.envs.qwixx_v0 import raw_env
+from qwixx_env.envs.table import QwixxTable
 
 _NEEDS_RESET = {"rewards", "terminations", "truncations", "infos", "agent_selection", "num_agents", "agents"}
 
@@ -30,7 +28,7 @@ class GuardedEnv(BaseWrapper):
 
     def __init__(self, env: AECEnv, illegal_reward: float | None = None):
         super().__init__(env)
-        self.raw = raw = cast("raw_env", env.unwrapped)
+        self.raw = raw = cast(QwixxTable, env.unwrapped)
         self.illegal_reward = check_illegal_reward(illegal_reward, raw.reward_mode, raw.variant)
         self._has_reset = False
         self._has_updated = False

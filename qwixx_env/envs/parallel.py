@@ -20,7 +20,7 @@ seats that act.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import numpy as np
 from gymnasium import spaces
@@ -31,9 +31,7 @@ from qwixx_env.core.checks import check_choice, is_int
 from qwixx_env.core.state import OVER, WHITE
 from qwixx_env.envs.guard import GuardedEnv
 from qwixx_env.envs.render import RENDER_MODES, render_text
-
-if TYPE_CHECKING:  # the raw env imports this module to build its parallel view
-    from qwixx_env.envs.qwixx_v0 import raw_env
+from qwixx_env.envs.table import QwixxTable
 
 
 class ParallelQwixx(ParallelEnv, EzPickle):
@@ -49,7 +47,7 @@ class ParallelQwixx(ParallelEnv, EzPickle):
         EzPickle.__init__(self, aec, render_mode)
         check_choice("render_mode", render_mode, RENDER_MODES)
         self.aec = aec
-        self.raw = cast("raw_env", aec.unwrapped)
+        self.raw = cast(QwixxTable, aec.unwrapped)
         self.table, self.variant = self.raw.table, self.raw.variant  # the AEC env's: options, and the Variant
         if self.raw.render_mode is not None:
             raise ValueError("ParallelQwixx: make the AEC env without a render_mode; give it to the view instead")
@@ -101,7 +99,7 @@ class ParallelQwixx(ParallelEnv, EzPickle):
             raise RuntimeError("step: call reset() first; there is no game before it")
         if not self.agents:
             raise ValueError("step: the game is over; call reset() to start a new one")
-        raw, live = self.raw, self.agents
+        raw, live, played = self.raw, self.agents, True
         seat_actions = self._plain(actions)
         if seat_actions is not None:  # the usual step: the engine checks every action as it plays them
             try:
@@ -113,17 +111,17 @@ class ParallelQwixx(ParallelEnv, EzPickle):
             if offender is not None:
                 # Only with env(): the game ends as env() ends it on an illegal action.
                 cast(GuardedEnv, self.aec).end_on_illegal(offender, int(actions[offender]))
+                played = False
             else:
                 seat_actions, seats = self._held.copy(), raw.agent_name_mapping
                 for agent, action in todo.items():
                     seat_actions[seats[agent]] = action
                 self._held = raw.play_seats(seat_actions).copy()  # checked legal: env()'s guard has nothing to do
-        totals: dict[str, float] = dict.fromkeys(live, 0.0)
-        self._add(totals)
+        totals: dict[str, float] = dict(raw.rewards)  # keyed by every live agent: none steps out here
         terminations = dict(raw.terminations)  # bools, keyed by every live agent (none steps out here)
         truncations = dict(raw.truncations)
-        infos = {a: dict(raw.infos[a]) for a in live}
-        self._update_views()
+        infos = {a: dict(i) for a, i in raw.infos.items()}
+        self._update_views(played)
         observations = self._observations(live)
         if not self._acting:  # the game is over (`_update_views` read it from the state)
             self.agents = []
@@ -165,14 +163,19 @@ class ParallelQwixx(ParallelEnv, EzPickle):
 
     # --- internals -----------------------------------------------------------------------
 
-    def _update_views(self) -> None:
+    def _update_views(self, played: bool = False) -> None:
         """After a reset or step: the acting agents, and every seat's observation and mask for
-        the next step (`Engine.seat_views`: in the white action each seat's own legal actions,
-        judged as the rules say against the sheets at the roll; else the AEC env's mask for the
-        seat to decide and pass for the others; zeros once the game is over)."""
+        the next step (`Engine.seat_views`, which `play_seats` has written already if `played`:
+        in the white action each seat's own legal actions, judged as the rules say against the
+        sheets at the roll; else the AEC env's mask for the seat to decide and pass for the
+        others; zeros once the game is over)."""
         raw = self.raw
-        phase = raw.core_state.phase[0]
-        obs, masks = raw.engine.seat_views(0)
+        engine = raw.engine
+        phase = engine.state.phase[0]
+        if played:
+            obs, masks = engine.seat_buffers.obs, engine.seat_buffers.masks
+        else:
+            obs, masks = engine.seat_views(0)
         self._obs = obs  # the engine's buffer: `_observations` copies it
         if phase == OVER:  # by the rules, or (under env()) by an illegal action
             self._acting = []
@@ -191,10 +194,10 @@ class ParallelQwixx(ParallelEnv, EzPickle):
         """Each agent's observation as the AEC env's `observe` encodes it, with this view's mask:
         rows of one copy of `_update_views`' arrays."""
         obs, masks, seats = self._obs.copy(), self._mask_rows.copy(), self.raw.agent_name_mapping
-        return {
-            agent: {"observation": obs[seats[agent]], "action_mask": masks[seats[agent]]}
-            for agent in (self.agents if agents is None else agents)
-        }
+        agents = self.agents if agents is None else agents
+        if agents == self.possible_agents:  # every seat, in seat order: the rows as they come
+            return {agent: {"observation": o, "action_mask": m} for agent, o, m in zip(agents, obs, masks)}
+        return {agent: {"observation": obs[seats[agent]], "action_mask": masks[seats[agent]]} for agent in agents}
 
     def _plain(self, actions: Any) -> np.ndarray | None:
         """The step's seat actions (the white choices held from the last step, then these),
@@ -256,7 +259,3 @@ class ParallelQwixx(ParallelEnv, EzPickle):
         if isinstance(action, np.ndarray) and action.shape == ():
             action = action.item()
         return bool(is_int(action) and 0 <= action < self.raw.num_actions)
-
-    def _add(self, totals: dict[str, float]) -> None:
-        for agent in totals:
-            totals[agent] += self.raw.rewards[agent]

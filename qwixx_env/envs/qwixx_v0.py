@@ -108,6 +108,7 @@ from qwixx_env.core.variant import mark_text
 from qwixx_env.envs.guard import GuardedEnv
 from qwixx_env.envs.parallel import ParallelQwixx
 from qwixx_env.envs.render import RENDER_MODES, render_text
+from qwixx_env.envs.table import QwixxTable
 
 __all__ = ["RECORD_FORMAT", "env", "parallel_env", "raw_env", "raw_parallel_env"]
 _GAME_OVER = ("{call}: the game is over and every agent has stepped out (agents is empty); call reset() to start "
@@ -291,15 +292,21 @@ class raw_env(AECEnv, EzPickle):
         is ``seat_actions[s]`` (-1: none), played as `Engine.play` plays them, in the AEC order.
         Afterwards the env stands as after those decisions one by one, `rewards` included:
         every reward of such a call falls on its last decision (a white choice counts only once
-        the roll's last seat has chosen). Returns the actions not played (see `Engine.play`)."""
-        left = self.engine.play(seat_actions)
-        self._set_rewards()
-        for seat in self.engine.buffers.decided[0].tolist():  # -1 after the last seat that decided
+        the roll's last seat has chosen); the engine's ``seat_buffers`` hold every seat's view
+        after them (`Engine.seat_views`). Returns the actions not played (see `Engine.play`)."""
+        engine = self.engine
+        left = engine.play(seat_actions, show=0)
+        cumulative, agents = self._cumulative_rewards, self.possible_agents
+        for seat in engine.seat_buffers.decided[0].tolist():  # -1 after the last seat that decided
             if seat < 0:
                 break
-            self._cumulative_rewards[self.possible_agents[seat]] = 0.0  # its reward since it last acted
+            cumulative[agents[seat]] = 0.0  # its reward since it last acted
         self._after_decision()
-        self._accumulate_rewards()
+        if self.reward_mode != "score_delta" and engine.state.phase[0] != OVER:
+            self.rewards = dict.fromkeys(self.agents, 0.0)  # terminal modes: nothing until the end
+        else:
+            self._set_rewards()
+            self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
         return left[0]
@@ -337,8 +344,9 @@ class raw_env(AECEnv, EzPickle):
 
     def _after_decision(self) -> None:
         """Point agent_selection at the seat to decide (the mask is already written)."""
-        turn = int(self.core_state.turn[0])
-        if self.core_state.phase[0] == OVER:
+        st = self.engine.state
+        turn = int(st.turn[0])
+        if st.phase[0] == OVER:
             self.terminations = {a: True for a in self.agents}
         self.agent_selection = self.possible_agents[turn]
 
@@ -363,3 +371,6 @@ class raw_env(AECEnv, EzPickle):
             self.rewards = dict.fromkeys(self.agents, 0.0)  # terminal modes: nothing until the end
             return
         self.rewards = dict(zip(self.agents, self.engine.rewards[0].astype(float).tolist()))
+
+
+_RAW: type[QwixxTable] = raw_env  # what the wrappers and views read of it (pyright checks the protocol)
