@@ -25,6 +25,7 @@ from qwixx_env.arena import run_arena
 from qwixx_env.bots import pretrained, registry
 from qwixx_env.bots.pretrained import CheckpointError, NumpyPolicy, PretrainedBot, write_policy
 from qwixx_env.bots.specs import as_spec
+from qwixx_env.core.options import TableOptions
 from qwixx_env.nets import checkpoint, installed
 from qwixx_env.training.export import export_policy
 
@@ -264,7 +265,8 @@ def test_make_defaults_to_the_game_the_checkpoint_plays(tmp_path, monkeypatch):
     tiny_checkpoint(tmp_path, name="ppo-tiny-3p", num_players=3)
     pretrained._register_folder(tmp_path)
     bot = bots.make("ppo-tiny-3p")  # no num_players: the checkpoint's 3, not make's usual 2
-    assert (bot.variant, bot.num_players) == ("classic", 3)
+    assert (bot.variant.name, bot.num_players) == ("classic", 3)
+    assert bot.table == TableOptions(num_players=3) and bot.variant == bot.table.rules  # as every bot keeps it
     with pytest.raises(ValueError, match="got 2; checkpoint 'ppo-tiny-3p'.*plays num_players=3 only"):
         bots.make("ppo-tiny-3p", num_players=2)
     with pytest.raises(ValueError, match=r"num_players: got 7; expected an integer from 1 to 5"):

@@ -39,14 +39,16 @@ from qwixx_env.nets import (  # noqa: F401 (CheckpointError, NumpyPolicy, write_
 from qwixx_env.nets.installed import names_in
 
 
-class PretrainedBot:
+class PretrainedBot(registry.TableBot):
     """The common bot interface over a `NumpyPolicy`: ``act(observation dict) -> action``.
 
     `table` (a `TableOptions`) is the game it plays, and must be the checkpoint's: its variant,
     player count and (Longo) lucky rule (a policy only reads the observation it was trained on,
     and plays the lucky rule it was trained under). Without a table, `variant`, `num_players`
     and `lucky` fill in the checkpoint's game where given (`table_with`); the checkpoint's own
-    otherwise. The bot is deterministic, so `seed` is accepted for the interface and unused.
+    otherwise. As every bot, it keeps the table it plays as `table`, `variant` (its `Variant`)
+    and `num_players` (`registry.TableBot`); the checkpoint's own fields are `policy`'s. The
+    bot is deterministic, so `seed` is accepted for the interface and unused.
     """
 
     def __init__(
@@ -60,15 +62,14 @@ class PretrainedBot:
         seed: int | None = None,
     ):
         check_seed(seed)
-        check_checkpoint_table(
-            policy, table_with(checkpoint_table(policy), table, variant=variant, num_players=num_players, lucky=lucky)
-        )
+        table = table_with(checkpoint_table(policy), table, variant=variant, num_players=num_players, lucky=lucky)
+        check_checkpoint_table(policy, table)
+        super().__init__(table)
         self.policy = policy
         self.name = policy.name
-        self.variant, self.num_players = policy.variant, policy.num_players
 
     def __repr__(self) -> str:
-        return f"PretrainedBot({self.name!r}: {self.variant}, {self.num_players} player(s))"
+        return f"PretrainedBot({self.name!r}: {self.variant.name}, {self.num_players} player(s))"
 
     def act(self, observation: dict[str, Any]) -> int:
         vector = np.asarray(observation["observation"], np.float32)[None]
