@@ -311,22 +311,15 @@ def test_a_longo_arena_tells_the_bots_that_model_it_the_lucky_rule():
     assert seen and set(seen) == {"instead"}
 
 
-def test_a_factory_of_the_old_form_still_plays_with_a_deprecation_warning():
-    seen = []
-
-    def recording(*, variant, num_players, seed, lucky=None):
-        seen.append(lucky)
+def test_a_factory_that_does_not_take_the_table_is_refused_naming_the_form_it_needs():
+    def old_form(*, variant, num_players, seed, lucky=None):
         return bots.make("greedy", variant=variant, num_players=num_players, seed=seed)
 
-    with pytest.warns(DeprecationWarning, match="factory"):
-        run_arena([recording, "random"], variant="longo", lucky="instead", games=2, workers=1)
-    assert seen and set(seen) == {"instead"}
-    seen.clear()
-    with pytest.warns(DeprecationWarning, match="factory"):
-        run_arena([recording, "random"], games=2, workers=1)  # classic: nothing to tell
-    assert seen and set(seen) == {None}
-    with pytest.warns(DeprecationWarning, match="BotSpec"):
-        assert arena.BotEntry is bots.BotSpec
+    expected = (r"bot factory 'old_form': got old_form\(\*, variant, num_players, seed, lucky=None\); "
+                r"expected factory\(\*, table, seed\)")
+    with pytest.raises(ValueError, match=expected):
+        run_arena([old_form, "random"], games=2, workers=1)
+    assert not hasattr(arena, "BotEntry")  # the arena's first name for a bot spec: bots.BotSpec
 
 
 def test_every_table_game_hands_out_exactly_one_win(three_bots):

@@ -304,15 +304,14 @@ def test_bad_options_are_refused_by_name(option, bad):
     assert option in message and repr(bad) in message, message
 
 
-def test_num_games_is_a_deprecated_alias_of_num_envs():
-    with pytest.warns(DeprecationWarning, match="pass num_envs"):
-        engine = BatchedQwixx(num_games=3, num_players=2)
-    assert engine.num_envs == engine.num_games == 3 == BatchedQwixx(num_envs=3).num_games
-    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="num_games: got 0"):
-        BatchedQwixx(num_games=0)
-    with pytest.raises(TypeError, match="give num_envs only"):
+def test_the_number_of_games_is_num_envs_alone():
+    engine = BatchedQwixx(num_envs=3, num_players=2)
+    assert engine.num_envs == engine.num_games == 3 == BatchedQwixx(3).num_envs
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'num_envs'"):
+        BatchedQwixx(num_games=3)  # 0.1's name for it
+    with pytest.raises(TypeError, match=r"unknown table option\(s\) \['num_games'\]"):
         BatchedQwixx(3, num_games=3)
-    with pytest.raises(TypeError, match="missing the number of games"):
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'num_envs'"):
         BatchedQwixx()
 
 

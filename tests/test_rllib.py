@@ -302,9 +302,9 @@ def test_ppo_config_refuses_bad_opponents():
 
 def test_qwixx_train_engine_rllib_checks_the_config_first(tmp_path, capsys):
     config = tmp_path / "bad.yaml"
-    config.write_text("name: bad\niterations: 1\nopponents: {self: 1, nobody: 1}\n")
+    config.write_text("name: bad\niterations: 1\nopponents: {scripted: {nobody: 1}, self_play: {share: 0.5}}\n")
     assert qwixx_train(["--engine", "rllib", str(config), "--out", str(tmp_path / "run")]) == 2
-    assert "opponents.nobody" in capsys.readouterr().err and not (tmp_path / "run").exists()
+    assert "opponents.scripted.nobody" in capsys.readouterr().err and not (tmp_path / "run").exists()
     assert qwixx_train(["--engine", "jax", str(config)]) == 2
     assert "expected 'sb3'" in capsys.readouterr().err
 
@@ -515,7 +515,7 @@ def test_the_warm_start_clones_the_teacher_into_the_learner_and_every_env_runner
         np.testing.assert_array_equal(np.asarray(weights), np.asarray(learned[name]))
 
 
-def test_rllib_config_takes_the_ppo_configs_opponent_pool_and_the_old_form_with_a_warning():
+def test_rllib_config_takes_the_ppo_configs_opponent_pool_and_refuses_the_old_form():
     cfg = tiny()
     assert cfg.env == "vector" and cfg.opponents.scripted == {"greedy": 1.0}
     assert algo_config(cfg).env == "qwixx-vector-v0"
@@ -524,10 +524,13 @@ def test_rllib_config_takes_the_ppo_configs_opponent_pool_and_the_old_form_with_
     assert issubclass(algo_config(stock).env_runner_cls, SingleAgentEnvRunner)  # ... or RLlib's own sampling
     with pytest.raises(ValueError, match="env_runners.runner"):
         config_from_dict({**cfg.to_dict(), "env_runners": {"runner": "fast"}})
-    with pytest.warns(DeprecationWarning, match="opponents"):
-        old = config_from_dict({**tiny().to_dict(), "opponents": {"self": 3, "heuristic": 1}})
-    assert old.opponents.scripted == {"heuristic": 1} and old.opponents.self_play.share == 0.75
-    multi = config_from_dict({**old.to_dict(), "env": "multi_agent"})
+    with pytest.raises(ValueError, match=r"opponents: got \{'self': 3, 'heuristic': 1\}; expected opponents.scripted "
+                                         r"\(bot spec -> weight\) and/or opponents.self_play"):
+        config_from_dict({**tiny().to_dict(), "opponents": {"self": 3, "heuristic": 1}})  # 0.1's form
+    opponents = {"scripted": {"heuristic": 1}, "self_play": {"share": 0.75}}  # the same pool in the pool form
+    pool = config_from_dict({**tiny().to_dict(), "opponents": opponents})
+    assert pool.opponents.scripted == {"heuristic": 1} and pool.opponents.self_play.share == 0.75
+    multi = config_from_dict({**pool.to_dict(), "env": "multi_agent"})
     assert multi.seat_weights() == {SELF: 0.75, "heuristic": 0.25}
     assert algo_config(multi).env is QwixxMultiAgentEnv
     with pytest.raises(ValueError, match="opponents.scripted.nobody"):

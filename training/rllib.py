@@ -35,7 +35,6 @@ import shutil
 import signal
 import sys
 import time
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -180,26 +179,6 @@ class RLlibConfig(PlaysTable):
         return {**({SELF: share} if share > 0 else {}), **weights}
 
 
-def legacy_opponents(data: Any) -> Any:
-    """A config's data with the old form of ``opponents`` (``{self: 3, heuristic: 1}``: the
-    learned module and bots by weight) in the pool form (``scripted``, ``self_play.share``),
-    with a `DeprecationWarning`; any other data as it is."""
-    opponents = data.get("opponents") if isinstance(data, dict) else None
-    if not isinstance(opponents, dict) or not opponents or set(opponents) <= {"scripted", "self_play"}:
-        return data
-    warnings.warn("opponents: {self: w, <bot>: w} is deprecated; give opponents.scripted (bot -> weight) and "
-                  "opponents.self_play (share: the learner's snapshots' weight), as the PPO configs do",
-                  DeprecationWarning, stacklevel=3)
-    for name, weight in opponents.items():
-        if not isinstance(weight, (int, float)) or isinstance(weight, bool) or not weight > 0:
-            raise ValueError(f"opponents.{name}: got {weight!r}; expected a weight > 0")
-    scripted = {name: w for name, w in opponents.items() if name != SELF}
-    converted: dict[str, Any] = {"scripted": scripted}
-    if SELF in opponents:
-        converted["self_play"] = {"share": opponents[SELF] / sum(opponents.values())}
-    return {**data, "opponents": converted}
-
-
 def load_config(path: str | Path) -> RLlibConfig:
     """Read and check an RLlib YAML config: a path, or a shipped config's name (`config_path`)."""
     return config_from_dict(read_yaml(config_path(path)))
@@ -207,9 +186,11 @@ def load_config(path: str | Path) -> RLlibConfig:
 
 def config_from_dict(data: Any) -> RLlibConfig:
     """Check plain data (as read from YAML) and build the `RLlibConfig`."""
-    converted = legacy_opponents(data)
-    legacy = converted is not data
-    cfg = build(RLlibConfig, converted, "")
+    opponents = data.get("opponents") if isinstance(data, dict) else None
+    if isinstance(opponents, dict) and not set(opponents) <= {"scripted", "self_play"}:  # 0.1's {self: 3, greedy: 1}
+        raise ValueError(f"opponents: got {opponents!r}; expected opponents.scripted (bot spec -> weight) and/or "
+                         "opponents.self_play (share: the learner's snapshots' weight), as the PPO configs give them")
+    cfg = build(RLlibConfig, data, "")
     parts = Path(cfg.name).parts
     if not cfg.name.strip() or Path(cfg.name).is_absolute() or ".." in parts:
         raise ValueError(f"name: got {cfg.name!r}; expected a non-empty relative name without '..'")
@@ -220,12 +201,10 @@ def config_from_dict(data: Any) -> RLlibConfig:
     if cfg.num_players > 1 and not cfg.opponents.scripted and cfg.opponents.self_play is None:
         raise ValueError("opponents: empty; give opponents.scripted (bot -> weight) and/or opponents.self_play")
     for name in cfg.opponents.scripted:
-        # the old form's key path for its names (legacy_opponents), the pool form's for the rest
-        key = f"opponents.{name}" if legacy else f"opponents.scripted.{name}"
         try:
             check_spec(name, cfg.table, who="the run's config")
         except ValueError as err:
-            raise ValueError(f"{key}: {err}") from None
+            raise ValueError(f"opponents.scripted.{name}: {err}") from None
     for i, name in enumerate(cfg.evaluation.opponents if cfg.evaluation else ()):
         try:
             check_spec(name, cfg.table, who="the run's config")

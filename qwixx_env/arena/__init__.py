@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 
-from qwixx_env.arena import schedule
 from qwixx_env.arena.play import GameArrays, Table, TableConfig, play_games
 from qwixx_env.arena.records import check_records_folder, prepare, record_name, write_index
 from qwixx_env.arena.schedule import bot_entries, bot_seed, lineups, parse_bot
@@ -243,9 +242,3 @@ __all__ = [
     "win_shares",
     "wilson_interval",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "BotEntry":
-        return schedule.BotEntry  # deprecated: it warns
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -71,14 +70,6 @@ def bot_seed(seed: int, deal: int, lineup: int, seat: int) -> int:
     """The seed of the bot in `seat` of table game (deal, lineup): fixed by those numbers alone,
     so results do not depend on which worker plays the game."""
     return int(np.random.SeedSequence([seed, deal, lineup, seat]).generate_state(1)[0])
-
-
-def __getattr__(name: str) -> Any:
-    if name == "BotEntry":  # the arena's own copy of a bot spec, before there was one BotSpec
-        warnings.warn("qwixx_env.arena.BotEntry is deprecated; use qwixx_env.bots.BotSpec", DeprecationWarning,
-                      stacklevel=2)
-        return BotSpec
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["BotSpec", "bot_entries", "bot_entry", "bot_seed", "lineups", "parse_bot"]

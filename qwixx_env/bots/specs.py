@@ -27,10 +27,8 @@ spec (the compiled scripted policies by name, a batched network, or the bot call
 from __future__ import annotations
 
 import dataclasses
-import functools
 import inspect
 import json
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -178,34 +176,24 @@ def as_spec(value: Any) -> BotSpec:
     if callable(value):
         label = str(getattr(value, "name", None) or getattr(value, "__name__", None) or type(value).__name__)
         # a factory is taken on trust to return a Bot; callable() only says it can be called
-        return BotSpec(label=label, factory=_table_factory(cast(Callable[..., registry.Bot], value), label))
+        return BotSpec(label=label, factory=_check_factory(cast(Callable[..., registry.Bot], value), label))
     raise ValueError(
         f"bot: got {value!r}; expected a name ('greedy:max_skip=2'), a (name, params) pair or a bot factory"
     )
 
 
-def _table_factory(factory: Callable[..., Any], label: str) -> Callable[..., Any]:
-    """`factory` if it takes the table (a ``table`` or ``**options`` parameter); a factory of
-    the old form ``factory(*, variant, num_players, seed)`` (plus ``lucky`` in Longo, if it has
-    a `lucky` parameter) still plays, with a `DeprecationWarning`."""
+def _check_factory(factory: Callable[..., Any], label: str) -> Callable[..., Any]:
+    """`factory` if it takes the table (a ``table`` or ``**options`` parameter), or a `ValueError`
+    naming its signature and the one it needs, ``factory(*, table, seed)``."""
     try:
-        names = inspect.signature(factory).parameters
-    except (TypeError, ValueError):  # no signature to read: called the new way
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):  # no signature to read: taken on trust
         return factory
+    names = signature.parameters
     if "table" in names or any(p.kind == p.VAR_KEYWORD for p in names.values()):
         return factory
-    warnings.warn(f"bot factory {label!r}: factory(*, variant, num_players, seed) is deprecated; take "
-                  "factory(*, table, seed) instead (table: a qwixx_env.core.options.TableOptions)",
-                  DeprecationWarning, stacklevel=4)
-    return functools.partial(_old_form, factory, "lucky" in names)
-
-
-def _old_form(factory: Callable[..., registry.Bot], takes_lucky: bool, *, table: TableOptions,
-              seed: int | None, **params: Any) -> registry.Bot:
-    """Call a factory of the deprecated form (see `_table_factory`)."""
-    if takes_lucky and table.rules.lucky_count:
-        params["lucky"] = table.lucky
-    return factory(variant=table.variant, num_players=table.num_players, seed=seed, **params)
+    raise ValueError(f"bot factory {label!r}: got {label}{signature}; expected factory(*, table, seed) -> Bot "
+                     "(table: a qwixx_env.core.options.TableOptions)")
 
 
 def check_params(spec: BotSpec, who: str, how: str = "") -> None:
@@ -259,7 +247,7 @@ def opponent(spec: BotSpec | str | Any, table: TableOptions | None = None, *, va
         return spec.name
     if spec.name == "afterstate" and not spec.params:
         check_afterstate_table(table.variant, table.num_players)
-        return _Afterstate(table.variant, table.num_players)
+        return _Afterstate(table)
     bot = make_bot(spec, table, seed)
     if isinstance(bot, PretrainedBot):
         return bot.policy
@@ -267,16 +255,16 @@ def opponent(spec: BotSpec | str | Any, table: TableOptions | None = None, *, va
 
 
 class _Afterstate:
-    """The `afterstate` bot as a batched policy for one table."""
+    """The `afterstate` bot as a batched policy for one table (`table`, a `TableOptions`)."""
 
-    def __init__(self, variant: str, num_players: int):
-        self.variant, self.num_players = variant, num_players
+    def __init__(self, table: TableOptions):
+        self.table = table
 
     def __call__(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        return afterstate_policy(observations, masks, self.variant, self.num_players)
+        return afterstate_policy(observations, masks, self.table.variant, self.table.num_players)
 
     def __repr__(self) -> str:
-        return f"afterstate ({self.variant}, {self.num_players} player(s))"
+        return f"afterstate ({self.table.variant}, {self.table.num_players} player(s))"
 
 
 class BotPolicy:

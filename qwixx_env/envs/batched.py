@@ -13,7 +13,6 @@ single-agent training view (`QwixxVectorEnv`) is built on it.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,26 +28,24 @@ __all__ = ["BatchedQwixx", "as_actions", "game_seeds"]
 class BatchedQwixx:
     """N games of Qwixx stepped together; the caller decides for whichever seat is to act.
 
-    `num_envs` is N, the number of games, by the name the vector envs give it (``num_games=``
-    is a deprecated alias; the attributes `num_envs` and `num_games` both hold N). The table is
-    `table` (a `TableOptions`) or its keyword options as `qwixx_v0.raw_env` takes them (without
-    render_mode), checked once (`core.options.table_from`). `obs[b]` is game b
-    as seen by the seat to decide (`seats[b]`), `masks[b]` its legal actions; `rewards` is
-    (N, P), one reward per seat for the step just taken, in the reward mode. With `autoreset` a
-    finished game restarts at once from its own generator (like `reset()` without a seed). A
-    thin view of `core.Engine`.
+    `num_envs` is N, the number of games, by the name the vector envs give it (the attributes
+    `num_envs` and `num_games` both hold it). The table is `table` (a `TableOptions`) or its
+    keyword options as `qwixx_v0.raw_env` takes them (without render_mode), checked once
+    (`core.options.table_from`). `obs[b]` is game b as seen by the seat to decide (`seats[b]`),
+    `masks[b]` its legal actions; `rewards` is (N, P), one reward per seat for the step just
+    taken, in the reward mode. With `autoreset` a finished game restarts at once from its own
+    generator (like `reset()` without a seed). A thin view of `core.Engine`.
     """
 
     def __init__(
         self,
-        num_envs: int | None = None,
+        num_envs: int,
         *,
         table: TableOptions | None = None,
         autoreset: bool = True,
-        num_games: int | None = None,
         **options: Any,
     ):
-        num_envs = _num_envs(num_envs, num_games)
+        num_envs = check_int("num_envs", num_envs, minimum=1)
         table = table_from(table, **options)
         self.engine = Engine(table, num_envs, autoreset=autoreset, observe_turn=True)
         e = self.engine
@@ -92,17 +89,3 @@ class BatchedQwixx:
     def memory_per_game(self) -> int:
         """Bytes held per game: the state arrays plus the observation, mask and reward buffers."""
         return self.engine.memory_per_game()
-
-
-def _num_envs(num_envs: Any, num_games: Any) -> int:
-    """The number of games from `num_envs`, or from its deprecated alias `num_games` (one of
-    them), checked under the name it was given."""
-    if num_games is None:
-        if num_envs is None:
-            raise TypeError("BatchedQwixx: missing the number of games, num_envs (e.g. BatchedQwixx(64))")
-        return check_int("num_envs", num_envs, minimum=1)
-    if num_envs is not None:
-        raise TypeError(f"BatchedQwixx: got num_envs={num_envs!r} and num_games={num_games!r}; give num_envs only")
-    warnings.warn("BatchedQwixx(num_games=...) is deprecated; pass num_envs (the name the vector envs use)",
-                  DeprecationWarning, stacklevel=3)
-    return check_int("num_games", num_games, minimum=1)
