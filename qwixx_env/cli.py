@@ -72,7 +72,7 @@ from qwixx_env.files import folder_problem, write_atomically
 from qwixx_env.nets import NumpyPolicy, checkpoint_names
 from qwixx_env.play import saved, terminal
 from qwixx_env.solver import load_table, table_path
-from qwixx_env.solver.states import check_sheet, check_variant
+from qwixx_env.solver.states import check_sheet, check_solvable
 
 
 def _plain_progress(doing: str, things: str) -> Callable[[int, int], None]:
@@ -91,7 +91,7 @@ def _plain_progress(doing: str, things: str) -> Callable[[int, int], None]:
 
 def _solve(args: argparse.Namespace) -> int:
     try:
-        path = table_path(_variant(args.variant), args.cache_dir)
+        path = table_path(_solvable_variant(args.variant), args.cache_dir)
     except ValueError as err:
         print(f"qwixx solve: {err}", file=sys.stderr)
         return 2
@@ -331,9 +331,10 @@ def _table_for(args: argparse.Namespace) -> tuple[str, int]:
     return chosen[0], chosen[1]
 
 
-def _variant(name: str) -> Variant:
+def _solvable_variant(name: str) -> Variant:
+    """The variant named `name`, or a `ValueError` where the solo solver does not cover it."""
     v = get_variant(name)
-    check_variant(v)
+    check_solvable(v)
     return v
 
 

@@ -26,7 +26,7 @@ from qwixx_env.arena import run_arena
 from qwixx_env.arena.report import print_report
 from qwixx_env.arena.schedule import lineups
 from qwixx_env.core.variant import get_variant
-from qwixx_env.solver.states import check_variant
+from qwixx_env.solver.states import check_solvable
 from qwixx_env.training.evaluate import policy_factory
 
 TARGET_GAMES = 10_000
@@ -51,7 +51,7 @@ def solver_covers(variant: str) -> bool:
     """Whether the solo solver (and so `solo_optimal`, the optimum and the classic-trained
     networks' bots) covers the variant named `variant`: read from the variant's data."""
     try:
-        check_variant(get_variant(variant))
+        check_solvable(get_variant(variant))
     except ValueError:
         return False
     return True

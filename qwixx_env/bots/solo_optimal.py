@@ -26,8 +26,7 @@ from qwixx_env.core.observation import ObservationView
 from qwixx_env.core.options import TableOptions
 from qwixx_env.core.variant import COLORS, get_variant
 from qwixx_env.solver import load_table, policy, table_path
-from qwixx_env.solver.states import check_variant as check_solvable
-from qwixx_env.solver.states import row_code
+from qwixx_env.solver.states import check_solvable, row_code
 
 _REBUILT: set[Path] = set()  # the tables solved again in this process (`rebuild`), by file
 

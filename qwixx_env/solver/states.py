@@ -53,7 +53,7 @@ class Space(NamedTuple):
 
 
 def make_space(variant: Variant) -> Space:
-    """The row codes for a variant's sheet (one lock cell per row; see `check_variant`)."""
+    """The row codes for a variant's sheet (one lock cell per row; see `check_solvable`)."""
     K = variant.cells
     code_of = np.full((K, K), -1, np.int64)
     row_p, row_n = [-1], [0]
@@ -79,7 +79,7 @@ def make_space(variant: Variant) -> Space:
     )
 
 
-def check_variant(variant: Variant) -> None:
+def check_solvable(variant: Variant) -> None:
     """Raise `ValueError` unless the solver covers this variant: one lock cell, no lucky numbers."""
     if variant.lucky_count or variant.lock_cells != 1:
         raise ValueError(

@@ -34,7 +34,7 @@ from qwixx_env.core.compile import cache_root
 from qwixx_env.core.variant import COLORS, Variant, get_variant
 from qwixx_env.files import folder_problem, write_atomically
 from qwixx_env.solver import dp
-from qwixx_env.solver.states import Space, check_variant, combo_index, make_space, sheet_codes
+from qwixx_env.solver.states import Space, check_solvable, combo_index, make_space, sheet_codes
 
 FORMAT = 1  # bump when the meaning or layout of the stored values changes
 
@@ -166,7 +166,7 @@ def solve(variant: str | Variant = "classic", progress: Callable[[int, int], Non
     for variants the solver does not cover (Longo: two lock cells and lucky numbers).
     """
     v = get_variant(variant)
-    check_variant(v)
+    check_solvable(v)
     start = time.perf_counter()
     values = dp.solve_values(v, progress)
     return ValueTable(v, values, solve_seconds=time.perf_counter() - start)
@@ -195,7 +195,7 @@ def load_table(
     the table is kept.
     """
     v = get_variant(variant)
-    check_variant(v)
+    check_solvable(v)
     path = table_path(v, directory)
     with _LOAD_LOCK:
         return _load_or_solve(v, path, rebuild, progress)
