@@ -23,9 +23,10 @@
 
 * `PlayoutEvaluator`: the search's leaf evaluation, an OpenSpiel `Evaluator`: the mean outcome
   of playouts of the rest of the game by a scripted policy (``"heuristic"``, ``"greedy"`` or
-  ``"random"``, `qwixx_env.policies.scripted`) for every seat, compiled over the rules core. OpenSpiel's
-  own `RandomRolloutEvaluator` plays rollouts in Python through the game's API, which costs
-  hundreds of Python calls per playout; this one runs a whole playout in one compiled call.
+  ``"random"``, `qwixx_env.policies.scripted`) for every seat. OpenSpiel's own
+  `RandomRolloutEvaluator` plays rollouts in Python through the game's API, which costs
+  hundreds of Python calls per playout; this one runs a whole playout in one compiled call
+  (`qwixx_env.policies.rollout.play_out`).
 """
 
 from __future__ import annotations
@@ -40,15 +41,13 @@ from qwixx_env.bots import registry
 from qwixx_env.bots.registry import DEFAULT_TABLE
 from qwixx_env.bots.specs import BotSpec, make_bot
 from qwixx_env.core.checks import check_choice, check_int, check_number
-from qwixx_env.core.compile import batch_kernel
 from qwixx_env.core.options import TableOptions
-from qwixx_env.core.rewards import rewards_one
-from qwixx_env.core.rules import apply_one
-from qwixx_env.core.state import OVER, new_state
+from qwixx_env.core.state import new_state
 from qwixx_env.integrations.openspiel import GAME_NAME, QwixxGame, QwixxState
 from qwixx_env.policies.heuristic import weights_array
+from qwixx_env.policies.rollout import play_out
 from qwixx_env.policies.scratch import new_scratch
-from qwixx_env.policies.scripted import POLICY_NAMES, ScriptedPolicies, greedy_defaults, policy_action
+from qwixx_env.policies.scripted import POLICY_NAMES, ScriptedPolicies, greedy_defaults
 
 SEARCH_BOT = "openspiel-ismcts"
 DEFAULT_SIMULATIONS = 64
@@ -57,16 +56,6 @@ DEFAULT_PLAYOUTS = 1
 DEFAULT_POLICY = "heuristic"
 DEFAULT_PRIOR = "heuristic"  # PUCT's prior: this bot's choice gets DEFAULT_PRIOR_WEIGHT
 DEFAULT_PRIOR_WEIGHT = 0.5
-
-
-@batch_kernel
-def play_out(st, tb, kind, policies, ws, mode, last_scores, out):
-    """Play game 0 of `st` to its end, every seat playing scripted policy `kind` as `policies`
-    (a `policies.scripted.ScriptedPolicies`) set it; write every seat's reward in `mode` into
-    `out` (length P)."""
-    while st.phase[0] != OVER:
-        apply_one(st, tb, 0, policy_action(kind, st, tb, 0, policies, ws))
-    rewards_one(st, tb, 0, mode, last_scores, out)
 
 
 class PlayoutEvaluator(mcts.Evaluator):

@@ -9,6 +9,9 @@ are shared across actions (common random numbers), so outcomes are paired by pla
 What the observer cannot know is sampled: the future dice, and the white choices that seats
 before it made in the current white action (taken from the default policy, as the others
 would play it). `qwixx_env.bots.rollout` turns the outcomes into a decision.
+
+`play_out` plays one game to its end with a scripted policy for every seat and writes the
+rewards: the leaf evaluation of OpenSpiel's search (`integrations.openspiel_bots`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from qwixx_env.core.compile import batch_kernel
+from qwixx_env.core.rewards import rewards_one
 from qwixx_env.core.rules import apply_one, best_other_score, random_below, score, win_share
 from qwixx_env.core.state import NO_DECISION, OVER, WHITE
 from qwixx_env.policies.heuristic import position_value
@@ -137,6 +141,16 @@ def root_action(base, work, tb, kind, policies, ws):
     `work`, played as `policies` say with generator ``policies.rng[0]``, scratch `ws`)."""
     _copy_game(base, work, 0)
     return policy_action(kind, work, tb, 0, policies, ws)
+
+
+@batch_kernel
+def play_out(st, tb, kind, policies, ws, mode, last_scores, out):
+    """Play game 0 of `st` to its end, every seat playing scripted policy `kind` as `policies`
+    (a `policies.scripted.ScriptedPolicies`) set it; write every seat's reward in `mode` into
+    `out` (length P)."""
+    while st.phase[0] != OVER:
+        apply_one(st, tb, 0, policy_action(kind, st, tb, 0, policies, ws))
+    rewards_one(st, tb, 0, mode, last_scores, out)
 
 
 @batch_kernel
