@@ -27,15 +27,15 @@ from pathlib import Path
 import numpy as np
 
 from qwixx_env.arena.stats import win_shares
-from qwixx_env.core import rules
 from qwixx_env.core.compile import kernel
 from qwixx_env.envs.batched import BatchedQwixx
 from qwixx_env.nets.checkpoint import WIN_CHANCE, json_and_npz, read
 from qwixx_env.nets.win_chance import kernel_arrays, network_name, networks_dir, write_win_chance
 from qwixx_env.policies.heuristic import weights_array
+from qwixx_env.policies.recorded import play_recorded
 from qwixx_env.policies.scratch import new_scratch
 from qwixx_env.policies.value import num_features, win_chance
-from qwixx_env.training.value_leaf import fit, hidden_sizes, play_recorded, record_games
+from qwixx_env.training.value_leaf import fit, hidden_sizes, record_games
 
 OPPONENTS = ("self", "heuristic")
 EVAL_SEED = 77  # the dice of the rounds' games against heuristic
@@ -123,7 +123,7 @@ def match(net, games: int, seed: int, threads: int = 2, num_players: int = 2) ->
         play_recorded(engine.state, engine.variant.tables, weights_array(), net, uses_net, np.zeros_like(uses_net),
                       0.0, np.ones(n_games, np.uint64), none, np.zeros(0, np.int64), np.zeros(0, np.int64),
                       new_scratch(engine.variant, num_players, net))
-        return win_shares(rules.scores(engine.variant, engine.state))[np.arange(n_games), seat]
+        return win_shares(engine.engine.scores())[np.arange(n_games), seat]
 
     with ThreadPoolExecutor(threads) as pool:
         share = np.concatenate(list(pool.map(part, range(threads))))

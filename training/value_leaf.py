@@ -29,54 +29,14 @@ import numpy as np
 from numba import njit
 
 from qwixx_env.arena.stats import win_shares
-from qwixx_env.core import rules
-from qwixx_env.core.compile import kernel
-from qwixx_env.core.state import OVER
 from qwixx_env.envs.batched import BatchedQwixx
 from qwixx_env.nets.win_chance import network_name, networks_dir, write_win_chance
-from qwixx_env.policies.afterstate import afterstate_action
-from qwixx_env.policies.heuristic import heuristic_action, weights_array
+from qwixx_env.policies.heuristic import weights_array
+from qwixx_env.policies.recorded import play_recorded
 from qwixx_env.policies.scratch import new_scratch
-from qwixx_env.policies.scripted import random_legal
-from qwixx_env.policies.value import NUM_FEATURES, num_features, value_features  # noqa: F401 (NUM_FEATURES: the 2-player width, read by callers)
+from qwixx_env.policies.value import NUM_FEATURES, num_features  # noqa: F401 (NUM_FEATURES: the 2-player width, read by callers)
 
 HIDDEN = (64, 32)
-
-
-@kernel()
-def play_recorded(st, tb, hw, net, uses_net, records, explore, rng, feats, rows_game, rows_seat, ws):
-    """Play every game of `st` to its end; returns the number of feature rows written.
-
-    Seat s of game b plays the afterstate policy with network `net` where uses_net[b, s], else
-    the heuristic (weights hw). A seat with records[b, s] takes a share `explore` of its
-    decisions at random and has the features of every roll start written from its side
-    (feats, rows_game, rows_seat; until feats is full). `ws`: a `policies.scratch.Scratch` sized
-    for `net`."""
-    mask, values, x = ws.mask, ws.values, ws.features
-    P = st.marks.shape[1]
-    n = 0
-    for b in range(st.phase.shape[0]):
-        last_roll = -1
-        while st.phase[b] != OVER:
-            if st.roll[b] != last_roll:
-                last_roll = st.roll[b]
-                for s in range(P):
-                    if records[b, s] and n < feats.shape[0]:
-                        value_features(st, tb, b, s, hw, x, ws)
-                        feats[n, :] = x
-                        rows_game[n] = b
-                        rows_seat[n] = s
-                        n += 1
-            rules.legal_mask_one(st, tb, b, mask)
-            s = st.turn[b]
-            if records[b, s] and np.random.random() < explore:  # noqa: NPY002 (numba has the legacy API only)
-                a = random_legal(mask, rng, b)
-            elif uses_net[b, s]:
-                a = afterstate_action(st, tb, b, mask, hw, net, values, ws)
-            else:
-                a = heuristic_action(st, tb, b, mask, hw, ws)
-            rules.apply_one(st, tb, b, a)
-    return n
 
 
 def no_network(num_players: int = 2) -> tuple[np.ndarray, ...]:
@@ -112,7 +72,7 @@ def record_games(games: int, seed: int, explore: float, net=None, uses_net=None,
     net = no_network(num_players) if net is None else net
     n = play_recorded(st, tb, weights_array(), net, uses_net, records, explore, rng, feats, rows_game, rows_seat,
                       new_scratch(engine.variant, num_players, net))
-    share = win_shares(rules.scores(engine.variant, st))
+    share = win_shares(engine.engine.scores())
     return feats[:n], share[rows_game[:n], rows_seat[:n]].astype(np.float32), rows_game[:n], rows_seat[:n]
 
 
