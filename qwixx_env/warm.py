@@ -7,8 +7,9 @@ those entry points use: the AEC environment (`qwixx_v0`) and its Parallel view, 
 (`BatchedQwixx`), the Gymnasium vector env with its scripted opponents (`QwixxVectorEnv`), the
 heuristic bot and the coach's values (`qwixx_env.play.coach`). Kernels do not depend on the
 player count (a value, not a type); the AEC and batched kernels come in two versions, with and
-without the lucky-cross rules (`core.rules.lucky_switch`), so those two are warmed for classic
-and for Longo. A warm cache makes this a no-op in all but the time to load it.
+without the lucky-cross rules (an `Engine` of a variant without lucky numbers compiles its
+kernel without them), so those two are warmed for classic and for Longo. A warm cache makes
+this a no-op in all but the time to load it.
 """
 
 from __future__ import annotations

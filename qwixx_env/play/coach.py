@@ -59,8 +59,7 @@ from typing import Any
 import numpy as np
 
 from qwixx_env import bots
-from qwixx_env.core import rules
-from qwixx_env.core.snapshot import snapshot
+from qwixx_env.core.engine import Engine
 from qwixx_env.core.state import COLOR, OVER, PHASES
 from qwixx_env.core.variant import CLASSIC, Variant
 from qwixx_env.envs import replay
@@ -213,26 +212,26 @@ def _deciding_seat(game: raw_env, seat: int | None) -> int:
 
 
 def _solver_values(game: raw_env, seat: int, legal: list[int]) -> list[float]:
-    """Solo: each option's expected final score: the option played on a copy of the game with
-    the rules, then the sheet valued by the solver; in the white action, the best colour
-    option after it (or the game's end, if the white cross ends it)."""
+    """Solo: each option's expected final score: the option played on a copy of the game (an
+    `Engine` of its table), then the sheet valued by the solver; in the white action, the best
+    colour option after it (or the game's end, if the white cross ends it)."""
     table = solo_table(game.variant)
+    after, then = Engine(game.engine.table), Engine(game.engine.table)  # the copies options are played on
 
-    def worth(st) -> float:
-        snap = snapshot(game.variant, st)
+    def worth(engine: Engine) -> float:
+        snap = engine.snapshot()
         return table.expected_score(snap["players"][0], snap["locked_rows"])
 
-    def played(st, action: int):
-        after = st.clone()
-        rules.apply(game.variant, after, np.array([action]))
-        return after
+    def played(work: Engine, start: Engine, action: int) -> Engine:
+        work.load(start)
+        work.step(action)
+        return work
 
     values = []
     for action in legal:
-        after = played(game.core_state, action)
-        if after.phase[0] == COLOR:  # the white action resolved: the colour option follows
-            mask = rules.legal_mask(game.variant, after)[0]
-            values.append(max(worth(played(after, int(c))) for c in np.flatnonzero(mask)))
+        played(after, game.engine, action)
+        if after.state.phase[0] == COLOR:  # the white action resolved: the colour option follows
+            values.append(max(worth(played(then, after, c)) for c in after.legal_actions()))
         else:
             values.append(worth(after))
     return values
