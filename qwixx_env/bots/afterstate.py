@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from qwixx_env.bots import registry
-from qwixx_env.core import rules
+from qwixx_env.core.compile import compiled
 from qwixx_env.core.options import TableOptions
 from qwixx_env.core.state import new_state
 from qwixx_env.nets import check_afterstate_table, win_chance_network
@@ -59,7 +59,7 @@ class AfterstateBot(registry.TableBot):
         st, mask = registry.decision_state(observation, self.variant, self.num_players, out=self._base)
         args = (st, self.variant.tables, 0, mask, self._weights, self._net, self._scratch.values, self._scratch)
         if self._kernel is None:
-            self._kernel = rules.compiled(core.afterstate_action, *args)
+            self._kernel = compiled(core.afterstate_action, *args)
         return int(self._kernel(*args))
 
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from qwixx_env.bots import registry
-from qwixx_env.core import rules
+from qwixx_env.core.compile import compiled
 from qwixx_env.core.options import TableOptions
 from qwixx_env.core.state import new_state
 from qwixx_env.policies.heuristic import heuristic_action, weights_array
@@ -40,7 +40,7 @@ class HeuristicBot(registry.TableBot):
         st, mask = registry.decision_state(observation, self.variant, self.num_players, out=self._base)
         args = (st, self.variant.tables, 0, mask, self.weights, self._scratch)
         if self._kernel is None:
-            self._kernel = rules.compiled(heuristic_action, *args)  # the same types every call
+            self._kernel = compiled(heuristic_action, *args)  # the same types every call
         return int(self._kernel(*args))
 
 

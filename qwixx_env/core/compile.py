@@ -1,4 +1,5 @@
-"""`kernel`: how every compiled function of the package is made.
+"""`kernel`: how every compiled function of the package is made (and `compiled`: how a caller
+resolves one for the argument types it always passes).
 
 It is `numba.njit(cache=True, nogil=True)` with one difference: the machine code is cached in
 a directory keyed by a hash of the source of the kernel packages (core, policies, envs, solver). Numba
@@ -256,3 +257,15 @@ batch_kernel = kernel(refcounts=False)
 inlined = inline_kernel()
 internal = inline_kernel(forceinline=False)
 leaf = kernel(inline="always")
+
+
+def compiled(kernel: Any, *args: Any) -> Callable[..., Any]:
+    """The compiled specialisation of a numba `kernel` for these arguments' types.
+
+    Numba's dispatcher works out the argument types on every call, which is slow for the
+    tuple arguments used here (a `State`, `RuleTables`, a bot's scratch arrays); a caller that
+    calls the same kernel with the same arrays every time (the engine's step, a bot's decision)
+    resolves the specialisation once. The returned function does no type checks: call it only
+    with arguments of exactly these types.
+    """
+    return kernel.compile(tuple(kernel.typeof_pyval(a) for a in args))
