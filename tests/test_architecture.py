@@ -1,12 +1,14 @@
 """House rules that no linter checks: imports inside functions are for optional dependencies only.
 
-(The layers themselves are checked by import-linter: `make lint`, contracts in pyproject.toml.)
+(The layers themselves, and who may import the rule book, are checked by import-linter: `make lint`,
+contracts in pyproject.toml; the tests here cover what it cannot see.)
 """
 
 import ast
 from pathlib import Path
 
 import pytest
+import tomllib
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCES = sorted([*(REPO / "qwixx_env").rglob("*.py"), *(REPO / "training").rglob("*.py")])
@@ -68,6 +70,32 @@ def test_nothing_in_the_package_imports_the_training_layer(path):
     where import-linter does not look, so this test stands in for its contract."""
     names = imported_modules(ast.parse(path.read_text(), str(path)))
     assert not {n for n in names if n == "training" or n.startswith(("training.", "qwixx_env.training"))}
+
+
+RULE_BOOK = "qwixx_env.core.rules"
+RULE_BOOK_READERS = {"core", "policies", "solver"}
+"""The packages that may import the rule book; every other module plays through the `Engine`."""
+
+
+def rule_book_contract() -> dict:
+    contracts = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    return next(c for c in contracts if c["type"] == "forbidden" and c["forbidden_modules"] == [RULE_BOOK])
+
+
+def test_the_rule_book_contract_names_every_other_module():
+    """import-linter checks only the modules its contract names: a new module outside the
+    rule book's readers must be named there too."""
+    children = {p.stem for p in (REPO / "qwixx_env").iterdir() if (p / "__init__.py").exists() or
+                (p.suffix == ".py" and p.stem != "__init__")}
+    named = {m.removeprefix("qwixx_env.") for m in rule_book_contract()["source_modules"]}
+    assert named == children - RULE_BOOK_READERS
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "training").rglob("*.py")), ids=lambda p: str(p.relative_to(REPO)))
+def test_training_does_not_import_the_rule_book(path):
+    """The training layer plays through the `Engine` and the compiled policies; import-linter
+    does not look in training/, so this test stands in for the rule book contract there."""
+    assert RULE_BOOK not in imported_modules(ast.parse(path.read_text(), str(path)))
 
 
 def test_the_rule_sees_a_hidden_import():
