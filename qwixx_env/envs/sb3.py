@@ -138,13 +138,13 @@ class PolicyInputs(VecEnvWrapper):
 
     def __init__(self, venv: Sb3VecEnv, inputs: Sequence[str]):
         game = venv.env
-        self._variant, self._players, self._lucky = game.variant.name, game.num_players, game.variant.lucky_rule
+        self._variant_name, self._players, self._lucky = game.variant.name, game.num_players, game.variant.lucky_rule
         inputs = tuple(inputs)
         bad = [name for name in inputs if name not in INPUTS]
         if bad or not inputs or len(set(inputs)) != len(inputs):
             raise ValueError(f"inputs: got {list(inputs)!r}; expected distinct names from {list(INPUTS)}")
         if "afterstate" in inputs:
-            check_afterstate_table(self._variant, self._players)
+            check_afterstate_table(self._variant_name, self._players)
         self.policy_inputs = inputs
         base = venv.observation_space
         extra = game.single_action_space.n * len(inputs)
@@ -157,7 +157,7 @@ class PolicyInputs(VecEnvWrapper):
 
     def _extend(self, obs: np.ndarray) -> np.ndarray:
         obs = np.asarray(obs, np.float32)
-        return np.hstack([obs, extra_inputs(obs.reshape(-1, obs.shape[-1]), self.policy_inputs, self._variant,
+        return np.hstack([obs, extra_inputs(obs.reshape(-1, obs.shape[-1]), self.policy_inputs, self._variant_name,
                                              self._players, self._lucky).reshape(*obs.shape[:-1], -1)])
 
     def reset(self) -> np.ndarray:
