@@ -186,7 +186,7 @@ def test_a_classic_game_compiles_its_kernel_without_the_lucky_rules():
     from qwixx_env.core import get_variant
     from qwixx_env.core.engine import table_kernel
 
-    assert rules.lucky_switch(get_variant("classic").tables) is None
-    assert rules.lucky_switch(get_variant("longo").tables) is rules.WITH_LUCKY
+    assert rules.lucky_code_switch(get_variant("classic").tables) is None
+    assert rules.lucky_code_switch(get_variant("longo").tables) is rules.WITH_LUCKY_CODE
     qwixx_v0.env(num_players=2)  # resolves (compiles or loads) its kernel
     assert types.none in {sig[-1] for sig in table_kernel.signatures}

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from qwixx_env.core.compile import batch_kernel, inline_kernel, inlined, leaf
+from qwixx_env.core.compile import compiled as compiled  # its home is core.compile; the engine calls it here
 from qwixx_env.core.state import COLOR, LUCKY, NO_DECISION, NO_SEAT, OUT_OF_PLAY, OVER, WHITE, State
 from qwixx_env.core.variant import RuleTables, Variant
 
@@ -40,18 +41,21 @@ BONUS, INSTEAD = 1, 2  # RuleTables.lucky_rule
 
 # The lucky-cross rules (Longo) are a large part of what `apply_one` and `legal_mask_one`
 # compile to, and a classic game never uses them. A kernel that plays a variant without lucky
-# numbers passes those two ``lucky=None`` (`lucky_switch`): numba removes a branch on
-# ``lucky is not None`` before typing when the argument is None, so the lucky helpers are
+# numbers passes those two ``lucky_code=None`` (`lucky_code_switch`): numba removes a branch on
+# ``lucky_code is not None`` before typing when the argument is None, so the lucky helpers are
 # neither compiled nor inlined (a new user's first classic game compiles that much less).
 # By default they are in. Without lucky numbers the result is the same either way: no white
 # sum is lucky, so no game reaches the LUCKY phase (whose mask is then left empty).
-WITH_LUCKY = True
+WITH_LUCKY_CODE = True
 
 
-def lucky_switch(tables: RuleTables) -> bool | None:
-    """The ``lucky`` argument for kernels that play the variant of these `RuleTables`:
-    None (compile without the lucky-cross rules) when it has no lucky numbers."""
-    return WITH_LUCKY if tables.lucky_count else None
+def lucky_code_switch(tables: RuleTables) -> bool | None:
+    """The ``lucky_code`` compile switch for kernels that play the variant of these
+    `RuleTables`: None (compile without the lucky-cross rules) when it has no lucky numbers."""
+    return WITH_LUCKY_CODE if tables.lucky_count else None
+
+
+lucky_switch = lucky_code_switch  # the former name, until engine.py and parallel.py call lucky_code_switch
 
 
 # --- random numbers ---------------------------------------------------------------------
@@ -231,10 +235,10 @@ def _mark_lucky_options(st, tb, b, s, white_action, out):
 
 
 @inlined
-def legal_mask_one(st, tb, b, out, lucky=WITH_LUCKY):
+def legal_mask_one(st, tb, b, out, lucky_code=WITH_LUCKY_CODE):
     """Write the legal actions of the seat to decide in game b into `out` (0/1).
 
-    ``lucky=None`` compiles it without the lucky-cross rules (see `lucky_switch`)."""
+    ``lucky_code=None`` compiles it without the lucky-cross rules (see `lucky_code_switch`)."""
     for a in range(out.shape[0]):
         out[a] = 0
     K = tb.cells
@@ -248,12 +252,12 @@ def legal_mask_one(st, tb, b, out, lucky=WITH_LUCKY):
                 c = tb.cell_of[r, total]
                 if may_cross(tb, np.int64(st.marks[b, s, r]), c):
                     out[r * K + c] = 1
-        if lucky is not None:
+        if lucky_code is not None:
             if tb.lucky_rule == INSTEAD and is_lucky(st, tb, b, s):
                 _mark_lucky_options(st, tb, b, s, 4 * K, out)
         out[4 * K] = 1
     elif phase == LUCKY:
-        if lucky is not None:
+        if lucky_code is not None:
             _mark_lucky_options(st, tb, b, s, np.int64(st.pending[b, s]), out)  # pass is not an option
     elif phase == COLOR:
         for r in range(4):
@@ -349,15 +353,15 @@ def _next_white_seat(st, tb, b):
 
 
 @inlined
-def apply_one(st, tb, b, action, lucky=WITH_LUCKY):
+def apply_one(st, tb, b, action, lucky_code=WITH_LUCKY_CODE):
     """Apply the decision of the seat to decide in game b. The action must be legal.
 
-    ``lucky=None`` compiles it without the lucky-cross rules (see `lucky_switch`)."""
+    ``lucky_code=None`` compiles it without the lucky-cross rules (see `lucky_code_switch`)."""
     s = st.turn[b]
     phase = st.phase[b]
     if phase == WHITE:
         st.pending[b, s] = action
-        if lucky is not None:
+        if lucky_code is not None:
             if tb.lucky_rule == BONUS and is_lucky(st, tb, b, s):
                 _, ties, choice = lucky_options(st, tb, b, s, action)
                 if ties == 1:
@@ -451,17 +455,6 @@ def scores_batch(st, tb, out):
 
 
 # --- the public functions ------------------------------------------------------------------
-
-
-def compiled(kernel, *args):
-    """The compiled specialisation of a numba `kernel` for these arguments' types.
-
-    Numba's dispatcher works out the argument types on every call, which is slow for the
-    tuple arguments used here; the AEC environment calls the same kernels with the
-    same arrays every step, so it resolves the specialisation once. The returned function
-    does no type checks: call it only with arguments of exactly these types.
-    """
-    return kernel.compile(tuple(kernel.typeof_pyval(a) for a in args))
 
 
 def reset(
