@@ -31,7 +31,7 @@ import numpy as np
 
 from qwixx_env.core import rules
 from qwixx_env.core.checks import check_flag, check_int, is_int
-from qwixx_env.core.compile import batch_kernel, inlined
+from qwixx_env.core.compile import batch_kernel, compiled, inlined
 from qwixx_env.core.observation import ObservationLayout, encode_one, layout_for
 from qwixx_env.core.options import TableOptions, table_from
 from qwixx_env.core.rewards import REWARD_MODES, rewards_one
@@ -45,6 +45,7 @@ RECORD_FORMAT = "qwixx_env.record/1"
 # into reset, step and observe are the same (docs/environment.md, "First run"; measured by
 # benchmarks/cold_start.py). The engine's public methods are the named entry points.
 RESET, STEP, OBSERVE = 0, 1, 2
+PLAYED, PLAYED_ROLLED = -2, -3  # what STEP returns of game 0 when it played it (and rolled anew); else -1
 PLAY, SEATS, PLAY_SEATS = 0, 1, 2  # what `seats_kernel` does
 
 
@@ -96,7 +97,7 @@ def first_illegal(st, masks, actions):
 
 
 @inlined
-def next_decision_mask(st, tb, b, s, mask, out, lucky):
+def next_decision_mask(st, tb, b, s, mask, out, lucky_code):
     """Seat s's legal actions for its next decision in game b's roll, into `out`: the seat to
     decide's are `mask` (the engine's, for game b); a seat whose white choice is still to come
     is judged as the rules judge it (against the sheets at the roll); a seat with nothing left
@@ -109,12 +110,12 @@ def next_decision_mask(st, tb, b, s, mask, out, lucky):
             out[a] = mask[a]
     elif (phase == WHITE or phase == LUCKY) and st.pending[b, s] == NO_DECISION:
         st.turn[b], st.phase[b] = s, WHITE
-        rules.legal_mask_one(st, tb, b, out, lucky)
+        rules.legal_mask_one(st, tb, b, out, lucky_code)
         st.turn[b], st.phase[b] = turn, phase
 
 
 @inlined
-def first_illegal_seat(st, tb, masks, sb, lucky):
+def first_illegal_seat(st, tb, masks, sb, lucky_code):
     """``b * P + s`` for the first game b and seat s (from the seat to decide on) whose
     ``sb.actions`` entry is not legal for that seat's next decision, or -1."""
     P, A = st.marks.shape[1], masks.shape[1]
@@ -126,14 +127,14 @@ def first_illegal_seat(st, tb, masks, sb, lucky):
             a = sb.actions[b, s]
             if a < 0:
                 continue
-            next_decision_mask(st, tb, b, s, masks[b], sb.scratch, lucky)
+            next_decision_mask(st, tb, b, s, masks[b], sb.scratch, lucky_code)
             if a >= A or sb.scratch[a] == 0:
                 return b * P + s
     return -1
 
 
 @inlined
-def settle(st, tb, b, buf, setup):
+def settle_game(st, tb, b, buf, setup):
     """After game b's decisions: its rewards and done flag (and a restart, with autoreset)."""
     rewards_one(st, tb, b, setup.reward_mode, buf.last_scores, buf.rewards[b])
     if st.phase[b] == OVER:
@@ -145,55 +146,60 @@ def settle(st, tb, b, buf, setup):
 
 
 @batch_kernel
-def table_kernel(op, count, st, tb, off, buf, setup, lucky):
+def table_kernel(op, count, st, tb, off, buf, setup, lucky_code):
     """The engine's compiled entry point (see `RESET, STEP, OBSERVE`): `RESET` starts games
-    ``buf.games[:count]``; `STEP` applies ``buf.actions`` to every live game (returning the
-    first game whose action is illegal, changing nothing, or -1) and writes rewards and done
-    flags; both then write the mask of each game they touched (and, with ``setup.observe_turn``,
-    the observation of its seat to decide). `OBSERVE` writes game b as ``buf.observers[b]``
-    sees it. `lucky` is `rules.lucky_switch`: None compiles the kernel without the lucky-cross
-    rules (a switch only an argument can be: numba prunes the branch before typing)."""
+    ``buf.games[:count]``; `STEP` applies ``buf.actions`` to every live game and writes rewards
+    and done flags (returning the first game whose action is illegal, changing nothing; else
+    what became of game 0, `PLAYED` or `PLAYED_ROLLED`, or -1 if it was over); both then write
+    the mask of each game they touched (and, with ``setup.observe_turn``, the observation of
+    its seat to decide). `OBSERVE` writes game b as ``buf.observers[b]`` sees it. `lucky_code`
+    is `rules.lucky_code_switch`: None compiles the kernel without the lucky-cross rules (a
+    switch only an argument can be: numba prunes the branch before typing)."""
     B = st.phase.shape[0]
     if op == OBSERVE:
         for b in range(B):
             encode_one(st, tb, off, b, buf.observers[b], buf.obs[b])
         return -1
+    first = -1  # STEP: what became of game 0 (`PLAYED`, `PLAYED_ROLLED`), for a batch of one's record
     if op == RESET:
         for i in range(count):
             b = buf.games[i]
             rules.reset_one(st, tb, b, setup.start_seat, setup.lucky_numbers)
             for s in range(buf.last_scores.shape[1]):
                 buf.last_scores[b, s] = 0
-    elif op == STEP:
+    else:
         bad = first_illegal(st, buf.masks, buf.actions)
         if bad >= 0:
             return bad
         for b in range(B):
             buf.done[b] = False
             if st.phase[b] != OVER:
-                rules.apply_one(st, tb, b, buf.actions[b], lucky)
-                settle(st, tb, b, buf, setup)
+                roll = st.roll[b]
+                rules.apply_one(st, tb, b, buf.actions[b], lucky_code)
+                if b == 0:
+                    first = PLAYED_ROLLED if st.roll[b] != roll else PLAYED
+                settle_game(st, tb, b, buf, setup)
             else:
                 for s in range(buf.rewards.shape[1]):
                     buf.rewards[b, s] = 0
     n = count if op == RESET else B  # RESET: only the games it started
     for i in range(n):
         b = buf.games[i] if op == RESET else i
-        rules.legal_mask_one(st, tb, b, buf.masks[b], lucky)  # one call site: LLVM inlines it once
+        rules.legal_mask_one(st, tb, b, buf.masks[b], lucky_code)  # one call site: LLVM inlines it once
         if setup.observe_turn:
             encode_one(st, tb, off, b, np.int64(st.turn[b]), buf.obs[b])
-    return -1
+    return first
 
 
 @batch_kernel
-def seats_kernel(op, st, tb, off, buf, sb, setup, lucky):
+def seats_kernel(op, st, tb, off, buf, sb, setup, lucky_code):
     """Every seat at once (`PLAY, SEATS, PLAY_SEATS`): `PLAY` plays ``sb.actions`` (see
     `Engine.play`; returning `first_illegal_seat`, changing nothing, or -1), then writes
     rewards, done flags and masks as `table_kernel`'s `STEP` does; `SEATS` writes game
     ``sb.game[0]`` as every seat sees it, with each seat's legal next decision; `PLAY_SEATS`
     does both."""
     if op != SEATS:
-        bad = first_illegal_seat(st, tb, buf.masks, sb, lucky)
+        bad = first_illegal_seat(st, tb, buf.masks, sb, lucky_code)
         if bad >= 0:
             return bad
         for b in range(st.phase.shape[0]):
@@ -207,13 +213,13 @@ def seats_kernel(op, st, tb, off, buf, sb, setup, lucky):
             n = 0
             while st.phase[b] != OVER and sb.actions[b, st.turn[b]] >= 0:
                 s = st.turn[b]
-                rules.apply_one(st, tb, b, sb.actions[b, s], lucky)
+                rules.apply_one(st, tb, b, sb.actions[b, s], lucky_code)
                 sb.actions[b, s] = -1
                 sb.decided[b, n] = s
                 n += 1
-            settle(st, tb, b, buf, setup)
+            settle_game(st, tb, b, buf, setup)
         for b in range(st.phase.shape[0]):
-            rules.legal_mask_one(st, tb, b, buf.masks[b], lucky)
+            rules.legal_mask_one(st, tb, b, buf.masks[b], lucky_code)
             if setup.observe_turn:
                 encode_one(st, tb, off, b, np.int64(st.turn[b]), buf.obs[b])
     if op != PLAY:
@@ -224,7 +230,7 @@ def seats_kernel(op, st, tb, off, buf, sb, setup, lucky):
                 for a in range(sb.scratch.shape[0]):
                     sb.scratch[a] = 0
             else:
-                next_decision_mask(st, tb, b, s, buf.masks[b], sb.scratch, lucky)
+                next_decision_mask(st, tb, b, s, buf.masks[b], sb.scratch, lucky_code)
             for a in range(sb.scratch.shape[0]):
                 sb.masks[s, a] = sb.scratch[a]
     return -1
@@ -324,16 +330,16 @@ class Engine:
         self._seat_buffers: SeatBuffers | None = None  # made on first use (`play`, `seat_views`)
         self.setup = Setup(REWARD_MODES.index(self.reward_mode), table.start_seat, table.lucky_array(),
                            self.autoreset, self.observe_turn)
-        self._lucky = rules.lucky_switch(self.variant.tables)
+        self._lucky_code = rules.lucky_code_switch(self.variant.tables)
         self._seeded = False
         self._history: list[dict[str, Any]] = [_empty_history(None, 0) for _ in range(B)]
         self._bind()
 
     def _bind(self) -> None:
-        """Resolve the kernel once for this engine's argument types (`rules.compiled`): a step
+        """Resolve the kernel once for this engine's argument types (`core.compile.compiled`): a step
         is then one direct call into compiled code."""
-        self._args = (self.state, self.variant.tables, self.layout.offsets, self.buffers, self.setup, self._lucky)
-        self._kernel = rules.compiled(table_kernel, RESET, 0, *self._args)
+        self._args = (self.state, self.variant.tables, self.layout.offsets, self.buffers, self.setup, self._lucky_code)
+        self._kernel = compiled(table_kernel, RESET, 0, *self._args)
         self._mask_kernel: Any = None
         self._seats_kernel: Any = None  # resolved on first use (`play`, `seat_views`): most engines never need it
         self._seats_args: tuple[Any, ...] = ()
@@ -421,13 +427,13 @@ class Engine:
         if self.batch_size == 1 and (type(actions) is int or isinstance(actions, np.integer)):
             # the AEC env's hot path: no array to build, the record kept with plain ints
             buf.actions[0] = actions
-            seat, live, roll = int(st.turn[0]), st.phase[0] != OVER, int(st.roll[0])
+            seat = st.turn[0]
             bad = self._kernel(STEP, 0, *self._args)
             if bad < 0:
-                if self.history and live:
+                if self.history and bad != -1:  # the game was live: PLAYED or PLAYED_ROLLED
                     hist = self._history[0]
-                    hist["decisions"].append([seat, int(actions)])
-                    if st.roll[0] != roll:
+                    hist["decisions"].append([int(seat), int(actions)])
+                    if bad == PLAYED_ROLLED:
                         hist["rolls"].append(self.dice(0))
                 return
         else:
@@ -520,10 +526,10 @@ class Engine:
     def _seats(self, op: int) -> int:
         """`seats_kernel` for this engine, resolved on first use."""
         if not self._seats_args or self._seats_args[0] is not self.state:  # first use, or `attach`
-            st, tb, off, buf, setup, lucky = self._args
-            self._seats_args = (st, tb, off, buf, self.seat_buffers, setup, lucky)
+            st, tb, off, buf, setup, lucky_code = self._args
+            self._seats_args = (st, tb, off, buf, self.seat_buffers, setup, lucky_code)
             if self._seats_kernel is None:
-                self._seats_kernel = rules.compiled(seats_kernel, op, *self._seats_args)
+                self._seats_kernel = compiled(seats_kernel, op, *self._seats_args)
         return self._seats_kernel(op, *self._seats_args)
 
     def _log(self, turn: np.ndarray, phase: np.ndarray, roll: np.ndarray) -> None:
@@ -656,13 +662,13 @@ class Engine:
         draws its set-up)."""
         setup = self.setup._replace(start_seat=int(start_seat), lucky_numbers=np.asarray(lucky_numbers, np.int64))
         self.buffers.games[0] = game
-        self._kernel(RESET, 1, *self._args[:4], setup, self._lucky)
+        self._kernel(RESET, 1, *self._args[:4], setup, self._lucky_code)
 
     def update_masks(self) -> None:
         """Write every game's mask again, after its state was changed from outside (dice set by
         a chance node)."""
         if self._mask_kernel is None:  # resolved on first use: most engines never need it
-            self._mask_kernel = rules.compiled(rules.mask_batch, self.state, self.variant.tables, self.buffers.masks)
+            self._mask_kernel = compiled(rules.mask_batch, self.state, self.variant.tables, self.buffers.masks)
         self._mask_kernel(self.state, self.variant.tables, self.buffers.masks)
 
     def memory_per_game(self) -> int:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import numpy as np
 
 from qwixx_env.core.compile import batch_kernel, inline_kernel, inlined, leaf
-from qwixx_env.core.compile import compiled as compiled  # its home is core.compile; the engine calls it here
 from qwixx_env.core.state import COLOR, LUCKY, NO_DECISION, NO_SEAT, OUT_OF_PLAY, OVER, WHITE, State
 from qwixx_env.core.variant import RuleTables, Variant
 
@@ -55,7 +54,6 @@ def lucky_code_switch(tables: RuleTables) -> bool | None:
     return WITH_LUCKY_CODE if tables.lucky_count else None
 
 
-lucky_switch = lucky_code_switch  # the former name, until engine.py and parallel.py call lucky_code_switch
 
 
 # --- random numbers ---------------------------------------------------------------------
