@@ -116,20 +116,20 @@ _GAME_OVER = ("{call}: the game is over and every agent has stepped out (agents 
 _NOT_STARTED = "{call}: there is no game yet; call reset() first (reset(seed=...) for a reproducible one)"
 
 
-def env(illegal_reward: float | None = None, **kwargs: Any) -> GuardedEnv:
+def env(*, illegal_reward: float | None = None, **kwargs: Any) -> GuardedEnv:
     """The Qwixx AEC environment with PettingZoo's classic-game guards (see the module doc);
     `illegal_reward` is the offender's return for a game it ends with an illegal action (None:
     worse than any legal ending, `core.rewards.illegal_return`)."""
     return GuardedEnv(raw_env(**kwargs), illegal_reward)
 
 
-def parallel_env(render_mode: str | None = None, **kwargs: Any) -> ParallelQwixx:
+def parallel_env(*, render_mode: str | None = None, **kwargs: Any) -> ParallelQwixx:
     """The game through PettingZoo's Parallel API, over `env(**kwargs)`: every seat acts at once
     in the white action; an illegal action ends the game as `env()` ends it (see the module doc)."""
     return ParallelQwixx(env(**kwargs), render_mode=render_mode)
 
 
-def raw_parallel_env(render_mode: str | None = None, **kwargs: Any) -> ParallelQwixx:
+def raw_parallel_env(*, render_mode: str | None = None, **kwargs: Any) -> ParallelQwixx:
     """`parallel_env` over `raw_env(**kwargs)`: an illegal action raises ValueError, changing nothing."""
     return ParallelQwixx(raw_env(**kwargs), render_mode=render_mode)
 
@@ -207,8 +207,9 @@ class raw_env(AECEnv, EzPickle):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         if not hasattr(self, "agents"):
             raise RuntimeError(_NOT_STARTED.format(call=f"observe({agent!r})"))
-        obs = self.engine.observe(self.agent_name_mapping[agent])[0].copy()  # the buffer is written again
-        if agent == self.agent_selection and self.core_state.phase[0] != OVER:
+        engine = self.engine
+        obs = engine.observe(self.agent_name_mapping[agent])[0].copy()  # the buffer is written again
+        if agent == self.agent_selection and engine.state.phase[0] != OVER:
             mask = self._mask[0].copy()
         else:
             mask = np.zeros(self.num_actions, np.int8)
