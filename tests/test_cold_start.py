@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import logging
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 
 from qwixx_env.core import compile as kernel_compile
 from qwixx_env.core import rules
+from qwixx_env.policies.scripted import policy_action
 
 # Compiles one small package kernel (a cold cache) or loads it (a warm one).
 SNIPPET = """
@@ -190,3 +192,19 @@ def test_a_classic_game_compiles_its_kernel_without_the_lucky_rules():
     assert rules.lucky_code_switch(get_variant("longo").tables) is rules.WITH_LUCKY_CODE
     qwixx_v0.env(num_players=2)  # resolves (compiles or loads) its kernel
     assert types.none in {sig[-1] for sig in table_kernel.signatures}
+
+
+def test_a_kernel_pickles_by_name_so_a_kernel_it_is_passed_to_loads_from_the_cache():
+    """A kernel passed to another as an argument (`Engine.play_table`'s policy) is part of that
+    kernel's signature, which numba reads back from the disk cache by unpickling it: it must
+    come back as the same kernel, or the cache never hits and every process compiles again."""
+    read_back = (
+        "import pickle, sys\n"
+        "from qwixx_env.core import rules\n"
+        "from qwixx_env.policies.scripted import policy_action\n"
+        "kernels = pickle.loads(sys.stdin.buffer.read())\n"
+        "print(kernels[0] is policy_action, kernels[1] is rules.apply_batch)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", read_back], input=pickle.dumps((policy_action, rules.apply_batch)),
+                          capture_output=True, check=True)
+    assert done.stdout.split() == [b"True", b"True"]

@@ -23,8 +23,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import importlib
 import logging
 import os
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -157,6 +159,16 @@ class CachedKernel(CPUDispatcher):
 
     _caching = False
 
+    def __reduce__(self) -> Any:
+        """Pickled by name where it is its module's global: a kernel passed to another as an
+        argument (`core.engine.Engine.play_table`'s policy) is part of that kernel's cached
+        signature, which numba reads back from the cache by unpickling it; by name, it is
+        this same kernel (numba's own pickle would make a new one, and miss the cache)."""
+        module, name = self.py_func.__module__, self.py_func.__qualname__
+        if getattr(sys.modules.get(module), name, None) is not self:
+            return super().__reduce__()
+        return _kernel_named, (module, name)
+
     def compile(self, sig: Any) -> Any:
         """Turn the disk cache on (once), then compile or load `sig` as numba does."""
         if not self._caching:
@@ -176,6 +188,11 @@ class CachedKernel(CPUDispatcher):
         finally:
             numba_config.CACHE_DIR = previous  # pyright: ignore[reportAttributeAccessIssue]
         self._caching = True
+
+
+def _kernel_named(module: str, name: str) -> Any:
+    """The kernel a module holds under `name` (how `CachedKernel` unpickles)."""
+    return getattr(importlib.import_module(module), name)
 
 
 def kernel(*, refcounts: bool = True, **options: Any) -> Callable:
