@@ -9,10 +9,12 @@ import numpy as np
 import pytest
 
 from qwixx_env import qwixx_v0, replay
-from qwixx_env.core.engine import Engine
+from qwixx_env.core.engine import Engine, SeatTable
 from qwixx_env.core.snapshot import state_from_snapshot
 from qwixx_env.core.state import LUCKY, OVER, WHITE
 from qwixx_env.core.variant import get_variant
+from qwixx_env.policies.scratch import new_scratch
+from qwixx_env.policies.scripted import GREEDY, ScriptedPolicies, greedy_action, policy_action
 
 TABLES = [
     {"num_players": 2},
@@ -177,3 +179,110 @@ def test_end_games_names_a_bad_seat():
     with pytest.raises(ValueError, match="games: got index 1"):
         engine.end_games([1], [0])
     assert not engine.is_over()[0]
+
+
+def test_apply_games_then_settle_equals_step_for_those_games():
+    """A subset of games played by `apply_games` and settled ends where `step` leaves them,
+    with the same rewards, done flags and masks; the games not named do not move."""
+    stepped, some = Engine(num_players=3, batch_size=4), Engine(num_players=3, batch_size=4)
+    stepped.reset(7)
+    some.reset(7)
+    rng = np.random.default_rng(7)
+    for _ in range(60):
+        acts = np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in stepped.masks])
+        untouched = some.state.marks[[0, 2]].copy(), some.state.roll[[0, 2]].copy()
+        some.apply_games([1, 3], acts[[1, 3]])
+        assert np.array_equal(some.state.marks[[0, 2]], untouched[0])
+        assert np.array_equal(some.state.roll[[0, 2]], untouched[1])
+        some.apply_games([0, 2], acts[[0, 2]])
+        some.settle(0)
+        stepped.step(acts)
+        some.observe_games(np.arange(4), some.seats)
+        for a, b in zip(some.state, stepped.state, strict=True):
+            assert np.array_equal(a, b)
+        assert np.array_equal(some.rewards, stepped.rewards) and np.array_equal(some.done, stepped.done)
+        assert np.array_equal(some.masks, stepped.masks)
+        for b in np.flatnonzero(stepped.done).tolist():  # settle writes a finished game's observation
+            assert np.array_equal(some.obs[b], stepped.observe(0)[b])
+        if stepped.is_over().all():
+            break
+
+
+def test_apply_games_refuses_a_bad_game_or_action_and_changes_nothing():
+    engine = Engine(num_players=2, batch_size=3)
+    engine.reset(3)
+    before = [a.copy() for a in engine.state]
+    illegal = int(np.flatnonzero(engine.masks[1] == 0)[0])
+    legal = int(np.flatnonzero(engine.masks[0])[0])
+    with pytest.raises(ValueError, match=f"game 1 .* got action {illegal}"):
+        engine.apply_games([0, 1], [legal, illegal])
+    with pytest.raises(ValueError, match="game 2 twice"):
+        engine.apply_games([2, 0, 2], [legal, legal, legal])
+    with pytest.raises(ValueError, match="games: got index 3"):
+        engine.apply_games([3], [legal])
+    engine.end_games([2], [0])
+    with pytest.raises(ValueError, match="game 2 .*the game is over"):
+        engine.apply_games([2], [legal])
+    for a, b in zip(engine.state, before, strict=True):
+        assert np.array_equal(a[:2], b[:2])
+
+
+def test_observe_games_writes_only_the_named_rows_as_the_named_seats_see_them():
+    engine = Engine(num_players=3, batch_size=4)
+    engine.reset(5)
+    full = engine.observe(2).copy()
+    engine.buffers.obs[...] = -1
+    engine.buffers.masks[...] = 9
+    obs, masks = engine.observe_games([1, 3], 2)
+    assert np.array_equal(obs[[1, 3]], full[[1, 3]]) and (obs[[0, 2]] == -1).all()
+    assert (masks[[0, 2]] == 9).all() and masks[[1, 3]].max() == 1
+    with pytest.raises(ValueError, match="seats: got"):
+        engine.observe_games([0], [3])
+
+
+def test_play_table_plays_each_seat_by_its_entry_until_the_callers_turn():
+    """Greedy entries decide exactly as the greedy policy does; an entry of kind -1 stops the
+    game for the caller (``waiting``); the caller's seat is never played."""
+    B, P = 6, 3
+    engine, twin = Engine(num_players=P, batch_size=B), Engine(num_players=P, batch_size=B)
+    caller = np.array([0, 1, 2, 0, 1, 2], np.int64)
+    entries = np.zeros((B, P), np.int64)
+    entries[5] = 1  # game 5: every seat is the caller's other policy
+    policies = ScriptedPolicies(2, 2, np.zeros(1), np.zeros(B, np.uint64))
+    table = SeatTable(caller, entries, np.array([GREEDY, -1], np.int64), np.full(B, -1, np.int64), policies,
+                      new_scratch(engine.variant, P))
+    tables = engine.variant.tables
+    for seed in range(4):
+        engine.reset(seed)
+        twin.reset(seed)
+        decisions = engine.play_table(table, policy_action)
+        played = 0
+        for b in range(5):
+            while twin.state.phase[b] != OVER and twin.seats[b] != caller[b]:
+                twin.observe_games([b], 0)
+                twin.apply_games([b], [greedy_action(twin.state, tables, b, twin.masks[b], 2, 2)])
+                played += 1
+        assert decisions == played > 0
+        for a, b in zip(engine.state, twin.state, strict=True):
+            assert np.array_equal(a, b)
+        assert table.waiting[:5].tolist() == [-1] * 5
+        assert table.waiting[5] == (1 if engine.seats[5] != 2 else -1)
+    with pytest.raises(RuntimeError, match="history"):
+        Engine(num_players=P, batch_size=B, history=True).play_table(table, policy_action)
+
+
+def test_play_table_refuses_a_table_of_the_wrong_shape_or_range():
+    engine = Engine(num_players=2, batch_size=2)
+    engine.reset(0)
+    policies = ScriptedPolicies(2, 2, np.zeros(1), np.zeros(2, np.uint64))
+
+    def table(caller=(0, 0), entries=((0, 0), (0, 0)), kinds=(GREEDY,)):
+        return SeatTable(np.array(caller, np.int64), np.array(entries, np.int64), np.array(kinds, np.int64),
+                         np.full(2, -1, np.int64), policies, new_scratch(engine.variant, 2))
+
+    before = engine.state.marks.copy()
+    for bad, match in [(table(caller=(0, 2)), "table.caller"), (table(entries=((0, 1), (0, 0))), "table.entries"),
+                       (table(caller=(0, 0, 0)), "table.caller"), (table(kinds=()), "table.kinds")]:
+        with pytest.raises(ValueError, match=match):
+            engine.play_table(bad, policy_action)
+    assert np.array_equal(engine.state.marks, before)

@@ -13,6 +13,10 @@ translates (agent names, dicts, spaces, reward modes, what an illegal action doe
 >>> rewards, done = engine.rewards, engine.done
 >>> engine.observe(seats)                    # (B, D) float32, game b as seats[b] sees it
 
+A caller that decides some seats itself and lets compiled policies play the others (the
+vector env) moves the games by `apply_games` (some games), `play_table` (a `SeatTable`),
+`settle` (rewards and done flags) and `observe_games` (masks and observations of some games).
+
 The returned arrays are the engine's own buffers, written again by the next call: copy what
 you keep (each method's docstring says which it returns).
 
@@ -47,6 +51,7 @@ RECORD_FORMAT = "qwixx_env.record/1"
 RESET, STEP, OBSERVE = 0, 1, 2
 PLAYED, PLAYED_ROLLED = -2, -3  # what STEP returns of game 0 when it played it (and rolled anew); else -1
 PLAY, SEATS, PLAY_SEATS = 0, 1, 2  # what `seats_kernel` does
+APPLY, SETTLE, OBSERVE_GAMES = 0, 1, 2  # what `games_kernel` does
 
 
 class Buffers(NamedTuple):
@@ -73,6 +78,23 @@ class SeatBuffers(NamedTuple):
     masks: np.ndarray  # (P, A) int8: each seat's legal actions in game ``game[0]``, zeros if it has none (SEATS)
     scratch: np.ndarray  # (A,) int8: a mask the kernel works in
     game: np.ndarray  # (1,) int64: the game SEATS shows
+
+
+class SeatTable(NamedTuple):
+    """Who decides for each seat (`Engine.play_table`): in game b the caller decides for seat
+    ``caller[b]`` (a learner's); any other seat s plays table entry ``entries[b, s]``, a compiled
+    policy of kind ``kinds[entry]``, or, where that is -1, a policy the caller runs (the game
+    then waits for it: ``waiting[b]`` is that entry, else -1). `params` and `scratch` are
+    passed on to the compiled policy (for `policies.scripted.policy_action`: its
+    `ScriptedPolicies` and a `policies.scratch.Scratch`). The caller owns the arrays and may
+    change their values in place."""
+
+    caller: np.ndarray  # (B,) int64: the seat the caller decides for in each game (-1: none)
+    entries: np.ndarray  # (B, P) int64: each seat's entry of the table
+    kinds: np.ndarray  # (K,) int64: each entry's policy kind, -1: run by the caller
+    waiting: np.ndarray  # (B,) int64: written by `play_table`: the entry the game waits for, -1: none
+    params: Any  # what the policy plays with
+    scratch: Any  # the policy's working arrays
 
 
 class Setup(NamedTuple):
@@ -236,6 +258,55 @@ def seats_kernel(op, st, tb, off, buf, sb, setup, lucky_code):
     return -1
 
 
+@batch_kernel
+def games_kernel(op, count, st, tb, off, buf, setup, lucky_code):
+    """Some games at a time (`APPLY, SETTLE, OBSERVE_GAMES`): `APPLY` plays ``buf.actions[b]``
+    in each game b of ``buf.games[:count]`` (returning the index in that list of the first
+    that is over or whose mask does not offer its action, changing nothing; else -1);
+    `SETTLE` writes every game's rewards since its last ones and its done flag, and the
+    observation of each game that is over as ``buf.observers[b]`` sees it; `OBSERVE_GAMES`
+    writes the mask and the observation (as ``buf.observers[b]`` sees it) of each game of
+    ``buf.games[:count]``."""
+    if op == APPLY:
+        for i in range(count):
+            b, a = buf.games[i], buf.actions[buf.games[i]]
+            if st.phase[b] == OVER or a < 0 or a >= buf.masks.shape[1] or buf.masks[b, a] == 0:
+                return i
+        for i in range(count):
+            b = buf.games[i]
+            rules.apply_one(st, tb, b, buf.actions[b], lucky_code)
+    elif op == SETTLE:
+        for b in range(st.phase.shape[0]):
+            buf.done[b] = False
+            if st.phase[b] == OVER:  # written before an autoreset restarts the game
+                encode_one(st, tb, off, b, buf.observers[b], buf.obs[b])
+            settle_game(st, tb, b, buf, setup)
+    else:
+        for i in range(count):
+            b = buf.games[i]
+            rules.legal_mask_one(st, tb, b, buf.masks[b], lucky_code)
+            encode_one(st, tb, off, b, buf.observers[b], buf.obs[b])
+    return -1
+
+
+@batch_kernel
+def seat_table_kernel(st, tb, lucky_code, table, policy):
+    """Play every game on (`Engine.play_table`) until the caller's seat is to decide, the game
+    is over or it waits for a policy the caller runs; returns how many decisions it played."""
+    decisions = 0
+    for b in range(st.phase.shape[0]):
+        table.waiting[b] = -1
+        while st.phase[b] != OVER and st.turn[b] != table.caller[b]:
+            entry = table.entries[b, st.turn[b]]
+            kind = table.kinds[entry]
+            if kind < 0:
+                table.waiting[b] = entry
+                break
+            rules.apply_one(st, tb, b, policy(kind, st, tb, b, table.params, table.scratch), lucky_code)
+            decisions += 1
+    return decisions
+
+
 def game_seeds(seed: int | Sequence[int] | None, num_games: int) -> np.ndarray:
     """Generator states for `num_games` games: an int seeds game i with ``seed + i`` (so game i
     of a batch plays exactly as a single game seeded with ``seed + i``); a sequence gives one
@@ -276,9 +347,9 @@ def as_games(games: Any, num_games: int) -> np.ndarray:
     idx = np.asarray(games)
     if idx.ndim != 1 or (idx.size and idx.dtype.kind not in "iu"):
         raise ValueError(f"games: got {games!r}; expected a list of game indices (whole numbers)")
-    idx = idx.astype(np.int64)
-    outside = idx[(idx < 0) | (idx >= num_games)]
-    if outside.size:
+    idx = idx.astype(np.int64, copy=False)  # read only, here and by every caller
+    if idx.size and (idx.min() < 0 or idx.max() >= num_games):
+        outside = idx[(idx < 0) | (idx >= num_games)]
         raise ValueError(f"games: got index {int(outside[0])}; expected indices from 0 to {num_games - 1}")
     return idx
 
@@ -343,6 +414,9 @@ class Engine:
         self._mask_kernel: Any = None
         self._seats_kernel: Any = None  # resolved on first use (`play`, `seat_views`): most engines never need it
         self._seats_args: tuple[Any, ...] = ()
+        self._games_kernel: Any = None  # resolved on first use (`apply_games`, `settle`, `observe_games`)
+        self._table_kernel: Any = None  # resolved for the table and policy `play_table` last played
+        self._table_args: tuple[Any, ...] = ()
 
     # --- the buffers, by name -----------------------------------------------------------
 
@@ -562,6 +636,115 @@ class Engine:
         self._kernel(OBSERVE, 0, *self._args)
         return self.buffers.obs
 
+    # --- some games at a time (a caller that plays some seats itself: the vector env) ----
+
+    def apply_games(self, games: Sequence[int] | np.ndarray, actions: Sequence[int] | np.ndarray) -> None:
+        """One decision in each of some games: ``actions[i]`` in game ``games[i]`` (distinct
+        games, each live, each action offered by its row of `masks`, as `observe_games`,
+        `step` and `reset` write them). Unlike `step` it writes no rewards, done flags or
+        masks: `settle` and `observe_games` write them when the caller wants them. Raises
+        ValueError, changing no game, for a game that is over or an action it does not offer."""
+        idx = self._distinct_games(games)
+        acts = as_actions(actions, idx.size)
+        buf, st = self.buffers, self.state
+        buf.games[: idx.size] = idx
+        buf.actions[idx] = acts
+        before = (st.turn[idx].tolist(), st.roll[idx].tolist()) if self.history else None
+        bad = self._games(APPLY, idx.size)
+        if bad >= 0:
+            b = int(idx[bad])
+            legal = "none (the game is over)" if st.phase[b] == OVER else np.flatnonzero(buf.masks[b]).tolist()
+            raise ValueError(f"actions: game {b} (seat {int(st.turn[b])}) got action {int(acts[bad])}; "
+                             f"legal there: {legal}")
+        if before is not None:
+            for i, b in enumerate(idx.tolist()):
+                hist = self._history[b]
+                hist["decisions"].append([before[0][i], int(acts[i])])
+                if st.roll[b] != before[1][i]:
+                    hist["rolls"].append(self.dice(b))
+
+    def play_table(self, table: SeatTable, policy: Any) -> int:
+        """Play every live game on by the seat table `table` (a `SeatTable`) until, in each,
+        the caller's seat is to decide, the game is over, or it waits for a policy the caller
+        runs (``table.waiting``): a seat of kind k decides ``policy(k, state, tables, game,
+        table.params, table.scratch)``, a compiled policy (`policies.scripted.policy_action`).
+        Writes no rewards (`settle` does). Returns how many decisions it played. An engine
+        with ``history=True`` refuses it (those decisions would not be recorded)."""
+        if self.history:
+            raise RuntimeError("play_table(): this engine keeps a history, which would miss the table's decisions; "
+                               "build it with history=False")
+        args = self._table_args
+        if not args or args[0] is not self.state or args[3] is not table or args[4] is not policy:
+            self._check_table(table)
+            self._table_args = args = (self.state, self.variant.tables, self._lucky_code, table, policy)
+            self._table_kernel = compiled(seat_table_kernel, *args)
+        return self._table_kernel(*args)
+
+    def _check_table(self, table: Any) -> None:
+        """A ValueError unless `table` is a `SeatTable` of this engine's shape whose seats and
+        entries are in range (checked when a table is first played: values the caller
+        changes in place later are its own to keep in range)."""
+        B, P = self.batch_size, self.num_players
+        if not isinstance(table, SeatTable):
+            raise ValueError(f"table: got {type(table).__name__}; expected a SeatTable")
+        shapes = {"caller": (B,), "entries": (B, P), "waiting": (B,)}
+        for name, shape in shapes.items():
+            arr = getattr(table, name)
+            if not (isinstance(arr, np.ndarray) and arr.dtype == np.int64 and arr.shape == shape):
+                raise ValueError(f"table.{name}: expected an int64 array of shape {shape}")
+        kinds = table.kinds
+        if not (isinstance(kinds, np.ndarray) and kinds.dtype == np.int64 and kinds.ndim == 1 and kinds.size):
+            raise ValueError("table.kinds: expected a non-empty 1-d int64 array (a policy kind per entry, -1: yours)")
+        if table.caller.min() < -1 or table.caller.max() >= P:
+            raise ValueError(f"table.caller: expected seats from 0 to {P - 1} (-1: none)")
+        if table.entries.min() < 0 or table.entries.max() >= kinds.size:
+            raise ValueError(f"table.entries: expected entries from 0 to {kinds.size - 1}")
+
+    def settle(self, observers: int | Sequence[int] | np.ndarray) -> None:
+        """For a caller that plays with `apply_games` and `play_table` (`step` settles its
+        own): every game's rewards since it was last settled or started into `rewards`, which
+        games are over into `done`, and the observation of each that is over, as seat
+        ``observers[b]`` sees it (an int: that seat in every game), into its row of `obs`."""
+        self.buffers.observers[:] = self._check_seats(observers, self.batch_size)
+        self._games(SETTLE, 0)
+
+    def observe_games(self, games: Sequence[int] | np.ndarray,
+                      seats: int | Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Write, for each game ``games[i]``, its mask (the legal actions of the seat to
+        decide) and its observation as seat ``seats[i]`` sees it (an int: that seat in every
+        game) into its rows of `masks` and `obs`; the other rows stay as they were. Returns
+        the (obs, masks) buffers, written again by the next call."""
+        idx = as_games(games, self.batch_size)
+        buf = self.buffers
+        buf.observers[idx] = self._check_seats(seats, idx.size)
+        buf.games[: idx.size] = idx
+        self._games(OBSERVE_GAMES, idx.size)
+        return buf.obs, buf.masks
+
+    def _distinct_games(self, games: Sequence[int] | np.ndarray) -> np.ndarray:
+        """`games` as checked indices (`as_games`), or a ValueError naming one given twice."""
+        idx = as_games(games, self.batch_size)
+        if idx.size > 1 and not bool(np.all(idx[1:] > idx[:-1])):
+            values, counts = np.unique(idx, return_counts=True)
+            if counts.max() > 1:
+                raise ValueError(f"games: got game {int(values[np.argmax(counts)])} twice; expected distinct games")
+        return idx
+
+    def _check_seats(self, seats: Any, n: int) -> np.ndarray:
+        """`seats` as (n,) int64 seats of this table (an int: that seat n times), or a ValueError."""
+        arr = np.asarray(seats)
+        if arr.ndim == 0:
+            arr = np.full(n, arr)
+        if arr.shape != (n,) or (n and (arr.dtype.kind not in "iu" or arr.min() < 0 or arr.max() >= self.num_players)):
+            raise ValueError(f"seats: got {seats!r}; expected one seat from 0 to {self.num_players - 1} per game")
+        return arr
+
+    def _games(self, op: int, count: int) -> int:
+        """`games_kernel` for this engine, resolved on first use."""
+        if self._games_kernel is None:
+            self._games_kernel = compiled(games_kernel, op, count, *self._args)
+        return self._games_kernel(op, count, *self._args)
+
     def scores(self) -> np.ndarray:
         """(B, P) int64: every seat's score now (committed crosses only); a new array."""
         return rules.scores(self.variant, self.state)
@@ -686,4 +869,4 @@ def _empty_history(seed: Any, rng_state: int) -> dict[str, Any]:
     }
 
 
-__all__ = ["RECORD_FORMAT", "Buffers", "Engine", "Setup", "State", "as_actions", "as_games", "game_seeds"]
+__all__ = ["RECORD_FORMAT", "Buffers", "Engine", "SeatTable", "Setup", "State", "as_actions", "as_games", "game_seeds"]
