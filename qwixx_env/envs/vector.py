@@ -2,9 +2,11 @@
 
 Each of N games has one learning seat (fixed, or drawn per game); every other seat is played
 inside the engine by an opponent drawn per game and seat from a weighted pool. Scripted
-opponents (`"random"`, `"greedy"`, `"heuristic"`) run in the compiled kernels; frozen learned policies are
-called once per round on the batch of games that wait for them. The learner sees exactly what
-`qwixx_v0` shows that seat, and gets the same rewards.
+opponents (`"random"`, `"greedy"`, `"heuristic"`) play in the engine's compiled call, from its
+seat table (`Engine.play_table`); frozen learned policies are called once per round on the
+batch of games that wait for them. The games move only through the engine's methods, and its
+buffers hold the masks and observations. The learner sees exactly what `qwixx_v0` shows that
+seat, and gets the same rewards.
 
 It is a `gymnasium.vector.VectorEnv` with same-step autoreset by default: when a game ends,
 `step` returns its terminal reward and the first observation of the next game, and the final
@@ -22,7 +24,7 @@ first observation of its next game, with reward 0 and no decision played.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -30,14 +32,10 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from qwixx_env.bots.specs import ACCEPTED, opponent
-from qwixx_env.core import rules
 from qwixx_env.core.checks import check_choice, check_int, is_number
-from qwixx_env.core.compile import batch_kernel
-from qwixx_env.core.engine import Engine, as_actions
-from qwixx_env.core.observation import encode_one
+from qwixx_env.core.engine import Engine, SeatTable, as_actions
 from qwixx_env.core.options import TableOptions, table_from
-from qwixx_env.core.rewards import check_illegal_reward, rewards_one
-from qwixx_env.core.state import OVER
+from qwixx_env.core.rewards import check_illegal_reward
 from qwixx_env.policies import Policy
 from qwixx_env.policies.heuristic import weights_array
 from qwixx_env.policies.scratch import new_scratch
@@ -47,62 +45,6 @@ Opponent = str | Policy
 FROZEN = -1  # pool kind of a Python-side policy
 ILLEGAL_ACTIONS = ("raise", "terminate")
 AUTORESET_MODES = (AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP)
-
-
-@batch_kernel
-def advance(st, tb, learner, seat_opponent, pool_kinds, policies, waiting, ws):
-    """Play scripted opponents (as `policies`, a `policies.scripted.ScriptedPolicies`, set
-    them) until each game is at its learner's turn, over, or waiting for a frozen policy
-    (`waiting[b]` = that opponent's pool index, else -1). Returns how many decisions the
-    scripted opponents made."""
-    decisions = 0
-    for b in range(st.phase.shape[0]):
-        waiting[b] = -1
-        while st.phase[b] != OVER and st.turn[b] != learner[b]:
-            code = seat_opponent[b, st.turn[b]]
-            kind = pool_kinds[code]
-            if kind < 0:
-                waiting[b] = code
-                break
-            action = policy_action(kind, st, tb, b, policies, ws)
-            rules.apply_one(st, tb, b, action)
-            decisions += 1
-    return decisions
-
-
-@batch_kernel
-def apply_some(st, tb, games, actions):
-    for i in range(games.shape[0]):
-        rules.apply_one(st, tb, games[i], actions[i])
-
-
-@batch_kernel
-def observe_some(st, tb, off, games, seats, masks, obs):
-    for i in range(games.shape[0]):
-        b = games[i]
-        rules.legal_mask_one(st, tb, b, masks[i])
-        encode_one(st, tb, off, b, seats[i], obs[i])
-
-
-class StepResults(NamedTuple):
-    """The arrays `settle` writes a step's results into (N games, P seats)."""
-
-    seat_rewards: np.ndarray  # (N, P) int64: every seat's reward
-    rewards: np.ndarray  # (N,) float32: the learner's
-    done: np.ndarray  # (N,) bool: the game ended
-    final_obs: np.ndarray  # (N, D) float32: the learner's last observation of a game that ended
-
-
-@batch_kernel
-def settle(st, tb, off, mode, learner, last_scores, out):
-    """The learner's reward for this step; for finished games, the final observation (into
-    `out`, a `StepResults`)."""
-    for b in range(st.phase.shape[0]):
-        rewards_one(st, tb, b, mode, last_scores, out.seat_rewards[b])
-        out.rewards[b] = out.seat_rewards[b, learner[b]]
-        out.done[b] = st.phase[b] == OVER
-        if out.done[b]:
-            encode_one(st, tb, off, b, learner[b], out.final_obs[b])
 
 
 class QwixxVectorEnv(VectorEnv):
@@ -162,7 +104,6 @@ class QwixxVectorEnv(VectorEnv):
         if greedy_max_skip is None:
             greedy_max_skip = default_skip
         self.greedy_max_skip = check_int("greedy_max_skip", greedy_max_skip, minimum=0)
-        self._heuristic_weights = weights_array()
         self.single_observation_space = spaces.Dict(
             {
                 "observation": spaces.Box(self.layout.low, self.layout.high, dtype=np.float32),
@@ -177,14 +118,14 @@ class QwixxVectorEnv(VectorEnv):
         self.seat_opponent = np.zeros((N, P), np.int64)
         self.policy_rng = np.zeros(N, np.uint64)
         self._rng = np.random.default_rng()
-        self._obs = np.zeros((N, self.layout.size), np.float32)
-        self._masks = np.zeros((N, e.num_actions), np.int8)
+        self._games = np.arange(N)
         self._final_obs = np.zeros((N, self.layout.size), np.float32)
         self._rewards = np.zeros(N, np.float32)
-        self._seat_rewards = np.zeros((N, P), np.int64)
         self._done = np.zeros(N, np.bool_)
-        self._waiting = np.full(N, -1, np.int64)
-        self._scratch = new_scratch(e.variant, P)
+        # who plays each seat inside the engine: the learner's seat is ours, any other its opponent's
+        policies = ScriptedPolicies(self.greedy_max_skip, self._penalty_worry, weights_array(), self.policy_rng)
+        self._seat_table = SeatTable(self.learner, self.seat_opponent, self._pool_kinds, np.full(N, -1, np.int64),
+                                     policies, new_scratch(e.variant, P))
         self._truncated = np.zeros(N, np.bool_)
         self._has_reset = False
         self._ended = np.zeros(N, np.bool_)  # NEXT_STEP: games that ended in the last step, restarted in the next
@@ -216,37 +157,41 @@ class QwixxVectorEnv(VectorEnv):
         actions = as_actions(actions, self.num_envs)
         ended = self._ended.copy()  # NEXT_STEP: their actions are ignored, the games restart below
         ok = (actions >= 0) & (actions < e.num_actions)
-        ok[ok] = self._masks[np.flatnonzero(ok), actions[ok]] == 1
+        ok[ok] = e.masks[np.flatnonzero(ok), actions[ok]] == 1
         ok |= ended
         illegal = np.flatnonzero(~ok)
         if illegal.size and self.illegal_action == "raise":
             b = int(illegal[0])
             raise ValueError(
                 f"actions: game {b} (learner seat {int(self.learner[b])}) got action {int(actions[b])}; "
-                f"legal there: {np.flatnonzero(self._masks[b]).tolist()} (illegal_action='terminate' ends the "
+                f"legal there: {np.flatnonzero(e.masks[b]).tolist()} (illegal_action='terminate' ends the "
                 "game instead)"
             )
         play = ok & ~ended
         if illegal.size or ended.any():  # terminate: those games end where they stand, the others go on
-            apply_some(e.state, self.variant.tables, np.flatnonzero(play), actions[play])
+            e.apply_games(np.flatnonzero(play), actions[play])
         else:
-            rules.apply_batch(e.state, self.variant.tables, actions)
+            e.apply_games(self._games, actions)
         self.learner_decisions += int(play.sum())
         self._play_opponents()
-        settle(e.state, self.variant.tables, self.layout.offsets, e.setup.reward_mode, self.learner, e.last_scores,
-               StepResults(self._seat_rewards, self._rewards, self._done, self._final_obs))
+        e.settle(self.learner)  # rewards, done, and a finished game's last observation as its learner sees it
+        self._rewards[:] = e.rewards[self._games, self.learner]
+        self._done[:] = e.done
+        finished = np.flatnonzero(self._done)
+        self._final_obs[finished] = e.obs[finished]
         infos: dict[str, Any] = {}
         if illegal.size:
             # the learner's rewards for the game sum to illegal_reward; its last observation is final
             self._rewards[illegal] = self.illegal_reward - e.last_scores[illegal, self.learner[illegal]]
             self._done[illegal] = True
-            self._final_obs[illegal] = self._obs[illegal]
+            self._final_obs[illegal] = e.obs[illegal]
+            e.end_games(illegal, self.learner[illegal], actions[illegal])
             infos["illegal_action"], infos["_illegal_action"] = ~ok, ~ok
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:
             return self._next_step_results(ended, infos)
         finished = np.flatnonzero(self._done)
         if finished.size:
-            infos["final_obs"] = {"observation": self._final_obs.copy(), "action_mask": np.zeros_like(self._masks)}
+            infos["final_obs"] = {"observation": self._final_obs.copy(), "action_mask": np.zeros_like(e.masks)}
             infos["_final_obs"] = self._done.copy()
             self.start_games(finished)
         return self.observations(), self._rewards.copy(), self._done.copy(), self._truncated.copy(), infos
@@ -262,13 +207,12 @@ class QwixxVectorEnv(VectorEnv):
         self._ended[:] = self._done
         if self._done.any():
             obs["observation"][self._done] = self._final_obs[self._done]
-            obs["action_mask"][self._done] = 0
-            self._masks[self._done] = 0  # the next step's action there is ignored, whatever it is
+            obs["action_mask"][self._done] = 0  # the engine's are 0 there too: those games are over
         return obs, self._rewards.copy(), self._done.copy(), self._truncated.copy(), infos
 
     def action_masks(self) -> np.ndarray:
         """(N, A) bool: the learner's legal actions in every game (what MaskablePPO asks for)."""
-        return self._masks.astype(bool)
+        return self.engine.masks.astype(bool)
 
     def _resolve(self, spec: str) -> Opponent:
         """What the env plays for a bot spec (`bots.specs.opponent`: the one check of a spec,
@@ -299,6 +243,7 @@ class QwixxVectorEnv(VectorEnv):
             codes[gone] = self._rng.choice(len(pool), size=int(gone.sum()), p=weights)
             self.seat_opponent[:] = codes
         self._pool, self._pool_kinds, self._pool_weights = pool, kinds, weights
+        self._seat_table = self._seat_table._replace(kinds=kinds)
         self.opponents = opponents
 
     def __repr__(self) -> str:
@@ -330,31 +275,24 @@ class QwixxVectorEnv(VectorEnv):
     def _play_opponents(self) -> None:
         """Scripted opponents in the kernel; frozen policies in batches, until every live game
         is at its learner's turn."""
-        e, tb = self.engine, self.variant.tables
-        policies = ScriptedPolicies(self.greedy_max_skip, self._penalty_worry, self._heuristic_weights, self.policy_rng)
+        e, table = self.engine, self._seat_table
         while True:
-            self.opponent_decisions += advance(
-                e.state, tb, self.learner, self.seat_opponent, self._pool_kinds, policies, self._waiting, self._scratch,
-            )
-            waiting = np.flatnonzero(self._waiting >= 0)
+            self.opponent_decisions += e.play_table(table, policy_action)
+            waiting = np.flatnonzero(table.waiting >= 0)
             if waiting.size == 0:
                 return
-            for code in np.unique(self._waiting[waiting]):
-                games = waiting[self._waiting[waiting] == code]
-                seats = e.state.turn[games].astype(np.int64)
-                obs = np.zeros((games.size, self.layout.size), np.float32)
-                masks = np.zeros((games.size, e.num_actions), np.int8)
-                observe_some(e.state, tb, self.layout.offsets, games, seats, masks, obs)
+            for code in np.unique(table.waiting[waiting]):
+                games = waiting[table.waiting[waiting] == code]
+                all_obs, all_masks = e.observe_games(games, e.seats[games])
+                obs, masks = all_obs[games], all_masks[games]
                 acts = _check_policy_actions(self._pool[code], self._pool[code](obs, masks), masks)
-                apply_some(e.state, tb, games, acts)
+                e.apply_games(games, acts)
                 self.opponent_decisions += games.size
 
     def observations(self) -> dict[str, np.ndarray]:
         """Every game as its learner sees it now: {"observation": (N, D), "action_mask": (N, A)} (copies)."""
-        e = self.engine
-        games = np.arange(self.num_envs)
-        observe_some(e.state, self.variant.tables, self.layout.offsets, games, self.learner, self._masks, self._obs)
-        return {"observation": self._obs.copy(), "action_mask": self._masks.copy()}
+        obs, masks = self.engine.observe_games(self._games, self.learner)
+        return {"observation": obs.copy(), "action_mask": masks.copy()}
 
 
 def _check_policy_actions(policy: Any, returned: Any, masks: np.ndarray) -> np.ndarray:
