@@ -16,11 +16,13 @@ from qwixx_env.core.variant import (
     decode_action,
     encode_action,
     get_variant,
+    register_variant,
+    variant_names,
 )
 
 __all__ = [
     "CLASSIC", "COLOR", "COLORS", "LONGO", "LUCKY", "OVER", "PHASES", "WHITE",
     "Engine", "ObservationLayout", "ObservationView", "State", "TableOptions", "Variant",
-    "decode_action", "encode_action", "get_variant", "layout_for", "new_state", "rules",
-    "seed_to_rng", "snapshot", "state_from_observation", "state_from_snapshot",
+    "decode_action", "encode_action", "get_variant", "layout_for", "new_state", "register_variant", "rules",
+    "seed_to_rng", "snapshot", "state_from_observation", "state_from_snapshot", "variant_names",
 ]

@@ -22,7 +22,7 @@ import numpy as np
 
 from qwixx_env.core.checks import check_choice, check_int, is_int
 from qwixx_env.core.rewards import check_reward
-from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES, Variant, get_variant
+from qwixx_env.core.variant import LUCKY_RULES, Variant, get_variant, register_variant, variant_names
 
 MAX_PLAYERS = 5
 
@@ -33,8 +33,13 @@ def check_num_players(num_players: Any) -> int:
 
 
 def check_variant(variant: Any) -> str:
-    """`variant` if it names a variant (``"classic"`` or ``"longo"``), or a `ValueError`."""
-    return check_choice("variant", variant, VARIANT_NAMES)
+    """The name of `variant`: a registered name (``"classic"``, ``"longo"``, or one given to
+    `variant.register_variant`), or a `Variant`, which is registered under its name (a
+    `ValueError` if another variant has that name); anything else is a `ValueError`."""
+    if isinstance(variant, Variant):
+        return register_variant(variant).name
+    return check_choice("variant", variant, variant_names(),
+                        note=" (or a Variant: register_variant makes one playable by name)")
 
 
 def check_lucky(lucky: Any) -> str:
@@ -53,7 +58,8 @@ class TableOptions:
     num_players: int = 2
     """Seats at the table, 1 to 5 (1: solo, that player active on every roll)."""
     variant: str = "classic"
-    """``"classic"`` or ``"longo"``."""
+    """``"classic"``, ``"longo"`` or the name of a registered variant (a `Variant` given here is
+    registered under its name, and its name kept)."""
     lucky: str = "bonus"
     """Longo's lucky rule: ``"bonus"`` or ``"instead"`` (classic: only the default, ``"bonus"``)."""
     lucky_numbers: tuple[tuple[int, int], ...] | None = None
@@ -74,6 +80,7 @@ class TableOptions:
         rules = _with_score_table(get_variant(variant, lucky), self.score_table)
         set_ = object.__setattr__  # frozen: the checked, normalised values replace the given ones
         set_(self, "num_players", num_players)
+        set_(self, "variant", variant)  # the name, also when a Variant was given
         set_(self, "rules", rules)
         set_(self, "lucky", rules.lucky_rule or "bonus")
         set_(self, "lucky_numbers", _check_lucky_numbers(self.lucky_numbers, rules, num_players))
@@ -111,6 +118,11 @@ class TableOptions:
             return np.zeros((self.num_players, 2), np.int64)
         return np.array(self.lucky_numbers, np.int64)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled with its variant (registered again where it is unpickled): a table of a
+        variant registered in this process plays in another, e.g. the arena's workers."""
+        return _unpickle_table, (get_variant(self.variant), self.as_dict())
+
     def as_dict(self) -> dict[str, Any]:
         """The options as JSON-ready data (lists for the sequences), as a game record stores them."""
         return {
@@ -122,6 +134,11 @@ class TableOptions:
             "reward": self.reward,
             "score_table": None if self.score_table is None else list(self.score_table),
         }
+
+
+def _unpickle_table(variant: Variant, options: dict[str, Any]) -> TableOptions:
+    register_variant(variant)
+    return TableOptions(**options)
 
 
 def table_from(table: TableOptions | None = None, /, **options: Any) -> TableOptions:

@@ -18,7 +18,7 @@ from qwixx_env.core.checks import check_int, is_int
 
 COLORS = ("red", "yellow", "green", "blue")
 LUCKY_RULES = ("bonus", "instead")
-VARIANT_NAMES = ("classic", "longo")
+VARIANT_NAMES = ("classic", "longo")  # the package's own; `variant_names()` adds the registered ones
 
 Mark = tuple[str, int] | None
 
@@ -166,18 +166,52 @@ LONGO = Variant(
 )
 
 
+_REGISTRY: dict[str, Variant] = {}  # name -> Variant: what a table may name (`register_variant`)
+
+
+def register_variant(variant: Variant) -> Variant:
+    """Make `variant` playable by its name wherever a table is named: ``TableOptions(variant=
+    name)``, ``qwixx_v0.env(variant=name)``, a config, a record (``TableOptions(variant=
+    variant)`` registers it itself). Its name must be new, or name an equal `Variant` (then
+    nothing changes); another `Variant` under a taken name is a `ValueError`, as is a name
+    that is not a short word. Returns `variant`. Registration lasts for the process: a program
+    that plays a variant of its own registers it at import, as the package does "classic"
+    and "longo" (a `TableOptions` sent to another process carries its variant along)."""
+    if not isinstance(variant, Variant):
+        raise ValueError(f"register_variant: got {variant!r}; expected a qwixx_env.core.variant.Variant")
+    name = variant.name
+    if not (isinstance(name, str) and 0 < len(name) <= 40 and name.replace("_", "").replace("-", "").isalnum()):
+        raise ValueError(f"variant name: got {name!r}; expected a short word (letters, digits, '_' or '-')")
+    known = _REGISTRY.get(name)
+    if known is not None and known != variant:
+        raise ValueError(f"variant {name!r} is registered already, as {known!r}; give yours another name")
+    _REGISTRY[name] = variant
+    return variant
+
+
+def variant_names() -> tuple[str, ...]:
+    """The names a table may use: the package's (`VARIANT_NAMES`), then those registered since."""
+    return tuple(_REGISTRY)
+
+
+register_variant(CLASSIC)
+register_variant(LONGO)
+
+
 def get_variant(variant: str | Variant = "classic", lucky: str | None = None) -> Variant:
-    """The `Variant` for a name (``"classic"`` or ``"longo"``) and a lucky rule (Longo only).
+    """The `Variant` for a registered name (``"classic"``, ``"longo"``, or one given to
+    `register_variant`) and a lucky rule (variants with lucky numbers only).
 
     A `Variant` instance passes through unchanged (with its lucky rule replaced if `lucky`
     is given). Raises `ValueError` naming the option and what is accepted.
     """
     if isinstance(variant, Variant):
         base = variant
-    elif variant in VARIANT_NAMES:
-        base = CLASSIC if variant == "classic" else LONGO
+    elif isinstance(variant, str) and variant in _REGISTRY:
+        base = _REGISTRY[variant]
     else:
-        raise ValueError(f"variant: got {variant!r}; expected one of {VARIANT_NAMES}")
+        raise ValueError(f"variant: got {variant!r}; expected one of {variant_names()} (or a Variant; "
+                         "register_variant makes one playable by name)")
     if lucky is None:
         return base
     if not base.lucky_count:

@@ -40,7 +40,7 @@ import numpy as np
 
 from qwixx_env.core.observation import layout_for
 from qwixx_env.core.options import check_num_players
-from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES, Variant, get_variant
+from qwixx_env.core.variant import LUCKY_RULES, Variant, get_variant, variant_names
 from qwixx_env.files import write_atomically
 from qwixx_env.policies.value import num_features
 
@@ -261,8 +261,8 @@ def check_description(spec: Any, source: str, kind: Kind = POLICY) -> None:
         extra = sorted(set(spec) - set(kind.fields + kind.optional))
         optional = f" (and optionally {list(kind.optional)})" if kind.optional else ""
         raise bad(f"fields: missing {missing}, unexpected {extra}; expected {list(kind.fields)}{optional}")
-    if spec["variant"] not in VARIANT_NAMES:
-        raise bad(f"variant: got {spec['variant']!r}; expected one of {VARIANT_NAMES}")
+    if spec["variant"] not in variant_names():
+        raise bad(f"variant: got {spec['variant']!r}; expected one of {variant_names()} (register_variant adds one)")
     variant = get_variant(spec["variant"])
     if kind is POLICY:
         lucky = spec["lucky"]
