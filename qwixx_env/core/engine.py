@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 
@@ -536,7 +536,24 @@ class Engine:
         breaks a lucky tie), -1 elsewhere: the engine's buffer, written again by the next call.
         `show`: a game whose `seat_views` to write too, in the same compiled call (the views
         are then in ``seat_buffers.obs`` and ``seat_buffers.masks``)."""
-        sb, st, B, P = self._seat_buffers or self.seat_buffers, self.state, self.batch_size, self.num_players
+        sb, st = self._seat_buffers, self.state
+        if (show == 0 and sb is not None and type(actions) is np.ndarray and actions.dtype == np.int64
+                and actions.shape == sb.obs.shape[:1] and self.batch_size == 1 and self._seats_args
+                and self._seats_args[0] is st):
+            # the Parallel view's hot path: one game, its views wanted, everything resolved already
+            sb.actions[0] = actions
+            if not self.history:
+                bad = self._seats_kernel(PLAY_SEATS, *self._seats_args)
+                if bad < 0:
+                    return sb.actions
+            else:
+                played, roll = actions.tolist(), int(st.roll[0])
+                bad = self._seats_kernel(PLAY_SEATS, *self._seats_args)
+                if bad < 0:
+                    self._log_play(0, sb.decided[0].tolist(), played, roll)
+                    return sb.actions
+            return self._refuse_play(bad)
+        sb, B, P = self.seat_buffers, self.batch_size, self.num_players
         op = PLAY
         if show is not None:
             sb.game[0] = show if type(show) is int and 0 <= show < B else as_games([show], B)[0]
@@ -552,23 +569,34 @@ class Engine:
         played, roll = (sb.actions.tolist(), st.roll.tolist()) if self.history else ([], [])
         bad = self._seats(op)
         if bad >= 0:
-            b, s = divmod(bad, P)
-            action = int(sb.actions[b, s])
-            sb.actions[...] = -1
-            self.seat_views(b)
-            legal = np.flatnonzero(sb.masks[s]).tolist()
-            raise ValueError(f"actions: game {b}, seat {s} got action {action}; legal for its next decision: "
-                             f"{legal or 'none (it has nothing to decide in this roll)'}")
+            self._refuse_play(bad)
         if self.history:
             for b, seats in enumerate(sb.decided.tolist()):
-                decisions = self._history[b]["decisions"]
-                for s in seats:
-                    if s < 0:
-                        break
-                    decisions.append([s, played[b][s]])
-                if st.roll[b] != roll[b]:
-                    self._history[b]["rolls"].append(self.dice(b))
+                self._log_play(b, seats, played[b], roll[b])
         return sb.actions
+
+    def _log_play(self, b: int, seats: list[int], played: list[int], roll: int) -> None:
+        """Add a `play` to game b's history: the seats that decided, in order (-1 after the
+        last), with what each played, and a new roll's dice if the roll moved on from `roll`."""
+        decisions = self._history[b]["decisions"]
+        for s in seats:
+            if s < 0:
+                break
+            decisions.append([s, played[s]])
+        if self.state.roll[b] != roll:
+            self._history[b]["rolls"].append(self.dice(b))
+
+    def _refuse_play(self, bad: int) -> NoReturn:
+        """The ValueError of a `play` whose action for game b, seat s (``bad = b * P + s``) is not
+        legal; the actions given are dropped, nothing else changed."""
+        sb = self.seat_buffers
+        b, s = divmod(bad, self.num_players)
+        action = int(sb.actions[b, s])
+        sb.actions[...] = -1
+        self.seat_views(b)
+        legal = np.flatnonzero(sb.masks[s]).tolist()
+        raise ValueError(f"actions: game {b}, seat {s} got action {action}; legal for its next decision: "
+                         f"{legal or 'none (it has nothing to decide in this roll)'}")
 
     def seat_views(self, game: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """Game `game` as every seat sees it and what each may do now: ((P, D) float32

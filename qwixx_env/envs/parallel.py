@@ -61,8 +61,8 @@ class ParallelQwixx(ParallelEnv, EzPickle):
         self._held = np.full(P, -1, np.int64)  # white choices given, not played yet (a seat breaks a lucky tie)
         self._acting: list[str] = []  # acting_agents, as of the last reset or step
         self._obs = np.zeros((P, self.raw.layout.size), np.float32)  # seat s sees row s
-        self._mask_rows = np.zeros((P, self.raw.num_actions), np.int8)
-        self._masks = dict(zip(self.possible_agents, self._mask_rows))  # each agent's mask for the next step
+        self._mask_rows = np.zeros((P, self.raw.num_actions), np.int8)  # the masks outside a white action
+        self._view_masks = self._mask_rows  # each seat's mask for the next step: these rows or the engine's
         # The AEC order of a step's decisions, by the seat to decide first: from it, clockwise.
         self._orders = {first: [self.possible_agents[(i + k) % P] for k in range(P)]
                         for i, first in enumerate(self.possible_agents)}
@@ -173,16 +173,19 @@ class ParallelQwixx(ParallelEnv, EzPickle):
         engine = raw.engine
         phase = engine.state.phase[0]
         if played:
-            obs, masks = engine.seat_buffers.obs, engine.seat_buffers.masks
+            views = engine.seat_buffers
+            obs, masks = views.obs, views.masks
         else:
             obs, masks = engine.seat_views(0)
-        self._obs = obs  # the engine's buffer: `_observations` copies it
+        self._obs = obs  # the engine's buffers: `_observations` copies them
+        if phase == WHITE:
+            self._acting = self.possible_agents
+            self._view_masks = masks
+            return
+        self._view_masks = self._mask_rows
         if phase == OVER:  # by the rules, or (under env()) by an illegal action
             self._acting = []
             self._mask_rows[:] = 0
-        elif phase == WHITE:
-            self._acting = self.possible_agents
-            self._mask_rows[...] = masks
         else:
             self._acting = [raw.agent_selection]
             seat = raw.agent_name_mapping[raw.agent_selection]
@@ -193,7 +196,7 @@ class ParallelQwixx(ParallelEnv, EzPickle):
     def _observations(self, agents: list[str] | None = None) -> dict[str, dict[str, np.ndarray]]:
         """Each agent's observation as the AEC env's `observe` encodes it, with this view's mask:
         rows of one copy of `_update_views`' arrays."""
-        obs, masks, seats = self._obs.copy(), self._mask_rows.copy(), self.raw.agent_name_mapping
+        obs, masks, seats = self._obs.copy(), self._view_masks.copy(), self.raw.agent_name_mapping
         agents = self.agents if agents is None else agents
         if agents == self.possible_agents:  # every seat, in seat order: the rows as they come
             return {agent: {"observation": o, "action_mask": m} for agent, o, m in zip(agents, obs, masks)}
@@ -237,7 +240,7 @@ class ParallelQwixx(ParallelEnv, EzPickle):
                 f"step: no action for {', '.join(missing)}; this step needs one from {', '.join(acting)} ({what})"
             )
         # The AEC order: from the seat to decide on, clockwise; then the seats without a decision.
-        raw, masks = self.raw, self._masks
+        raw, masks = self.raw, dict(zip(self.possible_agents, self._view_masks))
         checked = {}
         for agent in self._orders[raw.agent_selection]:
             if agent not in actions:
