@@ -804,6 +804,14 @@ class Engine:
                     end["action"] = int(acts[i])
                 self._history[b]["illegal_end"] = end
 
+    def illegal_step_rewards(self, games: Sequence[int] | np.ndarray, seats: Sequence[int] | np.ndarray,
+                             illegal_reward: float) -> np.ndarray:
+        """What the step of an illegal action pays seat ``seats[i]`` of game ``games[i]``, so
+        that its rewards for the game sum to `illegal_reward`: that, less what it has been paid
+        already (its score at its last reward, `last_scores`). A new float64 array."""
+        idx = as_games(games, self.batch_size)
+        return illegal_reward - self.buffers.last_scores[idx, self._check_seats(seats, idx.size)].astype(np.float64)
+
     def dice(self, game: int = 0) -> list[int | None]:
         """Game `game`'s dice as rolled (white, white, red, yellow, green, blue; None: out of play)."""
         return [d if d > 0 else None for d in self.state.dice[game].tolist()]

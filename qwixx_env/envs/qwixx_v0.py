@@ -326,7 +326,8 @@ class raw_env(AECEnv, EzPickle):
         self.terminations = dict.fromkeys(self.agents, True)
         self.truncations = dict.fromkeys(self.agents, True)
         self.rewards = dict.fromkeys(self.agents, 0.0)
-        self.rewards[agent] = illegal_reward - float(self.engine.last_scores[0, self.agent_name_mapping[agent]])
+        self.rewards[agent] = float(self.engine.illegal_step_rewards([0], [self.agent_name_mapping[agent]],
+                                                                      illegal_reward)[0])
         self._accumulate_rewards()
         self._deads_step_first()
         self.engine.end_games([0], [self.agent_name_mapping[agent]], None if action is None else [action])

@@ -182,7 +182,7 @@ class QwixxVectorEnv(VectorEnv):
         infos: dict[str, Any] = {}
         if illegal.size:
             # the learner's rewards for the game sum to illegal_reward; its last observation is final
-            self._rewards[illegal] = self.illegal_reward - e.last_scores[illegal, self.learner[illegal]]
+            self._rewards[illegal] = e.illegal_step_rewards(illegal, self.learner[illegal], self.illegal_reward)
             self._done[illegal] = True
             self._final_obs[illegal] = e.obs[illegal]
             e.end_games(illegal, self.learner[illegal], actions[illegal])
