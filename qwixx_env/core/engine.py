@@ -516,7 +516,9 @@ class Engine:
             bad = self._kernel(STEP, 0, *self._args)
             if bad < 0:
                 if before is not None:
-                    self._log(*before)
+                    turn, phase, roll = before
+                    live = np.flatnonzero(phase != OVER)
+                    self._log(live.tolist(), turn[live].tolist(), buf.actions[live].tolist(), roll[live].tolist())
                 return
         raise ValueError(
             f"actions: game {bad} (seat {int(self.seats[bad])}) got action {int(buf.actions[bad])}; "
@@ -634,13 +636,13 @@ class Engine:
                 self._seats_kernel = compiled(seats_kernel, op, *self._seats_args)
         return self._seats_kernel(op, *self._seats_args)
 
-    def _log(self, turn: np.ndarray, phase: np.ndarray, roll: np.ndarray) -> None:
-        """Add the step just taken to each game's history: who decided what (from the seats,
-        phases and rolls before it), and a new roll's dice."""
-        for b in np.flatnonzero(phase != OVER).tolist():
+    def _log(self, games: list[int], seats: list[int], actions: list[int], rolls: list[int]) -> None:
+        """Add one decision per game to its history: seat ``seats[i]`` played ``actions[i]`` in
+        game ``games[i]``, whose roll was ``rolls[i]`` before it (a new roll's dice go in too)."""
+        for b, seat, action, roll in zip(games, seats, actions, rolls, strict=True):
             hist = self._history[b]
-            hist["decisions"].append([int(turn[b]), int(self.buffers.actions[b])])
-            if self.state.roll[b] != roll[b]:
+            hist["decisions"].append([seat, action])
+            if self.state.roll[b] != roll:
                 hist["rolls"].append(self.dice(b))
 
     def legal_mask(self) -> np.ndarray:
@@ -685,11 +687,7 @@ class Engine:
             raise ValueError(f"actions: game {b} (seat {int(st.turn[b])}) got action {int(acts[bad])}; "
                              f"legal there: {legal}")
         if before is not None:
-            for i, b in enumerate(idx.tolist()):
-                hist = self._history[b]
-                hist["decisions"].append([before[0][i], int(acts[i])])
-                if st.roll[b] != before[1][i]:
-                    hist["rolls"].append(self.dice(b))
+            self._log(idx.tolist(), before[0], acts.tolist(), before[1])
 
     def play_table(self, table: SeatTable, policy: Any) -> int:
         """Play every live game on by the seat table `table` (a `SeatTable`) until, in each,
@@ -790,9 +788,7 @@ class Engine:
         action left. The sheets stay as they were. Rewards are the caller's (each adapter's
         illegal-move reward)."""
         idx = as_games(games, self.batch_size)
-        who = np.asarray(seats)
-        if who.shape != idx.shape or not all(is_int(s) and 0 <= s < self.num_players for s in who.tolist()):
-            raise ValueError(f"seats: got {seats!r}; expected one seat from 0 to {self.num_players - 1} per game")
+        who = self._check_seats(seats, idx.size)
         acts = None if actions is None else as_actions(actions, idx.size)
         self.state.phase[idx] = OVER
         self.state.illegal_end[idx] = who
