@@ -239,9 +239,10 @@ class raw_env(AECEnv, EzPickle):
         action = self.check_action(agent, action)
         self._cumulative_rewards[agent] = 0.0
         self.engine.step(action)  # apply, then the next decision's mask and the rewards
-        self._set_rewards()
+        paid = self._set_rewards()
         self._after_decision()
-        self._accumulate_rewards()
+        if paid:
+            self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
@@ -303,10 +304,7 @@ class raw_env(AECEnv, EzPickle):
                 break
             cumulative[agents[seat]] = 0.0  # its reward since it last acted
         self._after_decision()
-        if self.reward_mode != "score_delta" and engine.state.phase[0] != OVER:
-            self.rewards = dict.fromkeys(self.agents, 0.0)  # terminal modes: nothing until the end
-        else:
-            self._set_rewards()
+        if self._set_rewards():
             self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
@@ -368,11 +366,14 @@ class raw_env(AECEnv, EzPickle):
             f"{phase} phase; legal now: [{legal}]"
         )
 
-    def _set_rewards(self) -> None:
-        if self.reward_mode != "score_delta" and self.core_state.phase[0] != OVER:
-            self.rewards = dict.fromkeys(self.agents, 0.0)  # terminal modes: nothing until the end
-            return
+    def _set_rewards(self) -> bool:
+        """`rewards` for the decisions just made; whether any can be non-zero (a terminal
+        reward mode pays nothing until the end: there is nothing to accumulate then)."""
+        if self.reward_mode != "score_delta" and self.engine.state.phase[0] != OVER:
+            self.rewards = dict.fromkeys(self.agents, 0.0)
+            return False
         self.rewards = dict(zip(self.agents, self.engine.rewards[0].astype(float).tolist()))
+        return True
 
 
 _RAW: type[QwixxTable] = raw_env  # what the wrappers and views read of it (pyright checks the protocol)
