@@ -387,7 +387,7 @@ class Engine:
         if self.history and self.autoreset:
             raise ValueError("history=True needs autoreset=False: a game that restarts inside a step has no record")
         B, P = self.batch_size, self.num_players
-        self.state = new_state(P, B)
+        self.state = new_state(P, B, self.variant)
         self.buffers = Buffers(
             actions=np.zeros(B, np.int64),
             games=np.zeros(B, np.int64),
@@ -809,7 +809,8 @@ class Engine:
         return illegal_reward - self.buffers.last_scores[idx, self._check_seats(seats, idx.size)].astype(np.float64)
 
     def dice(self, game: int = 0) -> list[int | None]:
-        """Game `game`'s dice as rolled (white, white, red, yellow, green, blue; None: out of play)."""
+        """Game `game`'s dice as rolled (white, white, then `Variant.dice_colors`: red, yellow,
+        green, blue in classic; None: out of play)."""
         return [d if d > 0 else None for d in self.state.dice[game].tolist()]
 
     def snapshot(self, game: int = 0) -> dict[str, Any]:

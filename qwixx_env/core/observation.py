@@ -7,24 +7,25 @@ Nothing a player chose in the current white action appears until the action reso
 one exception is `pending_cross`, which shows the observer *its own* white choice while it
 breaks a lucky-cross tie (Longo), the only decision that depends on that choice.
 
-Fields, in order (P players, K numbers per row, F die faces; "seat j" is j seats clockwise
-from the observer, seat 0 being the observer):
+Fields, in order (P players, R rows of K numbers, D coloured dice, F die faces; "seat j" is
+j seats clockwise from the observer, seat 0 being the observer; R = D = 4 in classic and Longo):
 
 ================ ============ ==================================================================
 name             shape        meaning
 ================ ============ ==================================================================
-crosses          (P, 4, K)    1 where seat j crossed the k-th number of row r (sheet order)
-locks            (P, 4)       1 where seat j crossed the lock of row r
-penalties        (P, 4)       penalty boxes of seat j, filled from the left
+crosses          (P, R, K)    1 where seat j crossed the k-th number of row r (sheet order)
+locks            (P, R)       1 where seat j crossed the lock of row r
+penalties        (P, 4)       penalty boxes of seat j, filled from the left (the variant's count)
 scores           (P,)         seat j's current score / 100
 lucky_numbers    (P, 2F-1)    1 at number-2 for each lucky number of seat j (Longo; empty in classic)
-dice             (6, F)       one-hot face of white, white, red, yellow, green, blue; 0 = out of play
-locked_rows      (4,)         1 where the row is locked
+dice             (2 + D, F)   one-hot face of white, white, then each coloured die (red, yellow,
+                              green, blue); all 0 = out of play
+locked_rows      (R,)         1 where the row is locked
 phase            (4,)         one-hot: white, lucky, color, over
 is_active        (1,)         1 if the observer is the active player
 active_seat      (P,)         one-hot: how many seats clockwise the active player sits
 active_crossed   (1,)         colour action: 1 if the active player crossed in the white action
-pending_cross    (4, K)       the observer's own white cross while it breaks a lucky tie
+pending_cross    (R, K)       the observer's own white cross while it breaks a lucky tie
 ================ ============ ==================================================================
 """
 
@@ -38,7 +39,7 @@ from qwixx_env.core.checks import check_int
 from qwixx_env.core.compile import batch_kernel, inlined, leaf
 from qwixx_env.core.rules import active_crossed, row_locked, score
 from qwixx_env.core.state import COLOR, LUCKY, NO_DECISION, PHASES, State, new_state
-from qwixx_env.core.variant import COLORS, Variant, get_variant
+from qwixx_env.core.variant import Variant, get_variant
 
 SCORE_SCALE = 100.0
 
@@ -65,25 +66,26 @@ class ObservationLayout:
 
     def __init__(self, variant: Variant, num_players: int):
         P, K, F = num_players, variant.cells, variant.faces
+        R, D = variant.num_rows, len(variant.dice_colors)
         # the score table is a rule parameter: any entry may be the most or the least a row gives
-        score_max = 4 * max(max(variant.score_table), 0) / SCORE_SCALE
-        worst_rows = 4 * min(min(variant.score_table), 0)
+        score_max = R * max(max(variant.score_table), 0) / SCORE_SCALE
+        worst_rows = R * min(min(variant.score_table), 0)
         score_min = (worst_rows - variant.penalty_points * variant.max_penalties) / SCORE_SCALE
         lucky_width = (2 * F - 1) if variant.lucky_count else 0
         # name -> (shape, low, high)
         spec = {
-            "crosses": ((P, 4, K), 0.0, 1.0),
-            "locks": ((P, 4), 0.0, 1.0),
+            "crosses": ((P, R, K), 0.0, 1.0),
+            "locks": ((P, R), 0.0, 1.0),
             "penalties": ((P, variant.max_penalties), 0.0, 1.0),
             "scores": ((P,), score_min, score_max),
             "lucky_numbers": ((P, lucky_width), 0.0, 1.0),
-            "dice": ((6, F), 0.0, 1.0),
-            "locked_rows": ((4,), 0.0, 1.0),
+            "dice": ((2 + D, F), 0.0, 1.0),
+            "locked_rows": ((R,), 0.0, 1.0),
             "phase": ((len(PHASES),), 0.0, 1.0),
             "is_active": ((1,), 0.0, 1.0),
             "active_seat": ((P,), 0.0, 1.0),
             "active_crossed": ((1,), 0.0, 1.0),
-            "pending_cross": ((4, K), 0.0, 1.0),
+            "pending_cross": ((R, K), 0.0, 1.0),
         }
         assert tuple(spec) == Offsets._fields
         self.variant = variant
@@ -137,21 +139,22 @@ def encode_one(st, tb, off, b, seat, out):
     """
     P = st.marks.shape[1]
     K = tb.cells
+    R = tb.rows
     F = tb.faces
     lucky_width = 2 * F - 1
     phase = st.phase[b]
     _clear(out, off.lucky_numbers, P * lucky_width * (tb.lucky_count > 0))
-    _clear(out, off.dice, 6 * F)
+    _clear(out, off.dice, (2 + tb.dice) * F)
     _clear(out, off.active_seat, P)
-    _clear(out, off.pending_cross, 4 * K)
+    _clear(out, off.pending_cross, R * K)
     for j in range(P):
         s = (seat + j) % P
-        for r in range(4):
+        for r in range(R):
             m = np.int64(st.marks[b, s, r])
-            base = off.crosses + (j * 4 + r) * K
+            base = off.crosses + (j * R + r) * K
             for c in range(K):
                 out[base + c] = (m >> c) & 1
-            out[off.locks + j * 4 + r] = st.locks[b, s, r]
+            out[off.locks + j * R + r] = st.locks[b, s, r]
         penalties = st.penalties[b, s]
         for k in range(tb.max_penalties):
             out[off.penalties + j * tb.max_penalties + k] = k < penalties
@@ -159,11 +162,11 @@ def encode_one(st, tb, off, b, seat, out):
         for i in range(tb.lucky_count):
             if st.lucky[b, s, i] >= 2:  # 0: none set (a position built by hand)
                 out[off.lucky_numbers + j * lucky_width + st.lucky[b, s, i] - 2] = 1.0
-    for i in range(6):
+    for i in range(2 + tb.dice):
         d = st.dice[b, i]
         if d > 0:
             out[off.dice + i * F + d - 1] = 1.0
-    for r in range(4):
+    for r in range(R):
         out[off.locked_rows + r] = row_locked(st, b, r)
     for i in range(4):
         out[off.phase + i] = phase == i
@@ -173,7 +176,7 @@ def encode_one(st, tb, off, b, seat, out):
     out[off.active_crossed] = phase == COLOR and active_crossed(st, tb, b)
     if phase == LUCKY and st.turn[b] == seat:
         p = st.pending[b, seat]
-        if 0 <= p < 4 * K:
+        if 0 <= p < R * K:
             out[off.pending_cross + p] = 1.0
 
 
@@ -221,7 +224,7 @@ class ObservationView:
             )
 
     def __getitem__(self, name: str) -> np.ndarray:
-        """A raw field by its layout name, e.g. ``view["crosses"]`` of shape (P, 4, K)."""
+        """A raw field by its layout name, e.g. ``view["crosses"]`` of shape (P, R, K)."""
         if name not in self.layout.slices:
             raise KeyError(f"no field {name!r}; fields are {list(self.layout.slices)}")
         return self.layout.field(self.vector, name)
@@ -232,12 +235,12 @@ class ObservationView:
 
     @property
     def crosses(self) -> np.ndarray:
-        """(P, 4, K) bool: crossed cells of every sheet, the observer's first."""
+        """(P, R, K) bool: crossed cells of every sheet, the observer's first."""
         return self["crosses"] > 0.5
 
     @property
     def locks(self) -> np.ndarray:
-        """(P, 4) bool: locks each seat has crossed."""
+        """(P, R) bool: locks each seat has crossed."""
         return self["locks"] > 0.5
 
     @property
@@ -260,7 +263,7 @@ class ObservationView:
         """``{"white": [w1, w2], "red": d or None, ...}`` like the snapshot (typed as its dicts are)."""
         faces = self["dice"]
         values = [int(np.argmax(f)) + 1 if f.any() else None for f in faces]
-        return {"white": values[:2], **dict(zip(COLORS, values[2:]))}
+        return {"white": values[:2], **dict(zip(self.variant.dice_colors, values[2:]))}
 
     @property
     def white_sum(self) -> int:
@@ -269,7 +272,7 @@ class ObservationView:
 
     @property
     def locked_rows(self) -> np.ndarray:
-        """(4,) bool: locked rows (red, yellow, green, blue)."""
+        """(R,) bool: locked rows, in sheet order (red, yellow, green, blue in classic)."""
         return self["locked_rows"] > 0.5
 
     @property
@@ -311,7 +314,7 @@ class ObservationView:
         numbers = self.variant.row_numbers
         return {
             color: [numbers[r][c] for c in np.flatnonzero(self.crosses[seat, r])]
-            for r, color in enumerate(COLORS)
+            for r, color in enumerate(self.variant.row_names)
         }
 
 
@@ -320,17 +323,18 @@ def decode_one(obs, tb, off, st):
     """The inverse of `encode_one` into game 0 of `st`, the observer becoming seat 0."""
     P = st.marks.shape[1]
     K = tb.cells
+    R = tb.rows
     F = tb.faces
     lucky_width = 2 * F - 1
     for j in range(P):
-        for r in range(4):
+        for r in range(R):
             m = 0
-            base = off.crosses + (j * 4 + r) * K
+            base = off.crosses + (j * R + r) * K
             for c in range(K):
                 if obs[base + c] > 0.5:
                     m |= 1 << c
             st.marks[0, j, r] = m
-            st.locks[0, j, r] = obs[off.locks + j * 4 + r] > 0.5
+            st.locks[0, j, r] = obs[off.locks + j * R + r] > 0.5
         n = 0
         for k in range(tb.max_penalties):
             if obs[off.penalties + j * tb.max_penalties + k] > 0.5:
@@ -343,7 +347,7 @@ def decode_one(obs, tb, off, st):
             if obs[off.lucky_numbers + j * lucky_width + x] > 0.5 and i < 2:
                 st.lucky[0, j, i] = x + 2
                 i += 1
-    for d in range(6):
+    for d in range(2 + tb.dice):
         st.dice[0, d] = 0
         for f in range(F):
             if obs[off.dice + d * F + f] > 0.5:
@@ -364,9 +368,9 @@ def decode_one(obs, tb, off, st):
         st.pending[0, j] = NO_DECISION
         st.pending_lucky[0, j] = NO_DECISION
     if phase == COLOR:
-        st.pending[0, active] = 0 if obs[off.active_crossed] > 0.5 else 4 * K
+        st.pending[0, active] = 0 if obs[off.active_crossed] > 0.5 else R * K
     elif phase == LUCKY:
-        for a in range(4 * K):
+        for a in range(R * K):
             if obs[off.pending_cross + a] > 0.5:
                 st.pending[0, 0] = a
 
@@ -382,6 +386,6 @@ def state_from_observation(view: ObservationView, out: State | None = None) -> S
     as *whether* it crossed (what the penalty rule needs). `out` (a one-game state of the
     right player count) is filled in place instead of allocating one.
     """
-    st = new_state(view.num_players) if out is None else out
+    st = new_state(view.num_players, variant=view.variant) if out is None else out
     decode_one(np.ascontiguousarray(view.vector, np.float32), view.variant.tables, view.layout.offsets, st)
     return st

@@ -80,7 +80,8 @@ def score_bounds(variant: Variant) -> tuple[int, int]:
     """(lowest, highest) final score a sheet of `variant` can reach: every row at the score
     table's lowest (highest) entry, with every penalty (none). Bounds, not always reachable."""
     rows = variant.score_table[: variant.cells + 2]  # 0 to every number and the lock
-    return 4 * min(rows) - variant.penalty_points * variant.max_penalties, 4 * max(rows)
+    R = variant.num_rows
+    return R * min(rows) - variant.penalty_points * variant.max_penalties, R * max(rows)
 
 
 def illegal_return(mode: str, variant: Variant) -> int:

@@ -116,7 +116,7 @@ def row_locked(st, b, r):
 @inlined
 def locked_row_count(st, b):
     n = 0
-    for r in range(4):
+    for r in range(st.marks.shape[2]):
         if row_locked(st, b, r):
             n += 1
     return n
@@ -124,10 +124,10 @@ def locked_row_count(st, b):
 
 @inlined
 def sheet_score(tb, marks, locks, penalties):
-    """Rule 10 for one sheet (its 4 rows' marks and locks, its penalties; committed or a
+    """Rule 10 for one sheet (its rows' marks and locks, its penalties; committed or a
     scratch copy): each row's crosses (lock included) through the score table, minus penalties."""
     total = 0
-    for r in range(4):
+    for r in range(tb.rows):
         total += tb.score_table[count(marks[r]) + (1 if locks[r] else 0)]
     return total - tb.penalty_points * np.int64(penalties)
 
@@ -190,7 +190,7 @@ def _lucky_next(st, tb, b, s, r, white_action):
     if row_locked(st, b, r):
         return -1, 0
     m = np.int64(st.marks[b, s, r])
-    if white_action // tb.cells == r and white_action < 4 * tb.cells:
+    if white_action // tb.cells == r and white_action < tb.rows * tb.cells:
         c = white_action % tb.cells
         if c >= tb.first_lock_cell:
             return -1, 0  # the player's own white cross locks this row
@@ -207,7 +207,7 @@ def lucky_options(st, tb, b, s, white_action):
     fewest = 1 << 30
     ties = 0
     choice = -1
-    for r in range(4):
+    for r in range(tb.rows):
         action, n = _lucky_next(st, tb, b, s, r, white_action)
         if action < 0:
             continue
@@ -223,13 +223,43 @@ def _mark_lucky_options(st, tb, b, s, white_action, out):
     fewest, ties, _ = lucky_options(st, tb, b, s, white_action)
     if ties == 0:
         return
-    for r in range(4):
+    for r in range(tb.rows):
         action, n = _lucky_next(st, tb, b, s, r, white_action)
         if action >= 0 and n == fewest:
             out[action] = 1
 
 
 # --- legal decisions -----------------------------------------------------------------------
+
+
+@leaf
+def color_option_count(tb):
+    """How many colour-action options `color_option` numbers: every row, coloured die and
+    white die (R * D * 2)."""
+    return tb.rows * tb.dice * 2
+
+
+@leaf
+def color_option(st, tb, b, o):
+    """Colour-action option o of game b, the one enumeration of them every rule and policy
+    uses (``0 <= o < color_option_count(tb)``): the action crossing the cell of row
+    ``o // (2 * D)`` that coloured die ``(o // 2) % D`` and white die ``o % 2`` make together
+    (rule 6: one white die and one coloured die, in a cell of that die's colour); -1 where there
+    is none: the coloured die is out of play, the row has no cell of that sum and colour, or
+    white die 1 shows what white die 0 shows (the same option again). Whether the seat may
+    cross it (rules 4, 5 and 8) is the caller's to judge, on the sheet it plays on."""
+    per_row = 2 * tb.dice
+    r = o // per_row
+    d = (o % per_row) // 2
+    w = o % 2
+    colour = np.int64(st.dice[b, 2 + d])
+    if colour == OUT_OF_PLAY or (w == 1 and st.dice[b, 1] == st.dice[b, 0]):
+        return -1
+    c = tb.cell_of[r, np.int64(st.dice[b, w]) + colour]
+    if c < 0 or tb.cell_die[r, c] != d:
+        return -1
+    return r * tb.cells + c
+
 
 
 @inlined
@@ -240,32 +270,33 @@ def legal_mask_one(st, tb, b, out, lucky_code=WITH_LUCKY_CODE):
     for a in range(out.shape[0]):
         out[a] = 0
     K = tb.cells
+    R = tb.rows
     s = st.turn[b]
     phase = st.phase[b]
     if phase == WHITE:
         # Judged against the sheets and locks as they stood at the roll (rule 6).
         total = white_sum(st, b)
-        for r in range(4):
+        for r in range(R):
             if not row_locked(st, b, r):
                 c = tb.cell_of[r, total]
                 if may_cross(tb, np.int64(st.marks[b, s, r]), c):
                     out[r * K + c] = 1
         if lucky_code is not None:
             if tb.lucky_rule == INSTEAD and is_lucky(st, tb, b, s):
-                _mark_lucky_options(st, tb, b, s, 4 * K, out)
-        out[4 * K] = 1
+                _mark_lucky_options(st, tb, b, s, R * K, out)
+        out[R * K] = 1
     elif phase == LUCKY:
         if lucky_code is not None:
             _mark_lucky_options(st, tb, b, s, np.int64(st.pending[b, s]), out)  # pass is not an option
     elif phase == COLOR:
-        for r in range(4):
-            if row_locked(st, b, r):
-                continue  # its die is out of play
-            for w in range(2):
-                c = tb.cell_of[r, np.int64(st.dice[b, w]) + np.int64(st.dice[b, 2 + r])]
-                if may_cross(tb, np.int64(st.marks[b, s, r]), c):
-                    out[r * K + c] = 1
-        out[4 * K] = 1
+        for o in range(color_option_count(tb)):
+            a = color_option(st, tb, b, o)
+            if a < 0:
+                continue
+            r = a // K
+            if not row_locked(st, b, r) and may_cross(tb, np.int64(st.marks[b, s, r]), a % K):
+                out[a] = 1
+        out[R * K] = 1
 
 
 # --- the flow of a roll --------------------------------------------------------------------
@@ -276,7 +307,7 @@ def active_crossed(st, tb, b):
     """After the white action: did the active player cross anything in it (lucky included)?"""
     a = st.active[b]
     p = st.pending[b, a]
-    return (p >= 0 and p < 4 * tb.cells) or st.pending_lucky[b, a] >= 0
+    return (p >= 0 and p < tb.rows * tb.cells) or st.pending_lucky[b, a] >= 0
 
 
 @leaf
@@ -308,16 +339,29 @@ def win_share(own, best_other, others_at_best):
     return 0.0
 
 
+@inline_kernel(python=True)  # also called by the snapshot's checks
+def dice_out_of_play(st, tb, b):
+    """Rule 8 in game b, as a bitmask of coloured dice: the dice of every locked row's lock
+    cells have left play (in classic, a locked row's own die)."""
+    gone = 0
+    for r in range(tb.rows):
+        if row_locked(st, b, r):
+            for c in range(tb.first_lock_cell, tb.cells):
+                gone |= 1 << tb.cell_die[r, c]
+    return gone
+
+
 @inlined
 def _start_roll(st, tb, b):
     """Rule 6: the active player rolls every die still in play; the white action begins."""
     for w in range(2):
         st.dice[b, w] = 1 + random_below(st.rng, b, tb.faces)
-    for r in range(4):
-        if row_locked(st, b, r):
-            st.dice[b, 2 + r] = OUT_OF_PLAY
+    gone = dice_out_of_play(st, tb, b)
+    for d in range(tb.dice):
+        if gone >> d & 1:
+            st.dice[b, 2 + d] = OUT_OF_PLAY
         else:
-            st.dice[b, 2 + r] = 1 + random_below(st.rng, b, tb.faces)
+            st.dice[b, 2 + d] = 1 + random_below(st.rng, b, tb.faces)
     for s in range(st.pending.shape[1]):
         st.pending[b, s] = NO_DECISION
         st.pending_lucky[b, s] = NO_DECISION
@@ -330,13 +374,14 @@ def _resolve_white(st, tb, b):
     """Rule 6: every white choice takes effect together; then the colour action, or the end."""
     K = tb.cells
     for s in range(st.marks.shape[1]):
-        if 0 <= st.pending[b, s] < 4 * K:
+        if 0 <= st.pending[b, s] < tb.rows * K:
             _cross(st, tb, b, s, np.int64(st.pending[b, s]))
         if st.pending_lucky[b, s] >= 0:
             _cross(st, tb, b, s, np.int64(st.pending_lucky[b, s]))
-    for r in range(4):
-        if row_locked(st, b, r):
-            st.dice[b, 2 + r] = OUT_OF_PLAY  # rule 8: the die leaves play at once
+    gone = dice_out_of_play(st, tb, b)
+    for d in range(tb.dice):
+        if gone >> d & 1:
+            st.dice[b, 2 + d] = OUT_OF_PLAY  # rule 8: the die leaves play at once
     st.turn[b] = st.active[b]
     st.phase[b] = OVER if _game_ends(st, tb, b) else COLOR
 
@@ -374,7 +419,7 @@ def apply_one(st, tb, b, action, lucky_code=WITH_LUCKY_CODE):
         _next_white_seat(st, tb, b)
     elif phase == COLOR:
         crossed = active_crossed(st, tb, b)
-        if action < 4 * tb.cells:
+        if action < tb.rows * tb.cells:
             _cross(st, tb, b, s, action)
             crossed = True
         if not crossed:
@@ -399,7 +444,7 @@ def reset_one(st, tb, b, start_player, lucky_numbers):
         st.penalties[b, s] = 0
         st.lucky[b, s, 0] = 0
         st.lucky[b, s, 1] = 0
-        for r in range(4):
+        for r in range(tb.rows):
             st.marks[b, s, r] = 0
             st.locks[b, s, r] = False
     st.roll[b] = 0
@@ -476,7 +521,7 @@ def reset(
 
 
 def legal_mask(variant: Variant, state: State, out: np.ndarray | None = None) -> np.ndarray:
-    """(B, 4K+1) int8: the legal actions of the seat to decide in each game (zeros when over)."""
+    """(B, R*K+1) int8: the legal actions of the seat to decide in each game (zeros when over)."""
     if out is None:
         out = np.empty((state.batch_size, variant.num_actions), np.int8)
     mask_batch(state, variant.tables, out)

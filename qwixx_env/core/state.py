@@ -1,7 +1,8 @@
 """The game state: a struct of numpy arrays with a leading batch axis.
 
 One `State` holds B games of P players (B = 1 for the AEC environment, thousands for a
-batched engine). Every field is a plain array, so cloning is an array copy and the compiled
+batched engine) on sheets of R rows with D coloured dice (4 and 4 in classic and Longo).
+Every field is a plain array, so cloning is an array copy and the compiled
 rules kernels in `qwixx_env.core.rules` can read and write it in place.
 
 A sheet row is a bitmask of crossed cells (bit i is the i-th number of the row as printed);
@@ -16,6 +17,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from qwixx_env.core.variant import Variant
+
 # Phases of a roll (State.phase).
 WHITE, LUCKY, COLOR, OVER = 0, 1, 2, 3
 PHASES = ("white", "lucky", "color", "over")
@@ -28,11 +31,11 @@ OUT_OF_PLAY = 0  # a die whose row is locked
 class State(NamedTuple):
     """B games of P players; see the module docstring. Shapes are given per field."""
 
-    marks: np.ndarray  # (B, P, 4) int32: bitmask of crossed cells per row
-    locks: np.ndarray  # (B, P, 4) bool: this player crossed the row's lock
+    marks: np.ndarray  # (B, P, R) int32: bitmask of crossed cells per row
+    locks: np.ndarray  # (B, P, R) bool: this player crossed the row's lock
     penalties: np.ndarray  # (B, P) int8
     lucky: np.ndarray  # (B, P, 2) int8: lucky numbers (Longo), 0 when unused
-    dice: np.ndarray  # (B, 6) int8: white, white, red, yellow, green, blue; 0 = out of play
+    dice: np.ndarray  # (B, 2 + D) int8: white, white, the coloured dice (red ... blue); 0 = out of play
     active: np.ndarray  # (B,) int8: the active player's seat
     turn: np.ndarray  # (B,) int8: the seat whose decision is next
     phase: np.ndarray  # (B,) int8: WHITE, LUCKY, COLOR or OVER
@@ -64,15 +67,17 @@ class State(NamedTuple):
         return State(*(a[b : b + 1].copy() for a in self))
 
 
-def new_state(num_players: int, batch_size: int = 1) -> State:
-    """An all-empty state for `batch_size` games of `num_players`; `rules.reset` starts them."""
+def new_state(num_players: int, batch_size: int = 1, variant: Variant | None = None) -> State:
+    """An all-empty state for `batch_size` games of `num_players` on the sheet of `variant`
+    (the classic four rows and dice by default); `rules.reset` starts them."""
     B, P = batch_size, num_players
+    R, D = (4, 4) if variant is None else (variant.num_rows, len(variant.dice_colors))
     return State(
-        marks=np.zeros((B, P, 4), np.int32),
-        locks=np.zeros((B, P, 4), np.bool_),
+        marks=np.zeros((B, P, R), np.int32),
+        locks=np.zeros((B, P, R), np.bool_),
         penalties=np.zeros((B, P), np.int8),
         lucky=np.zeros((B, P, 2), np.int8),
-        dice=np.zeros((B, 6), np.int8),
+        dice=np.zeros((B, 2 + D), np.int8),
         active=np.zeros(B, np.int8),
         turn=np.zeros(B, np.int8),
         phase=np.full(B, OVER, np.int8),

@@ -1,8 +1,12 @@
 """Variants of the game as data: the sheet, the dice, the lock rule, the score table.
 
 Classic Qwixx and Qwixx Longo are two instances of one frozen dataclass; nothing in the
-project branches on a variant's name. `get_variant` turns the user-facing options
-(``variant="longo", lucky="instead"``) into a `Variant`, and `encode_action` /
+project branches on a variant's name. A sheet is a tuple of `Row` values (each row's name,
+its numbers left to right, and the colour of the die each cell is crossed with); the classic
+four rows are the default, and a member of the Qwixx family with other rows (three rows,
+cells of mixed colours) is another `Variant`, registered with `register_variant`.
+`get_variant` turns the user-facing options (``variant="longo", lucky="instead"``) into a
+`Variant`, and `encode_action` /
 `decode_action` translate between action indices and marks such as ``("green", 9)``.
 """
 
@@ -26,6 +30,8 @@ Mark = tuple[str, int] | None
 class RuleTables(NamedTuple):
     """A variant flattened into plain numbers and arrays, for the compiled rules kernels."""
 
+    rows: int  # rows per sheet (R)
+    dice: int  # coloured dice (D); the two white dice come first in `State.dice`
     cells: int  # numbers per row (K)
     faces: int
     first_lock_cell: int  # cells at this index or right of it are lock cells
@@ -35,9 +41,45 @@ class RuleTables(NamedTuple):
     penalty_points: int
     max_penalties: int
     rows_to_end: int
-    cell_of: np.ndarray  # (4, 2*faces + 1) int64: cell of number s in row r, or -1
-    number_of: np.ndarray  # (4, K) int64: the number printed in each cell
+    cell_of: np.ndarray  # (R, 2*faces + 1) int64: cell of number s in row r, or -1
+    number_of: np.ndarray  # (R, K) int64: the number printed in each cell
+    cell_die: np.ndarray  # (R, K) int64: the coloured die (0 .. D-1) each cell is crossed with
     score_table: np.ndarray  # (max crosses + 1,) int64: points for n crosses
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of a sheet: its name (how marks, locks and actions name it, e.g. ``"red"``), its
+    numbers left to right (crossed left to right), and the colour of the die each cell is
+    crossed with in the colour action (every cell the row's own colour, the name, if empty).
+
+    >>> Row("red", (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12))
+    >>> Row("mixed", (2, 3, 4), colors=("red", "blue", "red"))
+    """
+
+    name: str
+    numbers: tuple[int, ...]
+    colors: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.name, str) and _is_word(self.name)):
+            raise ValueError(f"row name: got {self.name!r}; expected a short word (letters, digits, '_' or '-')")
+        numbers = tuple(self.numbers) if isinstance(self.numbers, (tuple, list)) else None
+        if not numbers or not all(is_int(n) for n in numbers):
+            raise ValueError(f"row {self.name}: numbers {self.numbers!r}; expected a tuple of integers")
+        object.__setattr__(self, "numbers", tuple(int(n) for n in numbers))
+        colors = tuple(self.colors) if isinstance(self.colors, (tuple, list)) else None
+        if colors is None or not all(isinstance(c, str) and _is_word(c) for c in colors):
+            raise ValueError(f"row {self.name}: colors {self.colors!r}; expected a tuple of colour names")
+        if not colors:
+            colors = (self.name,) * len(numbers)
+        if len(colors) != len(numbers):
+            raise ValueError(f"row {self.name}: {len(colors)} colors for {len(numbers)} numbers; expected one per cell")
+        object.__setattr__(self, "colors", colors)
+
+
+def _is_word(name: str) -> bool:
+    return 0 < len(name) <= 40 and name.replace("_", "").replace("-", "").isalnum()
 
 
 def _check_int(name: str, value: object, minimum: int, maximum: int | None = None) -> None:
@@ -50,10 +92,15 @@ def _check_int(name: str, value: object, minimum: int, maximum: int | None = Non
 class Variant:
     """Everything that distinguishes one version of the game from another.
 
-    Rows are always red, yellow, green, blue; red and yellow ascend, green and blue descend.
-    The last `lock_cells` numbers of a row are lock cells: crossing one needs
-    `lock_threshold` crosses already in the row, crosses the lock too and locks the row.
-    `score_table[n]` is what a row with n crosses (lock included) is worth.
+    `rows` is the sheet, a tuple of `Row`; left empty it is the classic four: red and yellow
+    ascending from 2 to ``2 * faces``, green and blue descending, each cell crossed with its
+    row's die. Every row has the same number of cells, each number at most once. The
+    coloured dice are the cells' colours in the order they first appear on the sheet
+    (`dice_colors`); two white dice are rolled beside them, every die with `faces` faces.
+    The last `lock_cells` cells of a row are lock cells: crossing one needs `lock_threshold`
+    crosses already in the row, crosses the lock too and locks the row, and the dice of the
+    row's lock cells leave play. `score_table[n]` is what a row with n crosses (lock
+    included) is worth.
     """
 
     name: str
@@ -66,12 +113,14 @@ class Variant:
     penalty_points: int = 5
     max_penalties: int = 4
     rows_to_end: int = 2
+    rows: tuple[Row, ...] = ()
     tables: RuleTables = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        # the state's arrays bound them: a row is an int32 bitmask (at most 31 cells, so 16
-        # faces), a sheet carries two lucky numbers, penalties are int8
+        # the state's arrays bound them: a row is a bitmask read through 15-bit tables (at
+        # most 15 cells), a sheet carries two lucky numbers, penalties are int8
         _check_int("faces", self.faces, 2, 16)
+        self._set_rows()
         _check_int("lock_cells", self.lock_cells, 1, self.cells - 1)
         _check_int("lock_threshold", self.lock_threshold, 0)
         _check_int("lucky_count", self.lucky_count, 0, 2)
@@ -79,7 +128,7 @@ class Variant:
             raise ValueError("lucky_count: got 1; expected 0 (no lucky numbers) or 2 (Longo's two per sheet)")
         _check_int("penalty_points", self.penalty_points, 0)
         _check_int("max_penalties", self.max_penalties, 1, 127)
-        _check_int("rows_to_end", self.rows_to_end, 1, 4)
+        _check_int("rows_to_end", self.rows_to_end, 1, self.num_rows)
         if self.lucky_count and self.lucky_rule not in LUCKY_RULES:
             raise ValueError(f"lucky: got {self.lucky_rule!r}; expected one of {LUCKY_RULES}")
         max_crosses = self.cells + 1  # every number and the lock, an upper bound
@@ -89,10 +138,14 @@ class Variant:
                 f"needs at least {max_crosses + 1} (0 to {max_crosses} crosses)"
             )
         number_of = np.array(self.row_numbers, dtype=np.int64)
-        cell_of = np.full((4, 2 * self.faces + 1), -1, dtype=np.int64)
-        for r in range(4):
+        cell_of = np.full((self.num_rows, 2 * self.faces + 1), -1, dtype=np.int64)
+        for r in range(self.num_rows):
             cell_of[r, number_of[r]] = np.arange(self.cells)
+        colors = self.dice_colors
+        cell_die = np.array([[colors.index(c) for c in row.colors] for row in self.rows], dtype=np.int64)
         tables = RuleTables(
+            rows=self.num_rows,
+            dice=len(colors),
             cells=self.cells,
             faces=self.faces,
             first_lock_cell=self.cells - self.lock_cells,
@@ -104,34 +157,90 @@ class Variant:
             rows_to_end=self.rows_to_end,
             cell_of=cell_of,
             number_of=number_of,
+            cell_die=cell_die,
             score_table=np.array(self.score_table, dtype=np.int64),
         )
         object.__setattr__(self, "tables", tables)
 
+    def _set_rows(self) -> None:
+        """Fill in the classic four rows when `rows` is empty, and check the sheet."""
+        rows = self.rows
+        if not isinstance(rows, (tuple, list)) or not all(isinstance(r, Row) for r in rows):
+            raise ValueError(f"rows: got {rows!r}; expected a tuple of qwixx_env.core.variant.Row")
+        if not rows:
+            up = tuple(range(2, 2 * self.faces + 1))
+            rows = tuple(Row(c, up if r < 2 else up[::-1]) for r, c in enumerate(COLORS))
+        rows = tuple(rows)
+        object.__setattr__(self, "rows", rows)
+        names = [r.name for r in rows]
+        if len(set(names)) != len(names):
+            raise ValueError(f"rows: names {names}; expected each row to have a name of its own")
+        if "white" in names or "white" in self.dice_colors:
+            raise ValueError("rows: 'white' names the two white dice; give the rows and colours other names")
+        cells = len(rows[0].numbers)
+        if not 2 <= cells <= 15:
+            raise ValueError(f"rows: {cells} cells a row; expected 2 to 15")
+        for row in rows:
+            if len(row.numbers) != cells:
+                raise ValueError(f"row {row.name}: {len(row.numbers)} numbers; every row needs {cells}, as the first")
+            bad = [n for n in row.numbers if not 2 <= n <= 2 * self.faces]
+            if bad or len(set(row.numbers)) != cells:
+                raise ValueError(
+                    f"row {row.name}: numbers {row.numbers}; expected {cells} different sums of two "
+                    f"{self.faces}-sided dice (2 to {2 * self.faces})"
+                )
+        if len(self.dice_colors) > 8:
+            raise ValueError(f"rows: {len(self.dice_colors)} colours of dice; expected at most 8")
+
+    @property
+    def num_rows(self) -> int:
+        """Rows per sheet (4 in classic and Longo)."""
+        return len(self.rows)
+
+    @property
+    def row_names(self) -> tuple[str, ...]:
+        """The rows' names in sheet order: ``("red", "yellow", "green", "blue")`` in classic."""
+        return tuple(r.name for r in self.rows)
+
+    @property
+    def dice_colors(self) -> tuple[str, ...]:
+        """The coloured dice, in the order they are rolled and stored after the two white ones:
+        the cells' colours in the order they first appear on the sheet."""
+        return tuple(dict.fromkeys(c for row in self.rows for c in row.colors))
+
+    @property
+    def die_names(self) -> tuple[str, ...]:
+        """Every die in `State.dice` order: ``("white", "white", *dice_colors)``."""
+        return ("white", "white", *self.dice_colors)
+
     @property
     def cells(self) -> int:
         """Numbers per row: 11 in classic (2 to 12), 15 in Longo (2 to 16)."""
-        return 2 * self.faces - 1
+        return len(self.rows[0].numbers)
 
     @property
     def numbers(self) -> tuple[int, ...]:
-        """Every number a sheet shows, ascending (also the possible sums of two dice)."""
-        return tuple(range(2, 2 * self.faces + 1))
+        """Every number the sheet shows, ascending."""
+        return tuple(sorted({n for row in self.rows for n in row.numbers}))
 
     @property
     def row_numbers(self) -> tuple[tuple[int, ...], ...]:
         """The numbers of each row in sheet order (left to right)."""
-        up = self.numbers
-        return (up, up, up[::-1], up[::-1])
+        return tuple(row.numbers for row in self.rows)
+
+    @property
+    def cell_colors(self) -> tuple[tuple[str, ...], ...]:
+        """The colour of the die each cell of each row is crossed with, in sheet order."""
+        return tuple(row.colors for row in self.rows)
 
     @property
     def num_actions(self) -> int:
         """Size of the action space: one action per cell of the sheet, then pass."""
-        return 4 * self.cells + 1
+        return self.num_rows * self.cells + 1
 
     @property
     def pass_action(self) -> int:
-        return 4 * self.cells
+        return self.num_rows * self.cells
 
     @property
     def lock_numbers(self) -> tuple[tuple[int, ...], ...]:
@@ -141,9 +250,9 @@ class Variant:
     def max_rolls(self, num_players: int) -> int:
         """The most rolls a game of `num_players` can last: each roll the active seat crosses a
         number or takes a penalty, and a seat's last penalty ends the game, so there are at most
-        ``4 * cells`` crosses a sheet and ``(max_penalties - 1)`` penalties a seat, plus the one
+        ``rows * cells`` crosses a sheet and ``(max_penalties - 1)`` penalties a seat, plus the one
         that ends it."""
-        return 4 * self.cells * num_players + (self.max_penalties - 1) * num_players + 1
+        return self.num_rows * self.cells * num_players + (self.max_penalties - 1) * num_players + 1
 
     def with_score_table(self, score_table: Sequence[int]) -> Variant:
         """The same variant scored with another table (`score_table[n]` for n crosses)."""
@@ -180,7 +289,7 @@ def register_variant(variant: Variant) -> Variant:
     if not isinstance(variant, Variant):
         raise ValueError(f"register_variant: got {variant!r}; expected a qwixx_env.core.variant.Variant")
     name = variant.name
-    if not (isinstance(name, str) and 0 < len(name) <= 40 and name.replace("_", "").replace("-", "").isalnum()):
+    if not (isinstance(name, str) and _is_word(name)):
         raise ValueError(f"variant name: got {name!r}; expected a short word (letters, digits, '_' or '-')")
     known = _REGISTRY.get(name)
     if known is not None and known != variant:
@@ -227,9 +336,10 @@ def get_variant(variant: str | Variant = "classic", lucky: str | None = None) ->
 
 
 def encode_action(mark: Mark, variant: str | Variant = "classic") -> int:
-    """The action index of a mark: ``None`` is pass, ``("green", 9)`` crosses green 9.
+    """The action index of a mark: ``None`` is pass, ``("green", 9)`` crosses green 9 (a row's
+    name and a number of that row).
 
-    Raises `ValueError` if the colour or number is not on the variant's sheet.
+    Raises `ValueError` if the row or number is not on the variant's sheet.
     """
     v = get_variant(variant)
     if mark is None:
@@ -240,21 +350,20 @@ def encode_action(mark: Mark, variant: str | Variant = "classic") -> int:
         raise ValueError(
             f"mark: got {mark!r}; expected None (pass) or a (color, number) pair such as ('green', 9)"
         ) from None
-    if color not in COLORS:
-        raise ValueError(f"mark: got color {color!r}; expected one of {COLORS}")
-    row = COLORS.index(color)
-    if not isinstance(number, (int, np.integer)) or number not in v.numbers:
-        raise ValueError(
-            f"mark: got number {number!r} for {color}; the {v.name} sheet has "
-            f"{v.numbers[0]} to {v.numbers[-1]}"
-        )
+    if color not in v.row_names:
+        raise ValueError(f"mark: got row {color!r}; expected one of {v.row_names}")
+    row = v.row_names.index(color)
+    if not isinstance(number, (int, np.integer)) or number not in v.row_numbers[row]:
+        shown = sorted(v.row_numbers[row])
+        numbers = f"{shown[0]} to {shown[-1]}" if shown == list(range(shown[0], shown[-1] + 1)) else str(shown)
+        raise ValueError(f"mark: got number {number!r} for {color}; the {v.name} sheet's {color} row has {numbers}")
     return row * v.cells + int(v.tables.cell_of[row, number])
 
 
 def decode_action(action: int, variant: str | Variant = "classic") -> Mark:
     """The mark of an action index: ``None`` for pass, else ``(color, number)``.
 
-    Raises `ValueError` if the index is outside ``0 .. 4*K``.
+    Raises `ValueError` if the index is outside ``0 .. R*K`` (R rows of K cells).
     """
     v = get_variant(variant)
     if not (is_int(action) and 0 <= action <= v.pass_action):
@@ -265,7 +374,7 @@ def decode_action(action: int, variant: str | Variant = "classic") -> Mark:
     if action == v.pass_action:
         return None
     row, cell = divmod(int(action), v.cells)
-    return COLORS[row], int(v.tables.number_of[row, cell])
+    return v.row_names[row], int(v.tables.number_of[row, cell])
 
 
 def mark_text(action: int, variant: str | Variant = "classic") -> str:
