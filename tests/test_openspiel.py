@@ -11,6 +11,7 @@ from open_spiel.python.algorithms.evaluate_bots import evaluate_bots  # noqa: E4
 
 from qwixx_env import qwixx_v0  # noqa: E402
 from qwixx_env.arena import run_arena  # noqa: E402
+from qwixx_env.core.variant import Row, Variant, register_variant  # noqa: E402
 from qwixx_env.integrations import openspiel as qwixx_spiel  # noqa: E402
 from qwixx_env.integrations.openspiel_bots import SEARCH_BOT, PlayoutEvaluator, SearchBot, SpielBot  # noqa: E402
 
@@ -19,6 +20,20 @@ TABLES = [  # (players, variant, lucky)
     *[(p, "longo", "bonus") for p in range(1, 6)],
     *[(p, "longo", "instead") for p in (2, 3)],
 ]
+
+# A sheet the package does not know, defined here alone: three rows whose cells cycle through the
+# colours of three dice (the bottom row all green), so a colour die serves cells of several rows.
+UP = tuple(range(2, 13))
+CYCLE = ("red", "yellow", "green")
+TRIO = register_variant(Variant(
+    name="openspiel_trio", faces=6, lock_cells=1, lock_threshold=5,
+    score_table=tuple(k * (k + 1) // 2 for k in range(13)),
+    rows=(
+        Row("top", UP, colors=tuple(CYCLE[i % 3] for i in range(11))),
+        Row("middle", UP[::-1], colors=tuple(CYCLE[(i + 1) % 3] for i in range(11))),
+        Row("bottom", UP, colors=("green",) * 11),
+    ),
+))
 
 
 def load(players=2, variant="classic", lucky="bonus", start_player=0):
@@ -80,7 +95,7 @@ def _feed_chance(state, env, dice_left):
         state.apply_action(dice_left.pop(0) - 1)
 
 
-@pytest.mark.parametrize("players,variant,lucky", TABLES)
+@pytest.mark.parametrize("players,variant,lucky", [*TABLES, (3, TRIO.name, "bonus")])
 def test_same_dice_and_decisions_give_the_env_game(players, variant, lucky):
     """Driven by the env's dice and the same random decisions, the OpenSpiel game offers the same
     legal actions, shows every seat the same observation vector at every decision, and ends with
@@ -107,6 +122,32 @@ def test_same_dice_and_decisions_give_the_env_game(players, variant, lucky):
         assert state.is_terminal() and not dice_left
         assert state.scores() == [p["score"] for p in env.snapshot()["players"]]
         assert state.returns() == [float(env.rewards[a]) for a in env.possible_agents]
+
+
+def test_a_registered_sheet_of_three_mixed_rows_plays_to_the_end():
+    """The game reads its sheet from the variant: a registered three-row sheet, named in the
+    game's parameters, has its own actions, dice and rows, passes OpenSpiel's checks and plays
+    random games to the end."""
+    game = load(3, TRIO.name, start_player=-1)
+    assert game.variant == TRIO and game.num_distinct_actions() == 3 * 11 + 1
+    pyspiel.random_sim_test(game, num_sims=2, serialize=True, verbose=False)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        state, dice_named = game.new_initial_state(), set()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                dice_named.add(state.action_to_string(pyspiel.PlayerId.CHANCE, 0).split("=")[0])
+                outcomes, probs = zip(*state.chance_outcomes())
+                state.apply_action(int(rng.choice(outcomes, p=probs)))
+            else:
+                legal = state.legal_actions()
+                assert legal[-1] <= 3 * 11  # pass is 33
+                state.apply_action(int(rng.choice(legal)))
+        assert {"die 2 (red)", "die 3 (yellow)", "die 4 (green)"} <= dice_named
+        assert "die 5" not in " ".join(dice_named)  # three coloured dice, not four
+        assert len(state.returns()) == 3 and sum(state.returns()) <= 1
+    sheet = str(state).split(" | ")[1]  # the observer's own sheet: its rows by initial
+    assert [row[0] for row in sheet.split(": ")[1].split()[:3]] == ["t", "m", "b"]
 
 
 def _white_action_state(players=3):

@@ -8,7 +8,8 @@ Importing this module registers the game with `pyspiel.register_game` (it needs 
 >>> game = pyspiel.load_game("python_qwixx(players=3,variant=longo,lucky=instead)")
 >>> state = game.new_initial_state()
 
-Parameters: ``players`` (1 to 5, default 2), ``variant`` (``"classic"`` or ``"longo"``),
+Parameters: ``players`` (1 to 5, default 2), ``variant`` (``"classic"``, ``"longo"``, or the
+name of a variant given to `qwixx_env.core.variant.register_variant`),
 ``lucky`` (Longo's lucky rule, ``"bonus"`` or ``"instead"``), ``start_player`` (the first
 active seat, or -1 for a chance node that draws it). They are the env's table options
 (`qwixx_env.core.options.TableOptions`), checked there.
@@ -18,12 +19,13 @@ The game tree, as `docs/rules.md` plays it:
 * at the start (Longo): each seat's two lucky numbers, one chance node each (the first uniform
   over the 15 numbers 2..16, the second over the 14 others; outcome = number - 2); then the
   first active seat when ``start_player=-1`` (uniform over the seats);
-* each roll: one chance node per die in play, in the order white, white, red, yellow, green,
-  blue (a locked row's die is out of play), uniform over its faces (outcome = face - 1);
+* each roll: one chance node per die in play, in the order of `Variant.die_names` (white,
+  white, red, yellow, green, blue in classic and Longo; a locked row's lock-cell dice are out of
+  play), uniform over its faces (outcome = face - 1);
 * the white action: one decision per seat, the active seat first, then clockwise (in Longo
   with ``lucky="bonus"`` a lucky-cross tie adds one more decision for that seat);
 * the colour action: one decision of the active seat. Actions are the env's (`r*K + i`
-  crosses the i-th number of row r, ``4*K`` passes).
+  crosses the i-th number of row r, ``R*K`` passes: R rows of K numbers).
 
 The white action is simultaneous, so the game has imperfect information: a seat's white
 choices are hidden from the other seats until every seat has decided, exactly as the AEC
@@ -52,15 +54,15 @@ from qwixx_env.core.engine import Engine
 from qwixx_env.core.observation import SCORE_SCALE, ObservationView, layout_for, state_from_observation
 from qwixx_env.core.options import TableOptions
 from qwixx_env.core.state import LUCKY, NO_DECISION, OVER, PHASES, WHITE, State, new_state
-from qwixx_env.core.variant import COLORS, mark_text
+from qwixx_env.core.variant import Variant, mark_text
 
 GAME_NAME = "python_qwixx"
 DEFAULT_PARAMETERS = {"players": 2, "variant": "classic", "lucky": "bonus", "start_player": 0}
 RANDOM_START = -1  # start_player: a chance node draws the first active seat
 
-# What a chance node draws (`_Position.draws` holds those to come): die i (0..5), the j-th lucky
-# number of seat s (LUCKY_DRAW + 2s + j), the first active seat (START_DRAW).
-DIE_NAMES = ("white", "white", *COLORS)
+# What a chance node draws (`_Position.draws` holds those to come): die i (0 .. 1 + D, the
+# variant's `die_names`; a variant has at most 8 coloured dice), the j-th lucky number of seat
+# s (LUCKY_DRAW + 2s + j), the first active seat (START_DRAW).
 LUCKY_DRAW = 10
 START_DRAW = 20
 # In an information state (Longo, lucky="bonus"): "t<seat>" that seat breaks a lucky tie next,
@@ -185,8 +187,10 @@ class QwixxGame(pyspiel.Game):
         """An observation vector as one line of text (what `observation_string` returns): the
         phase, the dice (- out of play or not drawn yet), the active seat (+j: j seats clockwise
         from the observer), then each sheet from the observer's on: its rows in sheet order (x a
-        crossed number), locks, penalties, score and (Longo) lucky numbers."""
+        crossed number, after the row's initial), locks, penalties, score and (Longo) lucky numbers."""
         field, P, K = self.layout.field, self.num_players(), self.variant.cells
+        names = self.variant.row_names
+        R = len(names)
         faces = field(vector, "dice")
         dice = np.where(faces.any(axis=1), faces.argmax(axis=1) + 1, 0).tolist()
         parts = [
@@ -202,8 +206,8 @@ class QwixxGame(pyspiel.Game):
         lucky = field(vector, "lucky_numbers")
         for j in range(P):
             sheet = " ".join(
-                COLORS[r][0] + rows[(4 * j + r) * K : (4 * j + r + 1) * K] + ("L" if locks[j][r] else "")
-                for r in range(4)
+                names[r][0] + rows[(R * j + r) * K : (R * j + r + 1) * K] + ("L" if locks[j][r] else "")
+                for r in range(R)
             )
             numbers = f" lucky {(np.flatnonzero(lucky[j]) + FIRST_LUCKY).tolist()}" if lucky.shape[1] else ""
             parts.append(f"+{j}: {sheet} pen {penalties[j]} score {scores[j]}{numbers}")
@@ -220,7 +224,7 @@ class _Position:
 
     def __init__(self, game: QwixxGame):
         self.game: QwixxGame | None = game
-        self.core: State = new_state(game.num_players())
+        self.core: State = new_state(game.num_players(), variant=game.variant)
         self.draws: tuple[int, ...] = ()  # the chance nodes to come before the next decision
         self.lucky = np.zeros((game.num_players(), 2), np.int64)  # drawn at the start (Longo)
         self.start = game.table.start_seat  # the first active seat (-1: still to draw)
@@ -259,8 +263,9 @@ class _Position:
 
     def queue_dice(self) -> None:
         """The core rolled a new roll's dice from its own generator; they become chance nodes
-        instead, one per die in play (the core leaves a locked row's die out of play, 0)."""
-        in_play = tuple(i for i in range(6) if self.core.dice[0, i] > 0)
+        instead, one per die in play (the core leaves the dice of a locked row's lock cells out
+        of play, 0)."""
+        in_play = tuple(i for i in range(self.core.dice.shape[1]) if self.core.dice[0, i] > 0)
         self.core.dice[0, list(in_play)] = 0
         self.draws, self.mask = in_play, None
 
@@ -317,7 +322,8 @@ class QwixxState(pyspiel.State):
         pos = self._p
         draw = pos.draws[0]
         if outcome not in possible:
-            raise ValueError(f"chance outcome {outcome} is not possible for {_draw_name(draw)}; possible: {possible}")
+            name = _draw_name(draw, pos.played_in().variant)
+            raise ValueError(f"chance outcome {outcome} is not possible for {name}; possible: {possible}")
         pos.draws = pos.draws[1:]
         if draw < LUCKY_DRAW:
             pos.core.dice[0, draw] = outcome + 1
@@ -470,19 +476,21 @@ class QwixxState(pyspiel.State):
     # --- text -----------------------------------------------------------------------------
 
     def _action_to_string(self, player: int, action: int) -> str:
-        draws = self._pos.draws
+        draws, variant = self._pos.draws, self._game().variant
         if player == pyspiel.PlayerId.CHANCE:
-            return f"{_draw_name(draws[0])}={_outcome_value(draws[0], action)}" if draws else f"outcome {action}"
-        if not 0 <= action < self._game().variant.num_actions:
+            if not draws:
+                return f"outcome {action}"
+            return f"{_draw_name(draws[0], variant)}={_outcome_value(draws[0], action)}"
+        if not 0 <= action < variant.num_actions:
             return f"action {action}"
-        return mark_text(action, self._game().variant)
+        return mark_text(action, variant)
 
     def __str__(self) -> str:
-        pos = self._pos
+        pos, variant = self._pos, self._game().variant
         if pos.draws and pos.roll_start is None and pos.core.phase[0] == OVER:
-            return "set-up | next chance: " + _draw_name(pos.draws[0])
+            return "set-up | next chance: " + _draw_name(pos.draws[0], variant)
         text = self._game().observation_text(self._observation(0))
-        return text + (" | next chance: " + _draw_name(pos.draws[0]) if pos.draws else "")
+        return text + (" | next chance: " + _draw_name(pos.draws[0], variant) if pos.draws else "")
 
     def _observation(self, seat: int) -> np.ndarray:
         """The env's observation vector of `seat`."""
@@ -517,9 +525,10 @@ class QwixxState(pyspiel.State):
             self._replay_white_action(0, own, draw)
 
 
-def _draw_name(draw: int) -> str:
+def _draw_name(draw: int, variant: Variant) -> str:
+    """A chance node in words: ``die 2 (red)``, ``start seat``, ``lucky number 1 of seat 0``."""
     if draw < LUCKY_DRAW:
-        return f"die {draw} ({DIE_NAMES[draw]})"
+        return f"die {draw} ({variant.die_names[draw]})"
     if draw == START_DRAW:
         return "start seat"
     seat, j = divmod(draw - LUCKY_DRAW, 2)

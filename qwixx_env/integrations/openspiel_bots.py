@@ -74,7 +74,7 @@ class PlayoutEvaluator(mcts.Evaluator):
         P = game.num_players()
         self.prior_bot = None if prior_bot is None else SpielBot(game, prior_bot, seed=seed)
         self._rng = np.random.default_rng(seed)
-        self._work = new_state(P)
+        self._work = new_state(P, variant=game.variant)
         self._policy_rng = np.zeros(1, np.uint64)
         self._policies = ScriptedPolicies(*greedy_defaults(P), weights_array(), self._policy_rng)
         self._ws = new_scratch(game.variant, P)
