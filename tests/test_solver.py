@@ -27,6 +27,7 @@ import qwixx_env.solver as cli_solver
 import qwixx_env.solver.table as solver_table
 from qwixx_env import bots, cli, decode_action, encode_action, qwixx_v0, solver
 from qwixx_env.core import COLORS, Variant, layout_for, rules, state_from_snapshot
+from qwixx_env.core.variant import Row, register_variant
 from qwixx_env.solver import ValueTable, load_table, table_path
 from qwixx_env.solver.states import make_space
 
@@ -263,6 +264,37 @@ def test_bad_sheets_are_refused(classic):
 def test_longo_is_not_solved():
     with pytest.raises(ValueError, match="lucky numbers"):
         solver.load_table("longo")
+
+
+# Sheets of other shapes, defined here alone: the solver's state space is built on the classic
+# sheet's symmetries, so it refuses them by name, before any solve.
+UP, DOWN = tuple(range(2, 13)), tuple(range(12, 1, -1))
+OTHER_SHEETS = {
+    "solver_three_rows": (Row("red", UP), Row("yellow", UP), Row("green", DOWN)),
+    "solver_mixed_cells": (Row("red", UP, colors=("red", "yellow") * 5 + ("red",)), Row("yellow", UP),
+                           Row("green", DOWN), Row("blue", DOWN)),
+    "solver_all_ascending": tuple(Row(c, UP) for c in COLORS),
+}
+for _name, _rows in OTHER_SHEETS.items():
+    register_variant(Variant(name=_name, faces=6, lock_cells=1, lock_threshold=5, score_table=triangular(12),
+                             rows=_rows))
+
+
+@pytest.mark.parametrize("name, problem", [
+    ("solver_three_rows", r"which has 3 rows \('red', 'yellow', 'green'\)"),
+    ("solver_mixed_cells", r"whose rows are crossed with the dice \{'red': \['red', 'yellow'\], 'yellow': "),
+    ("solver_all_ascending", r"whose row 'green' has the numbers \[2, 3, .*, 12\], not \[12, 11, .*, 2\]"),
+])
+def test_a_sheet_of_another_shape_is_refused_by_the_solver_and_the_bot(name, problem, monkeypatch):
+    monkeypatch.setattr(solver_table.dp, "solve_values", lambda *a: pytest.fail("a solve started"))
+    covers = r"the solo solver covers the classic sheet's shape only: four rows of the numbers 2 to 12, two ascending"
+    for attempt in (lambda: solver.load_table(name), lambda: solver.solve(name),
+                    lambda: solver.expected_score({"marks": {}}, variant=name)):
+        with pytest.raises(ValueError, match=f"{covers}.*; got '{name}', {problem}"):
+            attempt()
+    bot_refuses = f"variant: got '{name}'; the solo_optimal bot plays 'classic' only"
+    with pytest.raises(ValueError, match=f"{bot_refuses}.*{problem}"):
+        bots.make("solo_optimal", variant=name)
 
 
 def test_a_mismatched_cache_file_is_solved_again(tmp_path):

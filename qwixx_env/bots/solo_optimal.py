@@ -7,7 +7,8 @@ sheet gains by it. Rows locked by anyone count as locked. In a solo game this is
 policy; with opponents it ignores them (their locks and penalties end the game too, which a
 solo table cannot foresee).
 
-Classic only: the solver does not cover Qwixx Longo, and `make` says so. The first bot made
+Classic only: the solver covers neither Qwixx Longo nor a sheet of another shape (three rows,
+cells of mixed colours), and `make` says so. The first bot made
 in a process loads the table (solving and caching it first if the cache is empty);
 `directory` names another cache folder, and `rebuild=True` solves it again (once per process).
 """
@@ -24,7 +25,7 @@ from qwixx_env.bots import registry
 from qwixx_env.core.checks import check_flag
 from qwixx_env.core.observation import ObservationView
 from qwixx_env.core.options import TableOptions
-from qwixx_env.core.variant import COLORS, get_variant
+from qwixx_env.core.variant import get_variant
 from qwixx_env.solver import load_table, policy, table_path
 from qwixx_env.solver.states import check_solvable, row_code
 
@@ -68,7 +69,7 @@ class SoloOptimalBot(registry.TableBot):
         """Own row codes (a row is locked when anyone locked it) and penalties."""
         crosses = view.crosses[0]
         locked = view.locked_rows
-        rows = [row_code(self._space, np.flatnonzero(crosses[r]), locked[r]) for r in range(len(COLORS))]
+        rows = [row_code(self._space, np.flatnonzero(crosses[r]), locked[r]) for r in range(self.variant.num_rows)]
         return np.array(rows, np.int64), int(view.penalties[0])
 
     def act(self, observation: dict[str, Any]) -> int:
@@ -80,7 +81,7 @@ class SoloOptimalBot(registry.TableBot):
             raise ValueError(registry.NO_LEGAL_ACTION)
         rows, pen = self._sheet(view)
         seen = view.dice
-        dice = np.array([d or 0 for d in [*seen["white"], *(seen[c] for c in COLORS)]], np.int64)
+        dice = np.array([d or 0 for d in [*seen["white"], *(seen[c] for c in self.variant.dice_colors)]], np.int64)
         args = (self._values, self._space, self._tables, rows, pen, dice)
         phase = view.phase
         if phase == "white":

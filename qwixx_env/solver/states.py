@@ -11,6 +11,9 @@ locked row's points are already banked. Every open row state gets a *row code*::
 
 so classic Qwixx (K = 11) has 56 open codes and one locked code.
 
+The solver covers the classic sheet's shape only (`check_solvable`): four rows of the sums
+2 to 2F, the first two ascending and the last two descending, each row crossed with a die of
+its own (red, yellow, green and blue in classic, by sheet order here).
 Red and yellow are interchangeable, so are green and blue, and mirroring every die (x -> F+1-x)
 turns the red/yellow pair into the green/blue pair: row r crosses cell `s - 2` for a sum s
 on red/yellow and cell `2F - s` on green/blue, and the mirrored sum `2F + 2 - s` lands on the
@@ -36,7 +39,7 @@ from qwixx_env.core.checks import is_int
 from qwixx_env.core.compile import kernel
 from qwixx_env.core.rules import may_cross
 from qwixx_env.core.snapshot import PLAYER_FIELDS
-from qwixx_env.core.variant import COLORS, Variant
+from qwixx_env.core.variant import Variant, get_variant
 
 
 class Space(NamedTuple):
@@ -80,13 +83,37 @@ def make_space(variant: Variant) -> Space:
 
 
 def check_solvable(variant: Variant) -> None:
-    """Raise `ValueError` unless the solver covers this variant: one lock cell, no lucky numbers."""
+    """Raise `ValueError` unless the solver covers this variant: one lock cell, no lucky numbers,
+    and the classic sheet's shape, whose symmetries the state space is built on (see the module
+    docstring; the rows' names may be any)."""
     if variant.lucky_count or variant.lock_cells != 1:
         raise ValueError(
             f"variant: the solo solver covers sheets with one lock cell per row and no lucky "
             f"numbers (classic Qwixx and reduced versions of it); got {variant.name!r} with "
             f"{variant.lock_cells} lock cells and {variant.lucky_count} lucky numbers"
         )
+    problem = _sheet_shape_problem(variant)
+    if problem:
+        up = f"2 to {2 * variant.faces}"
+        raise ValueError(
+            f"variant: the solo solver covers the classic sheet's shape only: four rows of the numbers {up}, "
+            f"two ascending then two descending, each row crossed with a die of its own colour; "
+            f"got {variant.name!r}, {problem}"
+        )
+
+
+def _sheet_shape_problem(variant: Variant) -> str | None:
+    """How the sheet of `variant` differs from the classic shape (`check_solvable`), or None."""
+    if variant.num_rows != 4:
+        return f"which has {variant.num_rows} rows {variant.row_names}"
+    up = tuple(range(2, 2 * variant.faces + 1))
+    for row, expected in zip(variant.rows, (up, up, up[::-1], up[::-1])):
+        if row.numbers != expected:
+            return f"whose row {row.name!r} has the numbers {list(row.numbers)}, not {list(expected)}"
+    if variant.tables.cell_die.tolist() != [[r] * variant.cells for r in range(4)]:
+        dice = {row.name: list(dict.fromkeys(row.colors)) for row in variant.rows}
+        return f"whose rows are crossed with the dice {dice}"
+    return None
 
 
 @kernel()
@@ -132,11 +159,12 @@ def row_code(space: Space, crossed_cells: list[int] | np.ndarray, locked: bool) 
     return int(space.code_of[max(crossed_cells) + 1, len(crossed_cells)])
 
 
-def check_sheet(sheet: Any, locked_rows: Any = ()) -> None:
+def check_sheet(sheet: Any, locked_rows: Any = (), variant: str | Variant = "classic") -> None:
     """The shape of a snapshot-style sheet, checked without the solver's tables: an object of
     `PLAYER_FIELDS` (a snapshot's player; "score" and "lucky_numbers" are not read) whose marks
-    map row names to lists and whose locks (and `locked_rows`) are lists of row names; a
-    `ValueError` naming what is wrong (the numbers: `sheet_codes`)."""
+    map row names (`variant`'s) to lists and whose locks (and `locked_rows`) are lists of row
+    names; a `ValueError` naming what is wrong (the numbers: `sheet_codes`)."""
+    names = get_variant(variant).row_names
     if not isinstance(sheet, dict):
         raise ValueError(f"sheet: got {sheet!r}; expected an object like one player of a snapshot, "
                          "e.g. {'marks': {'red': [2, 3]}, 'locks': [], 'penalties': 1}")
@@ -149,16 +177,17 @@ def check_sheet(sheet: Any, locked_rows: Any = ()) -> None:
                          "e.g. {'red': [2, 3], 'green': [12]}")
     for field, rows in (("locks", sheet.get("locks", [])), ("locked_rows", locked_rows)):
         if isinstance(rows, (str, bytes, dict)) or not hasattr(rows, "__iter__"):
-            raise ValueError(f"sheet: {field} {rows!r}; expected a list of row names from {COLORS}")
+            raise ValueError(f"sheet: {field} {rows!r}; expected a list of row names from {names}")
     for name in [*marks, *sheet.get("locks", []), *locked_rows]:
-        if name not in COLORS:
-            raise ValueError(f"sheet: got row {name!r}; expected one of {COLORS}")
+        if name not in names:
+            raise ValueError(f"sheet: got row {name!r}; expected one of {names}")
 
 
 def sheet_codes(
     variant: Variant, space: Space, sheet: dict, locked_rows: Iterable[str] = ()
 ) -> tuple[list[int], int]:
-    """Row codes (red, yellow, green, blue) and penalties of a snapshot-style sheet.
+    """Row codes (in sheet order: red, yellow, green, blue in classic) and penalties of a
+    snapshot-style sheet.
 
     `sheet` is one player of `snapshot()`: ``{"marks": {"red": [2, 5], ...}, "locks": [...],
     "penalties": 1}``. A row is locked when the sheet crossed its lock or it is in
@@ -168,10 +197,10 @@ def sheet_codes(
     """
     if hasattr(locked_rows, "__iter__") and not isinstance(locked_rows, (str, bytes, dict)):
         locked_rows = tuple(locked_rows)  # once: a generator is read here, not by the check
-    check_sheet(sheet, locked_rows)
+    check_sheet(sheet, locked_rows, variant)
     marks, locks = sheet.get("marks", {}), set(sheet.get("locks", []))
     codes = []
-    for r, color in enumerate(COLORS):
+    for r, color in enumerate(variant.row_names):
         cells = []
         for number in marks.get(color, []):
             if not is_int(number) or number not in variant.row_numbers[r]:

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from qwixx_env.core.compile import cache_root
-from qwixx_env.core.variant import COLORS, Variant, get_variant
+from qwixx_env.core.variant import Variant, get_variant
 from qwixx_env.files import folder_problem, write_atomically
 from qwixx_env.solver import dp
 from qwixx_env.solver.states import Space, check_solvable, combo_index, make_space, sheet_codes
@@ -73,11 +73,11 @@ def table_path(variant: Variant, directory: str | os.PathLike | None = None) -> 
 def further_bounds(variant: Variant) -> tuple[float, float]:
     """The range of the optimal "points still to come" from any solo sheet. At worst every
     penalty is still to be taken: crossing nothing is always allowed, so the optimum never
-    does worse. At best each of the four rows moves from `score_table[k]` to the best
+    does worse. At best each row moves from `score_table[k]` to the best
     `score_table[j]`, j >= k (a custom table may fall before it rises)."""
     t = variant.score_table
     best_gain = max(t[j] - t[k] for k in range(len(t)) for j in range(k, len(t)))
-    return -variant.penalty_points * variant.max_penalties, 4 * best_gain
+    return -variant.penalty_points * variant.max_penalties, variant.num_rows * best_gain
 
 
 @dataclass
@@ -121,7 +121,7 @@ class ValueTable:
         codes, penalties = sheet_codes(self.variant, self.space, sheet, locked_rows)
         marks, locks = sheet.get("marks", {}), sheet.get("locks", [])
         table = self.variant.score_table
-        banked = sum(table[len(marks.get(c, [])) + (c in locks)] for c in COLORS)
+        banked = sum(table[len(marks.get(c, [])) + (c in locks)] for c in self.variant.row_names)
         banked -= self.variant.penalty_points * penalties
         return banked + self.further(codes, penalties)
 
