@@ -5,11 +5,21 @@ from __future__ import annotations
 import pytest
 
 from qwixx_env import CLASSIC, LONGO, decode_action
-from qwixx_env.core.variant import get_variant
-from qwixx_env.play.labels import action_label, action_text, parse_label
+from qwixx_env.core.variant import Row, Variant, get_variant
+from qwixx_env.play.labels import action_label, action_text, parse_label, row_letters
+
+UP = tuple(range(2, 13))
+SCORES = tuple(k * (k + 1) // 2 for k in range(13))
+# three rows of mixed colours, named for where they are on the sheet
+TRIO = Variant(name="labels_trio", faces=6, lock_cells=1, lock_threshold=5, score_table=SCORES, rows=(
+    Row("top", UP, colors=("red", "yellow") * 5 + ("red",)), Row("middle", UP[::-1], colors=("yellow",) * 11),
+    Row("bottom", UP[:5] + UP[6:] + (7,), colors=("red",) * 11)))
+# rows whose names share their first letters, and names that end in a digit
+KIN = Variant(name="labels_kin", faces=6, lock_cells=1, lock_threshold=5, score_table=SCORES,
+              rows=(Row("blue", UP), Row("black", UP), Row("row1", UP[::-1]), Row("row2", UP[::-1])))
 
 
-@pytest.mark.parametrize("variant", [CLASSIC, LONGO, get_variant("longo", "instead")],
+@pytest.mark.parametrize("variant", [CLASSIC, LONGO, get_variant("longo", "instead"), TRIO, KIN],
                          ids=lambda v: v.lucky_rule or v.name)
 def test_every_action_has_one_label_that_reads_back(variant):
     labels = [action_label(a, variant) for a in range(variant.num_actions)]
@@ -22,7 +32,8 @@ def test_every_action_has_one_label_that_reads_back(variant):
             assert label == "p" and action_text(action, variant) == "pass"
         else:
             color, number = mark
-            assert label == f"{color[0]}{number}"
+            letter = row_letters(variant)[color]
+            assert label == f"{letter}{'-' if letter[-1].isdigit() else ''}{number}"
             assert parse_label(f"{color} {number}", variant) == action  # the row's full name too
             assert action_text(action, variant) == f"cross {color} {number}"
 
@@ -46,6 +57,24 @@ def test_labels_name_the_number_on_the_sheet():
 )
 def test_what_is_not_a_label_is_refused_saying_what_is_accepted(text, variant):
     with pytest.raises(ValueError, match=r"label: got .*expected a row letter \(r, y, g, b\).*'p' to pass"):
+        parse_label(text, variant)
+
+
+def test_a_rows_letter_is_the_shortest_beginning_of_its_name_no_other_row_shares():
+    assert row_letters(CLASSIC) == {"red": "r", "yellow": "y", "green": "g", "blue": "b"}
+    assert row_letters(TRIO) == {"top": "t", "middle": "m", "bottom": "b"}
+    assert row_letters(KIN) == {"blue": "blu", "black": "bla", "row1": "row1", "row2": "row2"}
+    # bottom  2 3 4 5 6 8 9 10 11 12 7: its last cell is 7
+    assert action_label(0, TRIO) == "t2" and action_label(32, TRIO) == "b7" and action_label(33, TRIO) == "p"
+    assert action_label(22, KIN) == "row1-12" and parse_label("row1 12", KIN) == parse_label("ROW1-12", KIN) == 22
+    assert parse_label("bla3", KIN) == 12
+
+
+@pytest.mark.parametrize("text", ["r7", "t1", "b13", "top 13", "middle", "bl7", "x"])
+def test_what_is_not_a_label_of_a_three_row_sheet_is_refused_naming_its_rows(text):
+    variant = KIN if text == "bl7" else TRIO
+    letters = "blu, bla, row1, row2" if variant is KIN else "t, m, b"
+    with pytest.raises(ValueError, match=rf"label: got .*expected a row letter \({letters}\).*'p' to pass"):
         parse_label(text, variant)
 
 

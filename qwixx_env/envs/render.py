@@ -1,10 +1,17 @@
-"""A plain-text picture of a game: every sheet, the dice, and whose decision it is."""
+"""A plain-text picture of a game: every sheet, the dice, and whose decision it is.
+
+Each row is drawn by its name with its numbers, as the variant's sheet prints them. A row
+whose cells are crossed with dice of other colours than its name (a mixed row, or a row named
+other than its colour) shows each cell's colour as a tag after the number (``7r``: crossed with
+the red die), the tags spelled out under the legend (`color_tags`).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from qwixx_env.core.variant import COLORS, Variant
+from qwixx_env.core.variant import Variant
 
 RENDER_MODES = (None, "ansi", "human")
 """The render modes the AEC and Parallel envs take: none, the sheets as text, text printed."""
@@ -12,19 +19,48 @@ RENDER_MODES = (None, "ansi", "human")
 LEGEND = "[n] crossed   n open   - skipped (lost)   [L] lock crossed   L lock open   # row locked"
 
 
+def short_names(names: Sequence[str]) -> dict[str, str]:
+    """Each name's shortest beginning that begins no other of `names` (the whole name where
+    there is none): ``r, y, g, b`` for the classic rows, ``blu`` and ``bla`` for blue and black."""
+    out = {}
+    for name in names:
+        others = [n for n in names if n != name]
+        out[name] = next((name[:k] for k in range(1, len(name)) if not any(o.startswith(name[:k]) for o in others)),
+                         name)
+    return out
+
+
+def tagged_rows(variant: Variant) -> tuple[bool, ...]:
+    """Per row, whether its cells show their colours: some cell is crossed with a die whose
+    colour is not the row's name."""
+    return tuple(any(c != row.name for c in row.colors) for row in variant.rows)
+
+
+def color_tags(variant: Variant) -> dict[str, str]:
+    """The tag of each coloured die's colour, as cells of a tagged row show it: its shortest
+    beginning that begins no other colour (``r`` red)."""
+    return short_names(variant.dice_colors)
+
+
 def _row_text(variant: Variant, r: int, crossed: list[int], has_lock: bool, row_is_locked: bool) -> str:
     numbers = variant.row_numbers[r]
     last = max((numbers.index(n) for n in crossed), default=-1)
+    tags = color_tags(variant)
+    tagged = tagged_rows(variant)
+    # every row's cells as wide as the widest tagged cell, so that the columns line up
+    width = 4 + max((len(tags[c]) for t, row in zip(tagged, variant.rows) if t for c in row.colors), default=0)
+    name_width = max(7, 1 + max(len(n) for n in variant.row_names))
     cells = []
     for i, n in enumerate(numbers):
+        shown = f"{n}{tags[variant.rows[r].colors[i]]}" if tagged[r] else str(n)
         if n in crossed:
-            cells.append(f"[{n}]".rjust(4))
+            cells.append(f"[{shown}]".rjust(width))
         elif i < last or row_is_locked:
-            cells.append("-".rjust(4))
+            cells.append("-".rjust(width))
         else:
-            cells.append(str(n).rjust(4))
+            cells.append(shown.rjust(width))
     lock = "[L]" if has_lock else ("#" if row_is_locked else "L")
-    return f"  {COLORS[r]:<7}" + "".join(cells) + f"  {lock:>3}"
+    return f"  {variant.row_names[r]:<{name_width}}" + "".join(cells) + f"  {lock:>3}"
 
 
 def render_text(variant: Variant, snap: dict[str, Any], agents: list[str], to_decide: str | None) -> str:
@@ -45,8 +81,13 @@ def render_text(variant: Variant, snap: dict[str, Any], agents: list[str], to_de
     dice = snap["dice"]
     w1, w2 = dice["white"]
     parts = [f"white {w1} {w2} (sum {w1 + w2})"]
-    parts += [f"{c} {dice[c] if dice[c] is not None else '-'}" for c in COLORS]
-    lines = [head, "Dice: " + " | ".join(parts), LEGEND, ""]
+    parts += [f"{c} {dice[c] if dice[c] is not None else '-'}" for c in variant.dice_colors]
+    lines = [head, "Dice: " + " | ".join(parts), LEGEND]
+    if any(tagged_rows(variant)):
+        names = color_tags(variant)
+        lines.append("Cell colours (the die a cell is crossed with): "
+                     + "   ".join(f"n{names[c]} {c}" for c in variant.dice_colors))
+    lines.append("")
     scores = [p["score"] for p in snap["players"]]
     for seat, player in enumerate(snap["players"]):
         tags = []
@@ -58,14 +99,14 @@ def render_text(variant: Variant, snap: dict[str, Any], agents: list[str], to_de
         title = f"{agents[seat]}" + (f" ({', '.join(tags)})" if tags else "")
         extra = f"   lucky {player['lucky_numbers']}" if player["lucky_numbers"] else ""
         lines.append(f"{title}   score {player['score']}   penalties {boxes}{extra}")
-        for r, color in enumerate(COLORS):
+        for r, row in enumerate(variant.row_names):
             lines.append(
                 _row_text(
                     variant,
                     r,
-                    player["marks"][color],
-                    color in player["locks"],
-                    color in snap["locked_rows"],
+                    player["marks"][row],
+                    row in player["locks"],
+                    row in snap["locked_rows"],
                 )
             )
         lines.append("")

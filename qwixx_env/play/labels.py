@@ -1,9 +1,12 @@
 """Short labels for actions, shared by the terminal game and the play page: ``r7``, ``g12``, ``p``.
 
-Every action of a variant has one label: the row's letter (``r`` red, ``y`` yellow, ``g``
-green, ``b`` blue) and the number the cell shows, or ``p`` for pass. The action space has
-nothing else: Longo's lucky cross (a tie between rows, or ``lucky="instead"``) is chosen by the
-cell it crosses, the next number of a qualifying row, so it is labelled like any cross.
+Every action of a variant has one label: the row's letter and the number the cell shows, or
+``p`` for pass. A row's letter is the shortest beginning of its name that begins no other row's
+name (`row_letters`: ``r`` red, ``y`` yellow, ``g`` green, ``b`` blue in classic; ``t``, ``m``,
+``b`` for rows named top, middle and bottom); where it ends in a digit, a ``-`` keeps it apart
+from the number. The action space has nothing else: Longo's lucky cross (a tie between rows, or
+``lucky="instead"``) is chosen by the cell it crosses, the next number of a qualifying row, so
+it is labelled like any cross.
 
 >>> from qwixx_env.play.labels import action_label, parse_label
 >>> action_label(6, "classic"), action_label(44, "classic")
@@ -18,13 +21,17 @@ accepted. `action_text` is the long form for lists (``cross red 7``, ``pass``).
 
 from __future__ import annotations
 
-from qwixx_env.core.variant import COLORS, Variant, decode_action, encode_action, get_variant
-
-ROW_LETTERS = {"r": "red", "y": "yellow", "g": "green", "b": "blue"}
-"""The label's letter of each row."""
+from qwixx_env.core.variant import Variant, decode_action, encode_action, get_variant
+from qwixx_env.envs.render import short_names
 
 PASS_LABEL = "p"
 _PASS_WORDS = ("p", "pass")
+
+
+def row_letters(variant: str | Variant = "classic") -> dict[str, str]:
+    """The label's letter of each row, by row name: the shortest beginning of its name that
+    begins no other row's name (``{"red": "r", "yellow": "y", "green": "g", "blue": "b"}``)."""
+    return short_names(get_variant(variant).row_names)
 
 
 def action_label(action: int, variant: str | Variant = "classic") -> str:
@@ -33,8 +40,12 @@ def action_label(action: int, variant: str | Variant = "classic") -> str:
     mark = decode_action(action, variant)
     if mark is None:
         return PASS_LABEL
-    color, number = mark
-    return f"{color[0]}{number}"
+    row, number = mark
+    return _label(row_letters(variant)[row], number)
+
+
+def _label(letter: str, number: int) -> str:
+    return f"{letter}{'-' if letter[-1].isdigit() else ''}{number}"
 
 
 def action_text(action: int, variant: str | Variant = "classic") -> str:
@@ -51,14 +62,22 @@ def parse_label(text: str, variant: str | Variant = "classic") -> int:
     if words in _PASS_WORDS:
         return v.pass_action
     squeezed = words.replace(" ", "")
-    name = next((c for c in sorted(COLORS, key=len, reverse=True) if squeezed.startswith(c)), None)
-    if name is None and squeezed[:1] in ROW_LETTERS:
-        name = ROW_LETTERS[squeezed[0]]
-    if name is not None:
-        digits = squeezed[len(name):] if squeezed.startswith(name) else squeezed[1:]
-        if digits.isdigit() and digits.isascii() and int(digits) in v.numbers:
-            return encode_action((name, int(digits)), v)
+    letters = row_letters(v)
+    # a row's full name before any letter, the longest first: "green 9" is not row g's "reen9"
+    names = sorted({(w, row) for row in v.row_names for w in (row, letters[row])}, key=lambda x: -len(x[0]))
+    for word, row in names:
+        if squeezed.startswith(word.lower()):
+            digits = squeezed[len(word):].removeprefix("-")
+            if digits.isdigit() and digits.isascii() and int(digits) in v.row_numbers[v.row_names.index(row)]:
+                return encode_action((row, int(digits)), v)
+    first, other = 0, max(0, v.num_rows - 2)  # classic's examples: red 7 as a label, green 9 by name
     raise ValueError(
-        f"label: got {text!r}; expected a row letter (r, y, g, b) or name and a number from "
-        f"{v.numbers[0]} to {v.numbers[-1]}, e.g. 'r7' or 'green 9', or 'p' to pass"
+        f"label: got {text!r}; expected a row letter ({', '.join(letters.values())}) or name and a number from "
+        f"{v.numbers[0]} to {v.numbers[-1]}, e.g. '{_label(letters[v.row_names[first]], _example(v, first, 7))}' "
+        f"or '{v.row_names[other]} {_example(v, other, 9)}', or 'p' to pass"
     )
+
+
+def _example(v: Variant, r: int, number: int) -> int:
+    """`number` where row `r` has it, else the row's first number: a number for an example."""
+    return number if number in v.row_numbers[r] else v.row_numbers[r][0]

@@ -34,11 +34,12 @@ from typing import IO, Any
 from qwixx_env import bots, extras
 from qwixx_env.core.checks import check_choice, check_int, check_seed
 from qwixx_env.core.options import MAX_PLAYERS, TableOptions
-from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES, get_variant
+from qwixx_env.core.variant import CLASSIC, LUCKY_RULES, VARIANT_NAMES, Variant, encode_action, get_variant
+from qwixx_env.envs.render import color_tags, tagged_rows
 from qwixx_env.files import folder_problem, write_atomically
 from qwixx_env.nets import NumpyPolicy, checkpoint_names
 from qwixx_env.play import coach
-from qwixx_env.play.labels import action_label, action_text, parse_label
+from qwixx_env.play.labels import action_label, action_text, parse_label, row_letters
 from qwixx_env.play.session import HUMAN, PlaySession
 from qwixx_env.solver import table_path
 
@@ -167,8 +168,9 @@ def _check_bot(name: str, table: TableOptions, option: str) -> None:
 
 # --- drawing --------------------------------------------------------------------------------
 
-_ROW_COLORS = {"red": "31", "yellow": "33", "green": "32", "blue": "34"}
-_ROW_LINE = re.compile(r"^  (red|yellow|green|blue) ")
+_ANSI_COLORS = {"red": "31", "green": "32", "yellow": "33", "blue": "34", "magenta": "35", "purple": "35",
+                "cyan": "36"}  # a die colour not here is drawn in the terminal's own colour
+_CROSSED = r"\[(\d+\S*|L)\]"
 
 
 def use_color(stream: IO[str], mode: str = "auto") -> bool:
@@ -180,17 +182,36 @@ def use_color(stream: IO[str], mode: str = "auto") -> bool:
     return _is_tty(stream) and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
 
 
-def colorize(text: str) -> str:
-    """The ansi render with each row in its colour and crossed numbers in reverse video."""
+def colorize(text: str, variant: Variant = CLASSIC) -> str:
+    """The ansi render of a `variant` game with each row in its colour and crossed numbers in
+    reverse video; a row whose cells show their colours (`render.tagged_rows`) has each cell in
+    its own."""
+    names = sorted(variant.row_names, key=len, reverse=True)
+    row_line = re.compile(r"^  (" + "|".join(re.escape(n) for n in names) + ") ")
+    tagged = dict(zip(variant.row_names, tagged_rows(variant)))
+    tags = {t: c for c, t in color_tags(variant).items()}
+    tagged_cell = re.compile(r"(\[?\d+)(" + "|".join(re.escape(t) for t in sorted(tags, key=len, reverse=True))
+                             + r")\]?(?=[\s\[-]|$)")
     lines = []
     for line in text.split("\n"):
-        m = _ROW_LINE.match(line)
-        if m:
-            code = _ROW_COLORS[m.group(1)]
-            line = re.sub(r"\[(\d+|L)\]", lambda c: f"\033[7m{c.group(0)}\033[27m", line)
-            line = f"\033[{code}m{line}\033[0m"
+        m = row_line.match(line)
+        if m and tagged[m.group(1)]:
+            cells = tagged_cell.sub(lambda c: _in_color(re.sub(_CROSSED, _reverse, c.group(0)), tags[c.group(2)]),
+                                    line[m.end():])
+            line = line[: m.end()] + re.sub(r"\[L\]", _reverse, cells)
+        elif m:
+            line = _in_color(re.sub(_CROSSED, _reverse, line), m.group(1))
         lines.append(line)
     return "\n".join(lines)
+
+
+def _reverse(crossed: re.Match[str]) -> str:
+    return f"\033[7m{crossed.group(0)}\033[27m"
+
+
+def _in_color(text: str, color: str) -> str:
+    code = _ANSI_COLORS.get(color)
+    return text if code is None else f"\033[{code}m{text}\033[0m"
 
 
 def _is_tty(stream: IO[str]) -> bool:
@@ -267,7 +288,7 @@ class TerminalGame:
         for s, name in enumerate(self.setup.bots):
             tag = "you" if name is None else name
             text = re.sub(rf"^player_{s}\b", f"player_{s} [{tag}]", text, count=1, flags=re.M)
-        return colorize(text) if self.color else text
+        return colorize(text, self.variant) if self.color else text
 
     # -- the loop
     def run(self) -> int:
@@ -276,7 +297,9 @@ class TerminalGame:
         lucky = f", lucky rule {s.lucky}" if s.lucky else ""
         self.say(f"Qwixx {s.variant}{lucky}, {s.players} player(s): {names}. Seed {s.seed} "
                  f"(qwixx play --seed {s.seed} with the same options plays these dice again).")
-        self.say("Type an option's label (r7 = red 7, p = pass) or its number; ? coach, h help, q save and quit.")
+        label, words = self.example()
+        self.say(f"Type an option's label ({label} = {words}, p = pass) or its number; ? coach, h help, "
+                 "q save and quit.")
         try:
             self.session.advance()
             self.tell()
@@ -433,10 +456,17 @@ class TerminalGame:
             lines.append(f"  {advice.bot} would play {action_label(advice.bot_action, self.variant)}.")
         return "\n".join(lines)
 
+    def example(self) -> tuple[str, str]:
+        """A cross to show labels by, as its label and in words: ``("r7", "red 7")`` in classic."""
+        row, numbers = self.variant.row_names[0], self.variant.row_numbers[0]
+        number = 7 if 7 in numbers else numbers[0]
+        return action_label(encode_action((row, number), self.variant), self.variant), f"{row} {number}"
+
     def help_text(self, legal: list[int]) -> str:
+        letters = ", ".join(f"{letter} {row}" for row, letter in row_letters(self.variant).items())
         return (
-            "Each option has a label: the row's letter (r red, y yellow, g green, b blue) and the number "
-            "to cross, or p to pass; 'red 7' works too, and so does the option's number in the list.\n"
+            f"Each option has a label: the row's letter ({letters}) and the number "
+            f"to cross, or p to pass; '{self.example()[1]}' works too, and so does the option's number in the list.\n"
             f"? shows what the coach makes of each option ({COACH_DOCS} explains the numbers).\n"
             "q (or end of input, or Ctrl-C) saves the game so far and leaves. " + self.accepted(legal)
         )
