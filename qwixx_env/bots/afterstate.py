@@ -46,7 +46,7 @@ class AfterstateBot(registry.TableBot):
         super().__init__(table)
         self._net = win_chance_network("afterstate", table.variant, table.num_players)
         self._weights = weights_array()
-        self._base = new_state(self.num_players)
+        self._base = new_state(self.num_players, variant=self.variant)
         self._scratch = new_scratch(self.variant, self.num_players, self._net)
         self._kernel = None
 

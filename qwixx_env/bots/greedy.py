@@ -31,7 +31,7 @@ class GreedyBot(registry.TableBot):
         self.penalty_worry = check_int(
             "penalty_worry", default_worry if penalty_worry is None else penalty_worry, minimum=0
         )
-        self._state = new_state(self.num_players)
+        self._state = new_state(self.num_players, variant=self.variant)
 
     def act(self, observation: dict[str, Any]) -> int:
         st, mask = registry.decision_state(observation, self.variant, self.num_players, out=self._state)

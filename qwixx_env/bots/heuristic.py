@@ -33,7 +33,8 @@ class HeuristicBot(registry.TableBot):
         super().__init__(table)
         self.weights = weights_array(weights)
         self._scratch = new_scratch(self.variant, self.num_players)
-        self._base = new_state(self.num_players)  # the decision's state, rebuilt in place each call
+        # the decision's state, rebuilt in place each call
+        self._base = new_state(self.num_players, variant=self.variant)
         self._kernel = None
 
     def act(self, observation: dict[str, Any]) -> int:

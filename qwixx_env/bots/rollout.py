@@ -173,8 +173,8 @@ class RolloutBot(registry.TableBot):
         if threads is None:
             threads = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
         self.threads = check_int("threads", threads, minimum=1, accepted="an integer >= 1")
-        self._work = new_state(num_players, threads)
-        self._base = new_state(num_players)
+        self._work = new_state(num_players, threads, variant=self.variant)
+        self._base = new_state(num_players, variant=self.variant)
         self._policy_rng = np.zeros(1, np.uint64)  # the root decision's
         self._playout_rngs = np.zeros(threads, np.uint64)
         self._weights = weights_array(weights)

@@ -50,7 +50,7 @@ def work_arrays(v, num_players: int, net=None) -> tuple:
     cache = _WORK.__dict__.setdefault("tables", {})
     key = (v.name, v.lucky_rule, num_players, None if net is None else id(net))  # a net is read once, kept
     if key not in cache:
-        cache[key] = (new_state(num_players), core.weights_array(), new_scratch(v, num_players, net))
+        cache[key] = (new_state(num_players, variant=v), core.weights_array(), new_scratch(v, num_players, net))
     return cache[key]
 
 

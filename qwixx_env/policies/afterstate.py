@@ -20,9 +20,8 @@ import numpy as np
 from qwixx_env.core import rules
 from qwixx_env.core.compile import batch_kernel
 from qwixx_env.core.observation import decode_one
-from qwixx_env.core.rules import may_cross
 from qwixx_env.core.state import COLOR, WHITE
-from qwixx_env.policies.heuristic import cross_scratch, scratch_sheet, undo_scratch
+from qwixx_env.policies.heuristic import cross_scratch, dice_gone, scratch_color_option, scratch_sheet, undo_scratch
 from qwixx_env.policies.value import scratch_features, win_chance
 
 
@@ -34,7 +33,7 @@ def _value(st, tb, b, sheet, pen, hw, net, work):
     passed without the rest of it (see `heuristic.ScratchSheet`)."""
     s = st.turn[b]
     n_closed = 0
-    for r in range(4):
+    for r in range(tb.rows):
         if sheet.closed[r]:
             n_closed += 1
     if rules.ends_game(st, tb, b, s, pen, n_closed):
@@ -48,19 +47,11 @@ def _value(st, tb, b, sheet, pen, hw, net, work):
 @batch_kernel
 def _best_color(st, tb, b, sheet, pen, crossed, hw, net, work):
     """Best `_value` over the active player's colour options (pass included)."""
-    K = tb.cells
-    mk, closed = sheet.marks, sheet.closed
     best = _value(st, tb, b, sheet, pen if crossed else pen + 1, hw, net, work)
-    for r in range(4):
-        if closed[r] or st.dice[b, 2 + r] == 0:
-            continue
-        for i in range(2):
-            if i == 1 and st.dice[b, 1] == st.dice[b, 0]:
-                continue
-            c = tb.cell_of[r, np.int64(st.dice[b, i]) + np.int64(st.dice[b, 2 + r])]
-            if not may_cross(tb, mk[r], c):
-                continue
-            a = r * K + c
+    gone = dice_gone(tb, sheet.closed)
+    for o in range(rules.color_option_count(tb)):
+        a = scratch_color_option(st, tb, b, sheet, o, gone)
+        if a >= 0:
             old = cross_scratch(tb, sheet, a)
             v = _value(st, tb, b, sheet, pen, hw, net, work)
             undo_scratch(tb, sheet, a, old)
@@ -82,15 +73,15 @@ def action_values(st, tb, b, mask, hw, net, values, ws):
     closed = sheet.closed
     pen = np.int64(st.penalties[b, s])
     crossed_before = phase == COLOR and rules.active_crossed(st, tb, b)
-    for a in range(4 * K + 1):
+    for a in range(tb.rows * K + 1):
         values[a] = -1.0
         if not mask[a]:
             continue
-        crossing = a < 4 * K
+        crossing = a < tb.rows * K
         old = cross_scratch(tb, sheet, a) if crossing else 0
         if phase == WHITE:
             n_closed = 0
-            for r in range(4):
+            for r in range(tb.rows):
                 if closed[r]:
                     n_closed += 1
             if active and n_closed < tb.rows_to_end:
@@ -108,7 +99,7 @@ def action_values(st, tb, b, mask, hw, net, values, ws):
 @batch_kernel
 def afterstate_action(st, tb, b, mask, hw, net, values, ws):
     action_values(st, tb, b, mask, hw, net, values, ws)
-    best, best_v = 4 * tb.cells, -2.0
+    best, best_v = tb.rows * tb.cells, -2.0
     for a in range(values.shape[0]):
         if values[a] > best_v:
             best, best_v = a, values[a]

@@ -51,7 +51,7 @@ def _copy_game(src, dst, t):
     """Copy the one game of `src` into game slot t of `dst` (element by element: a slice
     assignment may copy its source through a temporary array, which needs the allocator)."""
     for s in range(src.marks.shape[1]):
-        for r in range(4):
+        for r in range(src.marks.shape[2]):
             dst.marks[t, s, r] = src.marks[0, s, r]
             dst.locks[t, s, r] = src.locks[0, s, r]
         dst.penalties[t, s] = src.penalties[0, s]

@@ -20,16 +20,16 @@ from qwixx_env.policies.value import num_features
 
 
 class Scratch(NamedTuple):
-    """See the module docstring; shapes for K numbers per row and A actions."""
+    """See the module docstring; shapes for R rows of K numbers and A actions."""
 
-    marks: np.ndarray  # (4,) int64: the sheet's rows as bitmasks
-    locks: np.ndarray  # (4,) bool: its crossed locks
-    closed: np.ndarray  # (4,) bool: the locked rows
-    at_roll: np.ndarray  # (4,) bool: the rows locked when the roll began
-    open_weights: np.ndarray  # (4, K + 1) float64: the heuristic's weight of the open numbers
+    marks: np.ndarray  # (R,) int64: the sheet's rows as bitmasks
+    locks: np.ndarray  # (R,) bool: its crossed locks
+    closed: np.ndarray  # (R,) bool: the locked rows
+    at_roll: np.ndarray  # (R,) bool: the rows locked when the roll began
+    open_weights: np.ndarray  # (R, K + 1) float64: the heuristic's weight of the open numbers
     mask: np.ndarray  # (A,) int8: legal actions
     values: np.ndarray  # (A,) float64: one rating per action
-    features: np.ndarray  # (num_features(P),) float64: a position's `value_features` (0 alone)
+    features: np.ndarray  # (num_features(P, R),) float64: a position's `value_features` (0 alone)
     hidden1: np.ndarray  # the network's first hidden layer (0 without a network)
     hidden2: np.ndarray  # its second hidden layer
 
@@ -38,15 +38,16 @@ def new_scratch(variant: str | Variant, num_players: int, net: Sequence[np.ndarr
     """Work arrays for decisions at this table; `net` (w1, b1, w2, b2, w3, b3) sizes the
     hidden layers of a win-chance network the decisions run (none: empty)."""
     v = get_variant(variant)
+    R = v.num_rows
     return Scratch(
-        marks=np.zeros(4, np.int64),
-        locks=np.zeros(4, np.bool_),
-        closed=np.zeros(4, np.bool_),
-        at_roll=np.zeros(4, np.bool_),
-        open_weights=np.zeros((4, v.cells + 1), np.float64),
+        marks=np.zeros(R, np.int64),
+        locks=np.zeros(R, np.bool_),
+        closed=np.zeros(R, np.bool_),
+        at_roll=np.zeros(R, np.bool_),
+        open_weights=np.zeros((R, v.cells + 1), np.float64),
         mask=np.zeros(v.num_actions, np.int8),
         values=np.zeros(v.num_actions, np.float64),
-        features=np.zeros(num_features(num_players) if num_players >= 2 else 0, np.float64),
+        features=np.zeros(num_features(num_players, R) if num_players >= 2 else 0, np.float64),
         hidden1=np.zeros(0 if net is None else net[0].shape[1], np.float64),
         hidden2=np.zeros(0 if net is None else net[2].shape[1], np.float64),
     )

@@ -68,14 +68,14 @@ def greedy_action(st, tb, b, mask, max_skip, penalty_worry):
     best = -1
     best_skip = 1 << 30
     best_count = -1
-    for a in range(4 * K):
+    for a in range(tb.rows * K):
         if not mask[a]:
             continue
         k = skipped(st, tb, b, s, a)
         n = count(st.marks[b, s, a // K])
         if k < best_skip or (k == best_skip and n > best_count):
             best, best_skip, best_count = a, k, n
-    pass_action = 4 * K
+    pass_action = tb.rows * K
     if best < 0:
         return pass_action
     if not mask[pass_action]:

@@ -7,7 +7,8 @@ own evaluation); `win_chance` runs a small multi-layer perceptron (ReLU hidden l
 sigmoid output) on it. The network is trained by `qwixx_env.training.value_leaf` on positions of
 heuristic-against-heuristic games labelled with who went on to win, and shipped as a network
 file (json + npz) in `qwixx_env/nets/data/`. The features are defined for any table of
-2 or more players (`num_features`); the 2-player layout is the one the 2-player networks read.
+2 or more players on any sheet (`num_features`); the 2-player layout of the classic four rows
+is the one the 2-player networks read.
 """
 
 from __future__ import annotations
@@ -15,28 +16,36 @@ from __future__ import annotations
 import numpy as np
 
 from qwixx_env.core import rules
-from qwixx_env.core.compile import batch_kernel
+from qwixx_env.core.compile import batch_kernel, leaf
 from qwixx_env.core.rules import count, rightmost
 from qwixx_env.policies.heuristic import evaluate_sheet, scratch_sheet
 
 
 @batch_kernel
-def num_features(num_players):
-    """Length of `value_features` at a table of `num_players` (2 or more): 14 for each
-    sheet, 4 locked rows, who rolls next (1 bit at 2 players, one per seat beyond), the
-    heuristic's evaluation, the margin and a constant."""
-    return 14 * num_players + 4 + (1 if num_players == 2 else num_players) + 3
+def num_features(num_players, rows=4):
+    """Length of `value_features` at a table of `num_players` (2 or more) on a sheet of `rows`
+    rows (the classic four by default): `sheet_width` for each sheet, a locked bit per row, who
+    rolls next (1 bit at 2 players, one per seat beyond), the heuristic's evaluation, the
+    margin and a constant."""
+    return sheet_width(rows) * num_players + rows + (1 if num_players == 2 else num_players) + 3
 
 
-NUM_FEATURES = 36  # num_features(2): the 2-player layout the shipped networks read
+@leaf
+def sheet_width(rows):
+    """Features of one sheet of `rows` rows (`sheet_features`): 3 a row, penalties, score."""
+    return 3 * rows + 2
+
+
+NUM_FEATURES = 36  # num_features(2): the 2-player classic layout the shipped networks read
 
 
 @batch_kernel
 def sheet_features(tb, marks, locks, penalties, points, out, i):
-    """Write one sheet's 14 features into out[i : i + 14]: per row the share of cells
-    crossed, the rightmost crossed cell and the lock; the penalties; the score / 100."""
+    """Write one sheet's `sheet_width` features (14 on the classic sheet) from out[i]: per row
+    the share of cells crossed, the rightmost crossed cell and the lock; the penalties; the
+    score / 100."""
     K = tb.cells
-    for r in range(4):
+    for r in range(tb.rows):
         m = marks[r]
         out[i] = count(m) / K
         out[i + 1] = (rightmost(m) + 1) / K
@@ -48,12 +57,13 @@ def sheet_features(tb, marks, locks, penalties, points, out, i):
 
 @batch_kernel
 def table_features(st, b, s, next_active, evaluation, own, best_other, out):
-    """Write the features after the sheets and the 4 locked-row bits (from index 14 * P + 4,
-    the callers write those): who rolls next (at 2 players one bit, s; beyond, one bit per seat
-    in seat order from s), the evaluation / 100, the margin over the best other score / 50 and
-    a constant 1."""
+    """Write the features after the sheets and the R locked-row bits (from index
+    ``sheet_width(R) * P + R``, the callers write those): who rolls next (at 2 players one bit,
+    s; beyond, one bit per seat in seat order from s), the evaluation / 100, the margin over the
+    best other score / 50 and a constant 1."""
     P = st.marks.shape[1]
-    i = 14 * P + 4
+    R = st.marks.shape[2]
+    i = sheet_width(R) * P + R
     if P == 2:
         out[i] = 1.0 if next_active == s else 0.0
         i += 1
@@ -73,6 +83,7 @@ def scratch_features(st, tb, b, s, sheet, pen, next_active, hw, out):
     the locked rows and `next_active` who rolls next."""
     mk, lk = sheet.marks, sheet.locks
     P = st.marks.shape[1]
+    width = sheet_width(tb.rows)
     own = rules.sheet_score(tb, mk, lk, pen)
     best_other = -(1 << 30)
     sheet_features(tb, mk, lk, pen, own, out, 0)
@@ -81,16 +92,16 @@ def scratch_features(st, tb, b, s, sheet, pen, next_active, hw, out):
         other = rules.score(st, tb, b, o)
         if other > best_other:
             best_other = other
-        sheet_features(tb, st.marks[b, o], st.locks[b, o], st.penalties[b, o], other, out, 14 * k)
-    for r in range(4):
-        out[14 * P + r] = 1.0 if sheet.closed[r] else 0.0
+        sheet_features(tb, st.marks[b, o], st.locks[b, o], st.penalties[b, o], other, out, width * k)
+    for r in range(tb.rows):
+        out[width * P + r] = 1.0 if sheet.closed[r] else 0.0
     evaluation = evaluate_sheet(st, tb, b, s, sheet, pen, hw)
     table_features(st, b, s, next_active, evaluation, own, best_other, out)
 
 
 @batch_kernel
 def value_features(st, tb, b, s, weights, out, ws):
-    """Write the features of game b seen by seat s into `out` (num_features(P),): each
+    """Write the features of game b seen by seat s into `out` (num_features(P, R),): each
     sheet, s's own first and then the others in seat order after s (`sheet_features`), then
     `table_features`. At 2 players this is the layout of NUM_FEATURES the shipped networks
     read. `weights` are the heuristic's (for its evaluation, one of the features). The
