@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from qwixx_env.core.observation import layout_for
-from qwixx_env.core.variant import get_variant
+from qwixx_env.core.variant import Variant, get_variant
 from qwixx_env.nets.heuristic import gaps, work_arrays
 from qwixx_env.nets.win_chance import check_afterstate_table, win_chance_network
 from qwixx_env.policies import afterstate as core
@@ -21,17 +21,18 @@ from qwixx_env.policies import afterstate as core
 INPUT_SCALE = 20.0  # a win chance 0.05 below the best action's reads -1
 
 
-def afterstate_chances(observations: np.ndarray, variant: str = "classic", num_players: int = 2) -> np.ndarray:
+def afterstate_chances(observations: np.ndarray, variant: str | Variant = "classic",
+                       num_players: int = 2) -> np.ndarray:
     """(n, A) float64: each action's afterstate win chance for the seat observing each row of
     `observations` (n, D) (-1 where the action is illegal)."""
-    check_afterstate_table(variant, num_players)
     v = get_variant(variant)
+    check_afterstate_table(v.name, num_players)
     layout = layout_for(v, num_players)  # built once per table, not per call
     obs = np.ascontiguousarray(observations, np.float32)
     if obs.ndim != 2 or obs.shape[1] != layout.size:
         raise ValueError(f"observations: got shape {obs.shape}; expected (n, {layout.size})")
     out = np.zeros((obs.shape[0], v.num_actions), np.float64)
-    net = win_chance_network("afterstate", variant, num_players)
+    net = win_chance_network("afterstate", v.name, num_players)
     st, hw, ws = work_arrays(v, num_players, net)
     core.afterstate_inputs(obs, v.tables, layout.offsets, st, hw, net, out, ws)
     return out
