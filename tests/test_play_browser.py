@@ -34,11 +34,12 @@ from qwixx_env import bots, replay, solver  # noqa: E402
 from qwixx_env.arena import run_arena  # noqa: E402
 from qwixx_env.bots.registry import plays  # noqa: E402
 from qwixx_env.core.options import TableOptions  # noqa: E402
-from qwixx_env.core.variant import encode_action  # noqa: E402
+from qwixx_env.core.variant import Row, Variant, encode_action, register_variant  # noqa: E402
 from qwixx_env.envs.qwixx_v0 import raw_env  # noqa: E402
-from qwixx_env.play.games import Game, make_bots, parse_new_game  # noqa: E402
+from qwixx_env.play.games import Game, NewGame, Seat, make_bots, parse_new_game  # noqa: E402
 from qwixx_env.play.prepare import Preparation, Task  # noqa: E402
 from qwixx_env.play.server import create_app  # noqa: E402
+from qwixx_env.play.session import HUMAN  # noqa: E402
 
 from conftest import serving  # noqa: E402
 
@@ -736,6 +737,62 @@ def test_a_solo_game_ends_with_the_score_not_a_win(site, browser):
     banner = browser.find_element(By.ID, "play-banner").text
     assert banner == f"Game over — you scored {score} points." and "win" not in banner
     assert browser.find_elements(By.CSS_SELECTOR, ".badge.winner, .result.win") == []
+
+
+# three rows: top and middle mix a colour the page has shades for (red), a CSS colour it has not
+# (purple) and a name no CSS knows (tangerine, drawn grey); bottom is all purple
+CYCLE = ("red", "purple", "tangerine")
+TRIO = register_variant(Variant(
+    name="page_trio", faces=6, lock_cells=1, lock_threshold=5,
+    score_table=tuple(k * (k + 1) // 2 for k in range(13)),
+    rows=(Row("top", tuple(range(2, 13)), colors=tuple(CYCLE[i % 3] for i in range(11))),
+          Row("middle", tuple(range(12, 1, -1)), colors=tuple(CYCLE[(i + 1) % 3] for i in range(11))),
+          Row("bottom", tuple(range(2, 13)), colors=("purple",) * 11)),
+))
+SHEET_DRAWN = """
+const sheet = document.querySelector("#play-sheets .sheet[data-seat='0']");
+const look = (el) => [el.dataset.color, el.className, getComputedStyle(el).borderTopColor];
+return {
+  rows: [...sheet.querySelectorAll(".row")].map((r) => [r.dataset.row, r.querySelector(".row-name").textContent,
+    r.className, getComputedStyle(r).backgroundColor]),
+  top: [...sheet.querySelectorAll(".row[data-row='top'] .cell")].slice(0, 3).map(look),
+  dice: [...document.querySelectorAll("#play-dice .die")].map((d) => [d.dataset.die,
+    getComputedStyle(d).backgroundColor]),
+  sums: sheet.querySelectorAll(".sheet-foot .sum-box").length,
+};
+"""
+
+
+def test_a_three_row_sheet_of_mixed_colours_is_drawn_from_the_variant(site, browser):
+    """The page draws the variant's rows by name, a mixed row's cells each in its die's colour
+    (a colour without shades of its own as CSS names it, an unknown name grey), and its dice."""
+    app, url = site
+    games = app.state.games
+    new = NewGame(TableOptions(num_players=1, variant=TRIO), (Seat(HUMAN, "You"),), seed=3)
+    game = Game(games.new_id(), new, make_bots(new))
+    games.add(game.id, game)
+    browser.get("about:blank")
+    browser.get(f"{url}#join={game.id}.{game.seat_secrets[0]}")
+    wait(browser, "return document.body.dataset.turn === 'you'")
+    drawn = browser.execute_script(SHEET_DRAWN)
+    red, purple, grey = "rgb(211, 47, 58)", "rgb(128, 0, 128)", "rgb(138, 143, 152)"
+    assert [r[:2] for r in drawn["rows"]] == [["top", "Top"], ["middle", "Middle"], ["bottom", "Bottom"]]
+    assert [r[2] for r in drawn["rows"]] == ["row mixed", "row mixed", "row custom"]
+    assert drawn["rows"][2][3] == purple  # bottom: every cell purple, the row painted so
+    assert [(c[0], c[2]) for c in drawn["top"]] == [("red", red), ("purple", purple), ("tangerine", grey)]
+    assert "red" in drawn["top"][0][1].split() and "custom" in drawn["top"][1][1].split()
+    assert drawn["dice"] == [["white", "rgb(255, 255, 255)"]] * 2 + [["red", red], ["purple", purple],
+                                                                     ["tangerine", grey]]
+    assert drawn["sums"] == 3 + 2  # a box per row, then the penalties and the total
+    label = browser.find_element(By.CSS_SELECTOR, ".row[data-row='top'] .cell[data-number='3']").get_attribute(
+        "aria-label")
+    assert label.startswith("Top 3 (the purple die)")
+    option = browser.find_element(By.CSS_SELECTOR, "#play-options .option:first-child")
+    mark = game.session.legal()[0]["mark"]
+    assert option.text.split("\n")[-1] == f"Cross {mark['row']} {mark['number']}"
+    option.click()  # and the game goes on from the page
+    wait(browser, "return +document.body.dataset.decisions >= 1")
+    assert game.decisions >= 1
 
 
 # --- getting ready ---------------------------------------------------------------------------

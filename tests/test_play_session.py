@@ -9,9 +9,21 @@ import pytest
 
 from qwixx_env import replay
 from qwixx_env.core.options import TableOptions
-from qwixx_env.core.variant import COLORS, encode_action
+from qwixx_env.core.variant import COLORS, Row, Variant, encode_action, register_variant
 from qwixx_env.envs.qwixx_v0 import raw_env
+from qwixx_env.play.games import sheet_layout
 from qwixx_env.play.session import HUMAN, PlaySession, seen_by
+
+UP = tuple(range(2, 13))
+CYCLE = ("red", "yellow", "green")
+# three rows, top and middle mixing the colours of the three coloured dice, bottom all green
+TRIO = register_variant(Variant(
+    name="session_trio", faces=6, lock_cells=1, lock_threshold=5,
+    score_table=tuple(k * (k + 1) // 2 for k in range(13)),
+    rows=(Row("top", UP, colors=tuple(CYCLE[i % 3] for i in range(11))),
+          Row("middle", UP[::-1], colors=tuple(CYCLE[(i + 1) % 3] for i in range(11))),
+          Row("bottom", UP, colors=("green",) * 11)),
+))
 
 
 def told(events):
@@ -234,3 +246,32 @@ def test_a_table_must_be_table_options():
         PlaySession({"num_players": 2}, [HUMAN, HUMAN], seed=0)
     with pytest.raises(ValueError, match=r"seed: got -1"):
         PlaySession(TableOptions(), [HUMAN, HUMAN], seed=-1)
+
+
+def test_a_three_row_sheet_of_mixed_colours_is_told_by_its_rows_names():
+    """Two people cross the first option each time: every cross is told by its row's name and
+    label (t, m, b), the reveals add up to the sheets, and the page's layout is the variant's."""
+    session = PlaySession(TableOptions(num_players=2, variant=TRIO), [HUMAN, HUMAN], seed=3)
+    events = session.advance()
+    while not session.over:
+        events += session.decide(session.to_decide, session.legal()[0]["action"])
+    told_crosses = {0: set(), 1: set()}
+    for e in events:
+        if e["kind"] == "white":
+            for out in e["outcomes"]:
+                told_crosses[out["seat"]] |= {(m["row"], m["number"]) for m in out["crosses"]}
+        elif e["kind"] == "decision" and e["phase"] == "color" and e["mark"]:
+            told_crosses[e["seat"]].add((e["mark"]["row"], e["mark"]["number"]))
+    final = session.env.snapshot()
+    for seat, player in enumerate(final["players"]):
+        assert told_crosses[seat] == {(row, n) for row, numbers in player["marks"].items() for n in numbers}
+    marks = [e["mark"] for e in events if e["kind"] == "decision" and e["mark"]]
+    assert {m["row"] for m in marks} <= {"top", "middle", "bottom"} and marks
+    assert all(m["label"] == f"{m['row'][0]}{m['number']}" for m in marks)
+    layout = sheet_layout(TRIO)
+    assert layout["row_names"] == ["top", "middle", "bottom"] and layout["dice_colors"] == ["red", "yellow", "green"]
+    assert layout["rows"]["middle"] == list(UP[::-1]) and layout["lock_numbers"] == {"top": [12], "middle": [2],
+                                                                                    "bottom": [12]}
+    assert layout["cell_colors"]["top"][:4] == ["red", "yellow", "green", "red"]
+    assert layout["cell_colors"]["bottom"] == ["green"] * 11
+    assert list(final["dice"]) == ["white", "red", "yellow", "green"]

@@ -35,7 +35,7 @@ from qwixx_env import bots
 from qwixx_env.bots.registry import factory, plays
 from qwixx_env.core.checks import check_choice, check_int, is_int
 from qwixx_env.core.options import MAX_PLAYERS, TableOptions
-from qwixx_env.core.variant import COLORS, LUCKY_RULES, VARIANT_NAMES
+from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES
 from qwixx_env.nets import NumpyPolicy, checkpoint_names
 from qwixx_env.play import coach
 from qwixx_env.play.session import HUMAN, PlaySession, mark_of, public_snapshot, seen_by
@@ -91,12 +91,18 @@ def bot_catalogue() -> list[dict[str, Any]]:
 
 
 def sheet_layout(variant: Any) -> dict[str, Any]:
-    """What the page needs to draw a sheet of `variant` (a `Variant`): the numbers of each row in
-    order, the lock cells, the crosses a lock cell needs, the penalty boxes and the score table."""
+    """What the page needs to draw a sheet of `variant` (a `Variant`): the rows' names in sheet
+    order, the numbers of each row in order, the colour of the die each cell is crossed with,
+    the lock cells, the coloured dice (as a snapshot's ``dice`` names them, after the white
+    ones), the crosses a lock cell needs, the penalty boxes and the score table."""
+    names = variant.row_names
     return {
         "cells": variant.cells,
-        "rows": {c: list(variant.row_numbers[r]) for r, c in enumerate(COLORS)},
-        "lock_numbers": {c: list(variant.lock_numbers[r]) for r, c in enumerate(COLORS)},
+        "row_names": list(names),
+        "rows": {row: list(variant.row_numbers[r]) for r, row in enumerate(names)},
+        "cell_colors": {row: list(variant.cell_colors[r]) for r, row in enumerate(names)},
+        "lock_numbers": {row: list(variant.lock_numbers[r]) for r, row in enumerate(names)},
+        "dice_colors": list(variant.dice_colors),
         "lock_threshold": variant.lock_threshold,
         "max_penalties": variant.max_penalties,
         "penalty_points": variant.penalty_points,

@@ -46,7 +46,7 @@ from qwixx_env.bots import Bot, make_bot
 from qwixx_env.core.checks import check_int, is_int
 from qwixx_env.core.options import TableOptions
 from qwixx_env.core.state import OVER
-from qwixx_env.core.variant import COLORS, Variant, decode_action, encode_action
+from qwixx_env.core.variant import Variant, decode_action, encode_action
 from qwixx_env.envs.qwixx_v0 import raw_env
 from qwixx_env.envs.record import replay
 from qwixx_env.play.labels import action_label
@@ -81,7 +81,7 @@ def gained(before: dict[str, Any], after: dict[str, Any], seat: int) -> tuple[li
     """What `seat`'s sheet gained from snapshot `before` to `after`: the crosses as (row,
     number), row by row, and the rows it locked."""
     b, a = before["players"][seat], after["players"][seat]
-    new = [(c, n) for c in COLORS for n in a["marks"][c] if n not in b["marks"][c]]
+    new = [(row, n) for row, numbers in a["marks"].items() for n in numbers if n not in b["marks"][row]]
     return new, [c for c in a["locks"] if c not in b["locks"]]
 
 

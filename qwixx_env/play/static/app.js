@@ -2,8 +2,9 @@
 // qwixx_env/play/server.py and draws every sheet as the printed one is drawn.
 "use strict";
 
-const ROWS = ["red", "yellow", "green", "blue"];
-const ROW_NAMES = { red: "Red", yellow: "Yellow", green: "Green", blue: "Blue" };
+// The rows, their numbers, each cell's colour and the coloured dice come with the game, in its
+// "sheet" (qwixx_env/play/games.py, sheet_layout): a variant with other rows is drawn from them.
+const PAINTED = ["red", "yellow", "green", "blue"];  // the colours style.css has shades of its own for
 const PHASE_WORDS = { white: "White action", lucky: "Lucky cross", color: "Colour action", over: "Game over" };
 const BOT_WORDS = {
   random: "crosses at random",
@@ -100,11 +101,36 @@ function seatName(game, seat) {
   return same > 1 ? `${s.bot} (seat ${seat + 1})` : s.bot;
 }
 function markOfAction(sheet, action) {
-  // an action index as a mark: row r*K + i crosses the i-th number of row r; 4K passes
+  // an action index as a mark: row r*K + i crosses the i-th number of row r; R*K passes
   const r = Math.floor(action / sheet.cells);
-  return r >= 4 ? null : { row: ROWS[r], number: sheet.rows[ROWS[r]][action % sheet.cells] };
+  const row = sheet.row_names[r];
+  return row === undefined ? null : { row, number: sheet.rows[row][action % sheet.cells] };
 }
-function markWords(mark) { return mark ? `${ROW_NAMES[mark.row].toLowerCase()} ${mark.number}` : "pass"; }
+function markWords(mark) { return mark ? `${mark.row} ${mark.number}` : "pass"; }
+function rowTitle(row) { return row.charAt(0).toUpperCase() + row.slice(1); }
+// A colour as the page paints it: the class of its shades in style.css, or "custom" with the
+// colour in --custom (a CSS colour keyword as the variant names it, else grey); `css` is the
+// colour itself, for an inline style.
+function paint(color) {
+  if (PAINTED.includes(color)) return { cls: color, style: null, css: `var(--${color})` };
+  const css = window.CSS && CSS.supports("color", color) ? color : "#8a8f98";
+  return { cls: "custom", style: `--custom: ${css}`, css };
+}
+function cellColor(sheet, mark) { return sheet.cell_colors[mark.row][sheet.rows[mark.row].indexOf(mark.number)]; }
+// A row's one colour, or null where its cells mix colours (each cell is then painted on its own).
+function rowColor(sheet, row) {
+  const colors = sheet.cell_colors[row];
+  return colors.every((c) => c === colors[0]) ? colors[0] : null;
+}
+// How a row (and its points box) is painted: in its one colour, or "mixed" (neutral).
+function rowLook(sheet, row) {
+  const one = rowColor(sheet, row);
+  return one === null ? { cls: "mixed", style: null } : paint(one);
+}
+function chip(cls, sheet, mark, text) {
+  const p = mark ? paint(cellColor(sheet, mark)) : { cls: "pass", style: null };
+  return h("span", { class: `${cls} ${p.cls}`, style: p.style, "data-color": mark ? cellColor(sheet, mark) : null, text });
+}
 function rowCount(player, row) { return player.marks[row].length + (player.locks.includes(row) ? 1 : 0); }
 
 // --- the seats this page holds (their secrets, kept in localStorage) -------------------------
@@ -212,7 +238,7 @@ function showView(name) {
 
 // --- drawing a sheet ---------------------------------------------------------------------
 
-// One player's sheet as printed: four coloured rows with their numbers, the lock at the end
+// One player's sheet as printed: its coloured rows with their numbers, the lock at the end
 // of each row, the row scores, the penalty boxes and the total. `opts`: name, seat, badges,
 // legal (action -> {key, value, best}), pending (actions), compact, onPick(action), flash (set of actions).
 function drawSheet(sheet, snap, seat, opts) {
@@ -225,8 +251,11 @@ function drawSheet(sheet, snap, seat, opts) {
       `lucky ${player.lucky_numbers.join(" · ")}`) : null,
     h("span", { class: "sheet-score", "data-score": String(player.score) }, String(player.score), h("small", { text: " points" })),
   );
-  const rows = ROWS.map((row, r) => {
+  const rows = sheet.row_names.map((row, r) => {
     const numbers = sheet.rows[row];
+    const colors = sheet.cell_colors[row];
+    const mixed = rowColor(sheet, row) === null;
+    const look = rowLook(sheet, row);
     const crossed = new Set(player.marks[row]);
     const rowLocked = snap.locked_rows.includes(row);
     const hasLock = player.locks.includes(row);
@@ -242,10 +271,13 @@ function drawSheet(sheet, snap, seat, opts) {
         legal && legal.value !== undefined && "valued",
         opts.pending && opts.pending.has(action) && "pending", opts.flash && opts.flash.has(action) && "flash"]
         .filter(Boolean).join(" ");
-      const label = `${ROW_NAMES[row]} ${n}${isCrossed ? ", crossed" : gone ? ", skipped" : ""}${legal ? ", you may cross it" : ""}`
+      const own = mixed ? paint(colors[i]) : null;  // a mixed row's cell: painted its own colour
+      const label = `${rowTitle(row)} ${n}${own ? ` (the ${colors[i]} die)` : ""}`
+        + `${isCrossed ? ", crossed" : gone ? ", skipped" : ""}${legal ? ", you may cross it" : ""}`
         + (isLock ? ` (lock cell: crossable after ${sheet.lock_threshold} crosses in the row)` : "");
       const el = h("div", {
-        class: cls, "data-action": String(action), "data-number": String(n), "aria-label": label, title: label,
+        class: own ? `${cls} ${own.cls}` : cls, style: own && own.style, "data-color": colors[i],
+        "data-action": String(action), "data-number": String(n), "aria-label": label, title: label,
         role: legal ? "button" : null, tabindex: legal && opts.onPick ? "0" : null,
       }, h("span", { class: "num", text: String(n) }));
       if (isCrossed) el.prepend(svg(CROSS));  // under the number, which stays readable on it
@@ -260,24 +292,25 @@ function drawSheet(sheet, snap, seat, opts) {
     });
     const lock = h("div", {
       class: "lock" + (hasLock ? " crossed" : "") + (rowLocked && !hasLock ? " closed-by-other" : ""),
-      title: hasLock ? `${ROW_NAMES[row]} locked by this player` : rowLocked ? `${ROW_NAMES[row]} row locked` : `${ROW_NAMES[row]} lock`,
-      style: `color: var(--${row})`,
+      title: hasLock ? `${rowTitle(row)} locked by this player` : rowLocked ? `${rowTitle(row)} row locked` : `${rowTitle(row)} lock`,
+      style: `color: ${paint(colors[colors.length - 1]).css}`,  // the colour of its lock cell's die
     }, svg(PADLOCK, "padlock"));
     if (hasLock) lock.append(svg(CROSS));
     const count = rowCount(player, row);
     const points = sheet.score_table[count];
-    const says = `${count} cross${count === 1 ? "" : "es"} in ${ROW_NAMES[row].toLowerCase()} (the lock counts as one): ${points} points${rowLocked ? "; the row is locked" : ""}`;
-    return h("div", { class: `row ${row}` + (rowLocked ? " closed" : ""), "data-row": row },
-      h("span", { class: "row-name", "data-short": ROW_NAMES[row][0], text: ROW_NAMES[row] }),
+    const says = `${count} cross${count === 1 ? "" : "es"} in ${row} (the lock counts as one): ${points} points${rowLocked ? "; the row is locked" : ""}`;
+    return h("div", { class: `row ${look.cls}` + (rowLocked ? " closed" : ""), style: look.style, "data-row": row },
+      h("span", { class: "row-name", "data-short": rowTitle(row)[0], text: rowTitle(row) }),
       h("div", { class: "cells" }, cells, lock),
       h("span", { class: "row-count", title: says, "aria-label": says, "data-crosses": String(count) },
         h("b", { text: `${count}×` }), h("span", { class: "pts", text: `${points} pts` })));
   });
-  const sums = ROWS.map((row) => h("span", { class: `sum-box ${row}`, title: `${ROW_NAMES[row]} points` },
-    String(sheet.score_table[rowCount(player, row)])));
+  const sums = sheet.row_names.map((row, r) => [
+    h("span", { class: `sum-box ${rowLook(sheet, row).cls}`, style: rowLook(sheet, row).style, title: `${rowTitle(row)} points` },
+      String(sheet.score_table[rowCount(player, row)])),
+    h("span", { class: "op", text: r < sheet.row_names.length - 1 ? "+" : "−" })]);
   const foot = h("div", { class: "sheet-foot" },
-    sums[0], h("span", { class: "op", text: "+" }), sums[1], h("span", { class: "op", text: "+" }),
-    sums[2], h("span", { class: "op", text: "+" }), sums[3], h("span", { class: "op", text: "−" }),
+    sums.flat(),
     h("span", { class: "sum-box pen", title: "penalty points" }, String(player.penalties * sheet.penalty_points)),
     h("span", { class: "op", text: "=" }),
     h("span", { class: "sum-box total", title: "total" }, String(player.score)),
@@ -299,7 +332,8 @@ function drawSheet(sheet, snap, seat, opts) {
 function drawDice(el, snap, sheet, animate) {
   el.replaceChildren();
   const die = (value, color) => {
-    const d = h("div", { class: `die ${color}` + (value === null ? " out" : "") + (animate ? " roll" : ""),
+    const look = color === "white" ? { cls: "white", style: null } : paint(color);
+    const d = h("div", { class: `die ${look.cls}` + (value === null ? " out" : "") + (animate ? " roll" : ""), style: look.style,
       title: value === null ? `${color} die: out of play (row locked)` : `${color} die: ${value}`,
       "data-die": color, "data-value": value === null ? "" : String(value) });
     if (value !== null) {
@@ -312,7 +346,7 @@ function drawDice(el, snap, sheet, animate) {
   };
   const w = snap.dice.white;
   el.append(die(w[0], "white"), die(w[1], "white"), h("span", { class: "sum", text: `= ${w[0] + w[1]}` }), h("span", { class: "sep" }));
-  for (const row of ROWS) el.append(die(snap.dice[row], row));
+  for (const color of sheet.dice_colors) el.append(die(snap.dice[color], color));
 }
 
 // --- the table ---------------------------------------------------------------------------
@@ -399,7 +433,7 @@ function renderTable() {
       onclick: () => pickAction(o.action),
     },
     h("kbd", { text: o.key }),
-    h("span", { class: `chip ${o.mark ? o.mark.row : "pass"}`, text: o.mark ? String(o.mark.number) : "–" }),
+    chip("chip", g.sheet, o.mark, o.mark ? String(o.mark.number) : "–"),
     h("span", { class: "what", text: o.mark ? `Cross ${markWords(o.mark)}` : (g.pass_penalty ? "Pass (penalty)" : "Pass") }),
     v ? h("span", { class: "val" + (v.best ? " best" : ""), text: v.full }) : null);
   }));
@@ -459,7 +493,7 @@ function describe(ev, before) {
   for (const row of after.locked_rows) {
     if (!before.locked_rows.includes(row)) {
       const by = after.players.map((p, s) => (p.locks.includes(row) ? seatName(g, s) : null)).filter(Boolean);
-      lines.push([`${ROW_NAMES[row]} row locked${by.length ? ` by ${by.join(" and ")}` : ""}!`, "log-lock"]);
+      lines.push([`${rowTitle(row)} row locked${by.length ? ` by ${by.join(" and ")}` : ""}!`, "log-lock"]);
     }
   }
   if (after.phase === "over" && before.phase !== "over") {
@@ -474,7 +508,7 @@ function describe(ev, before) {
 function changedCells(before, after, sheet) {
   const out = new Map();
   after.players.forEach((p, s) => {
-    ROWS.forEach((row, r) => {
+    sheet.row_names.forEach((row, r) => {
       for (const n of p.marks[row]) {
         if (!before.players[s].marks[row].includes(n)) {
           if (!out.has(s)) out.set(s, new Set());
@@ -890,6 +924,7 @@ function coachTable(coach, idle) {
   // the bots that play the table shown: the replay's in the viewer, else the game's
   const rp = document.body.dataset.view === "replay" && S.replay ? S.replay.options : null;
   const table = rp ? [rp.variant, rp.num_players, rp.lucky] : [S.game.options.variant, S.game.options.players, S.game.options.lucky];
+  const sheet = rp ? S.replay.sheet : S.game.sheet;
   const bots = (S.info ? S.info.bots : []).filter((b) => fitsTable(b, ...table)).map((b) => b.name);
   const pick = h("select", { id: "coach-bot", "aria-label": "Bot to ask" },
     h("option", { value: "", text: "—" }), bots.map((b) => h("option", { value: b, text: botLabel(b), selected: b === coach.bot })));
@@ -904,7 +939,7 @@ function coachTable(coach, idle) {
       h("tbody", {}, rows.map((o) => h("tr", {
       class: o.action === coach.best_action ? "best" : "", "data-action": String(o.action), "data-value": String(o.value),
     },
-    h("td", {}, h("span", { class: `chip-mini ${o.mark ? o.mark.row : "pass"}`, text: o.label })),
+    h("td", {}, chip("chip-mini", sheet, o.mark, o.label)),
     h("td", { text: o.text }),
     h("td", { class: "num", text: fmtValue(unit, o.value) }),
     h("td", { class: "num loss", text: fmtLoss(unit, o.loss) }))))),
