@@ -39,7 +39,7 @@ from qwixx_env.core.checks import check_int
 from qwixx_env.core.compile import batch_kernel, inlined, leaf
 from qwixx_env.core.rules import active_crossed, row_locked, score
 from qwixx_env.core.state import COLOR, LUCKY, NO_DECISION, PHASES, State, new_state
-from qwixx_env.core.variant import Variant, get_variant
+from qwixx_env.core.variant import MAX_DICE, MAX_ROWS, Variant, get_variant
 
 SCORE_SCALE = 100.0
 
@@ -149,7 +149,9 @@ def encode_one(st, tb, off, b, seat, out):
     _clear(out, off.pending_cross, R * K)
     for j in range(P):
         s = (seat + j) % P
-        for r in range(R):
+        for r in range(MAX_ROWS):  # a constant bound, unrolled (see variant.MAX_ROWS)
+            if r == R:
+                break
             m = np.int64(st.marks[b, s, r])
             base = off.crosses + (j * R + r) * K
             for c in range(K):
@@ -162,11 +164,15 @@ def encode_one(st, tb, off, b, seat, out):
         for i in range(tb.lucky_count):
             if st.lucky[b, s, i] >= 2:  # 0: none set (a position built by hand)
                 out[off.lucky_numbers + j * lucky_width + st.lucky[b, s, i] - 2] = 1.0
-    for i in range(2 + tb.dice):
+    for i in range(2 + MAX_DICE):
+        if i == 2 + tb.dice:
+            break
         d = st.dice[b, i]
         if d > 0:
             out[off.dice + i * F + d - 1] = 1.0
-    for r in range(R):
+    for r in range(MAX_ROWS):
+        if r == R:
+            break
         out[off.locked_rows + r] = row_locked(st, b, r)
     for i in range(4):
         out[off.phase + i] = phase == i

@@ -25,7 +25,7 @@ import numpy as np
 
 from qwixx_env.core.compile import batch_kernel, inline_kernel, inlined, leaf
 from qwixx_env.core.state import COLOR, LUCKY, NO_DECISION, NO_SEAT, OUT_OF_PLAY, OVER, WHITE, State
-from qwixx_env.core.variant import RuleTables, Variant
+from qwixx_env.core.variant import MAX_DICE, MAX_ROWS, RuleTables, Variant
 
 # Functions called from other kernels are inlined into them: a call that is not inlined
 # passes the State and RuleTables tuples as ~150 scalar arguments, which cost more than most
@@ -116,7 +116,9 @@ def row_locked(st, b, r):
 @inlined
 def locked_row_count(st, b):
     n = 0
-    for r in range(st.marks.shape[2]):
+    for r in range(MAX_ROWS):  # a constant bound, unrolled (see variant.MAX_ROWS)
+        if r == st.marks.shape[2]:
+            break
         if row_locked(st, b, r):
             n += 1
     return n
@@ -127,7 +129,9 @@ def sheet_score(tb, marks, locks, penalties):
     """Rule 10 for one sheet (its rows' marks and locks, its penalties; committed or a
     scratch copy): each row's crosses (lock included) through the score table, minus penalties."""
     total = 0
-    for r in range(tb.rows):
+    for r in range(MAX_ROWS):
+        if r == tb.rows:
+            break
         total += tb.score_table[count(marks[r]) + (1 if locks[r] else 0)]
     return total - tb.penalty_points * np.int64(penalties)
 
@@ -233,33 +237,43 @@ def _mark_lucky_options(st, tb, b, s, white_action, out):
 
 
 @leaf
-def color_option_count(tb):
-    """How many colour-action options `color_option` numbers: every row, coloured die and
-    white die (R * D * 2)."""
-    return tb.rows * tb.dice * 2
+def color_cell(st, tb, b, p, w):
+    """The colour-action options, enumerated once for every rule and policy: pair p of
+    `RuleTables.color_pairs` (a row, and a coloured die that crosses cells of it; row by row,
+    one pair a row in classic) with white die w (0 or 1). Returns the cell of that row that
+    the two dice make together (rule 6: a white die and a coloured die, in a cell of that
+    die's colour), or -1 where there is none: the die is out of play, the row has no cell of
+    that sum and colour, or white die 1 shows what white die 0 shows (the same option again).
+    Whether the seat may cross it (rules 4, 5 and 8) is the caller's to judge, on its sheet::
 
-
-@leaf
-def color_option(st, tb, b, o):
-    """Colour-action option o of game b, the one enumeration of them every rule and policy
-    uses (``0 <= o < color_option_count(tb)``): the action crossing the cell of row
-    ``o // (2 * D)`` that coloured die ``(o // 2) % D`` and white die ``o % 2`` make together
-    (rule 6: one white die and one coloured die, in a cell of that die's colour); -1 where there
-    is none: the coloured die is out of play, the row has no cell of that sum and colour, or
-    white die 1 shows what white die 0 shows (the same option again). Whether the seat may
-    cross it (rules 4, 5 and 8) is the caller's to judge, on the sheet it plays on."""
-    per_row = 2 * tb.dice
-    r = o // per_row
-    d = (o % per_row) // 2
-    w = o % 2
+        for p in range(tb.color_pairs.shape[0]):
+            r = tb.color_pairs[p, 0]
+            for w in range(2):
+                c = color_cell(st, tb, b, p, w)   # then: row r open? may_cross(tb, marks, c)?
+    """
+    r = tb.color_pairs[p, 0]
+    d = tb.color_pairs[p, 1]
     colour = np.int64(st.dice[b, 2 + d])
     if colour == OUT_OF_PLAY or (w == 1 and st.dice[b, 1] == st.dice[b, 0]):
         return -1
     c = tb.cell_of[r, np.int64(st.dice[b, w]) + colour]
-    if c < 0 or tb.cell_die[r, c] != d:
+    if c >= 0 and tb.cell_die[r, c] != d:
         return -1
-    return r * tb.cells + c
+    return c
 
+
+@leaf
+def color_option_count(tb):
+    """How many colour-action options `color_option` numbers (two a pair of `color_cell`)."""
+    return 2 * tb.color_pairs.shape[0]
+
+
+@leaf
+def color_option(st, tb, b, o):
+    """`color_cell` numbered flat, as an action: option o is pair ``o >> 1`` with white die
+    ``o & 1``; the action ``r * K + c`` crossing its cell, or -1 where it has none."""
+    c = color_cell(st, tb, b, o >> 1, o & 1)
+    return -1 if c < 0 else tb.color_pairs[o >> 1, 0] * tb.cells + c
 
 
 @inlined
@@ -276,7 +290,9 @@ def legal_mask_one(st, tb, b, out, lucky_code=WITH_LUCKY_CODE):
     if phase == WHITE:
         # Judged against the sheets and locks as they stood at the roll (rule 6).
         total = white_sum(st, b)
-        for r in range(R):
+        for r in range(MAX_ROWS):
+            if r == R:
+                break
             if not row_locked(st, b, r):
                 c = tb.cell_of[r, total]
                 if may_cross(tb, np.int64(st.marks[b, s, r]), c):
@@ -289,13 +305,15 @@ def legal_mask_one(st, tb, b, out, lucky_code=WITH_LUCKY_CODE):
         if lucky_code is not None:
             _mark_lucky_options(st, tb, b, s, np.int64(st.pending[b, s]), out)  # pass is not an option
     elif phase == COLOR:
-        for o in range(color_option_count(tb)):
-            a = color_option(st, tb, b, o)
-            if a < 0:
-                continue
-            r = a // K
-            if not row_locked(st, b, r) and may_cross(tb, np.int64(st.marks[b, s, r]), a % K):
-                out[a] = 1
+        for p in range(tb.color_pairs.shape[0]):
+            r = tb.color_pairs[p, 0]
+            if row_locked(st, b, r):
+                continue  # closed: its cells too, whatever their dice (rule 8)
+            m = np.int64(st.marks[b, s, r])
+            for w in range(2):
+                c = color_cell(st, tb, b, p, w)
+                if may_cross(tb, m, c):  # never for c = -1
+                    out[r * K + c] = 1
         out[R * K] = 1
 
 
@@ -344,10 +362,11 @@ def dice_out_of_play(st, tb, b):
     """Rule 8 in game b, as a bitmask of coloured dice: the dice of every locked row's lock
     cells have left play (in classic, a locked row's own die)."""
     gone = 0
-    for r in range(tb.rows):
+    for r in range(MAX_ROWS):
+        if r == tb.rows:
+            break
         if row_locked(st, b, r):
-            for c in range(tb.first_lock_cell, tb.cells):
-                gone |= 1 << tb.cell_die[r, c]
+            gone |= (tb.lock_dice >> (8 * r)) & 255
     return gone
 
 
@@ -357,7 +376,9 @@ def _start_roll(st, tb, b):
     for w in range(2):
         st.dice[b, w] = 1 + random_below(st.rng, b, tb.faces)
     gone = dice_out_of_play(st, tb, b)
-    for d in range(tb.dice):
+    for d in range(MAX_DICE):
+        if d == tb.dice:
+            break
         if gone >> d & 1:
             st.dice[b, 2 + d] = OUT_OF_PLAY
         else:
@@ -379,7 +400,9 @@ def _resolve_white(st, tb, b):
         if st.pending_lucky[b, s] >= 0:
             _cross(st, tb, b, s, np.int64(st.pending_lucky[b, s]))
     gone = dice_out_of_play(st, tb, b)
-    for d in range(tb.dice):
+    for d in range(MAX_DICE):
+        if d == tb.dice:
+            break
         if gone >> d & 1:
             st.dice[b, 2 + d] = OUT_OF_PLAY  # rule 8: the die leaves play at once
     st.turn[b] = st.active[b]

@@ -22,6 +22,11 @@ from qwixx_env.core.checks import check_int, is_int
 
 COLORS = ("red", "yellow", "green", "blue")
 LUCKY_RULES = ("bonus", "instead")
+# A sheet has at most 8 rows and 8 colours of dice. The kernels' hot loops over rows and dice
+# run ``for r in range(MAX_ROWS)`` with a break at the variant's count: a loop of constant
+# length that LLVM unrolls, where ``range(tb.rows)`` was measurably slower (the batched step
+# of a classic game about a tenth).
+MAX_ROWS = MAX_DICE = 8
 VARIANT_NAMES = ("classic", "longo")  # the package's own; `variant_names()` adds the registered ones
 
 Mark = tuple[str, int] | None
@@ -44,6 +49,8 @@ class RuleTables(NamedTuple):
     cell_of: np.ndarray  # (R, 2*faces + 1) int64: cell of number s in row r, or -1
     number_of: np.ndarray  # (R, K) int64: the number printed in each cell
     cell_die: np.ndarray  # (R, K) int64: the coloured die (0 .. D-1) each cell is crossed with
+    color_pairs: np.ndarray  # (n, 2) int64: (row, coloured die) for each die that crosses a cell of the row
+    lock_dice: int  # bits 8r .. 8r+7: the dice of row r's lock cells, out of play once it locks
     score_table: np.ndarray  # (max crosses + 1,) int64: points for n crosses
 
 
@@ -143,12 +150,15 @@ class Variant:
             cell_of[r, number_of[r]] = np.arange(self.cells)
         colors = self.dice_colors
         cell_die = np.array([[colors.index(c) for c in row.colors] for row in self.rows], dtype=np.int64)
+        first_lock = self.cells - self.lock_cells
+        color_pairs = np.array([(r, d) for r, row in enumerate(cell_die) for d in sorted(set(row.tolist()))], np.int64)
+        lock_dice = sum(sum(1 << int(d) for d in set(row[first_lock:])) << 8 * r for r, row in enumerate(cell_die))
         tables = RuleTables(
             rows=self.num_rows,
             dice=len(colors),
             cells=self.cells,
             faces=self.faces,
-            first_lock_cell=self.cells - self.lock_cells,
+            first_lock_cell=first_lock,
             lock_threshold=self.lock_threshold,
             lucky_rule=0 if not self.lucky_count else 1 + LUCKY_RULES.index(self.lucky_rule),
             lucky_count=self.lucky_count,
@@ -158,6 +168,8 @@ class Variant:
             cell_of=cell_of,
             number_of=number_of,
             cell_die=cell_die,
+            color_pairs=color_pairs,
+            lock_dice=lock_dice,
             score_table=np.array(self.score_table, dtype=np.int64),
         )
         object.__setattr__(self, "tables", tables)
@@ -189,8 +201,9 @@ class Variant:
                     f"row {row.name}: numbers {row.numbers}; expected {cells} different sums of two "
                     f"{self.faces}-sided dice (2 to {2 * self.faces})"
                 )
-        if len(self.dice_colors) > 8:
-            raise ValueError(f"rows: {len(self.dice_colors)} colours of dice; expected at most 8")
+        if not 1 <= len(rows) <= MAX_ROWS or len(self.dice_colors) > MAX_DICE:
+            raise ValueError(f"rows: {len(rows)} rows in {len(self.dice_colors)} colours; expected 1 to {MAX_ROWS} "
+                             f"rows and at most {MAX_DICE} colours")
 
     @property
     def num_rows(self) -> int:
