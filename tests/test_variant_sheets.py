@@ -1,0 +1,216 @@
+"""A sheet is data: variants with three rows, or with cells of mixed colours, defined in this
+file alone, play through every form of the game with no change to the package (issue 39).
+
+Two made-up members of the Qwixx family:
+
+- "three_rows_test": red and yellow ascending, blue descending, each crossed with its own
+  die (three coloured dice); one locked row ends it.
+- "mixed_test": four rows of the classic numbers whose cells take turns in four colours, as
+  on the sheets of Qwixx "Mixx": a cell is crossed in the colour action with a white die and
+  the die of *its* colour, and a row that locks takes the die of its lock cell out of play.
+
+The rules tests build positions by hand (`state_from_snapshot`) and read the legal actions
+from the rules; the play tests use PettingZoo's `api_test` and `parallel_api_test`, the
+differential helpers of the batched and Parallel tests (same games as the AEC env, decision
+by decision), the heuristic bot and a record's replay.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, parallel_api_test
+from test_batched import play_side_by_side
+from test_parallel import play_both
+
+from qwixx_env import BatchedQwixx, qwixx_v0, replay
+from qwixx_env.bots import make_bot
+from qwixx_env.core import rules
+from qwixx_env.core.options import TableOptions
+from qwixx_env.core.snapshot import snapshot, state_from_snapshot
+from qwixx_env.core.variant import Row, Variant, decode_action, encode_action, variant_names
+
+UP = tuple(range(2, 13))
+DOWN = UP[::-1]
+TRIANGULAR = tuple(k * (k + 1) // 2 for k in range(13))
+COLOURS = ("red", "yellow", "green", "blue")
+
+THREE_ROWS = Variant(
+    name="three_rows_test", faces=6, lock_cells=1, lock_threshold=5, score_table=TRIANGULAR, rows_to_end=1,
+    rows=(Row("red", UP), Row("yellow", UP), Row("blue", DOWN)),
+)
+MIXED = Variant(
+    name="mixed_test", faces=6, lock_cells=1, lock_threshold=5, score_table=TRIANGULAR,
+    rows=tuple(
+        Row(name, numbers, colors=tuple(COLOURS[(i + shift) % 4] for i in range(11)))
+        for name, numbers, shift in (("one", UP, 0), ("two", UP, 1), ("three", DOWN, 2), ("four", DOWN, 3))
+    ),
+)
+# Handed to a table as values (which registers them under their names when a test runs, not
+# at import, so the other tests' lists of variant names are the package's own).
+VARIANTS = {"three_rows_test": THREE_ROWS, "mixed_test": MIXED}
+
+
+def position(variant: Variant, *, phase: str, white: list[int], dice: dict, marks=None, locks=None,
+             num_players: int = 2):
+    """A hand-set position: seat 0 active with `marks` and `locks`, the other seats empty."""
+    players = [{"marks": marks or {}, "locks": locks or [], "penalties": 0}]
+    players += [{"marks": {}, "penalties": 0} for _ in range(num_players - 1)]
+    snap = {"num_players": num_players, "phase": phase, "active_player": 0,
+            "dice": {"white": white, **dice}, "players": players}
+    return state_from_snapshot(variant, snap)
+
+
+def legal_marks(variant: Variant, state) -> set:
+    return {decode_action(int(a), variant) for a in np.flatnonzero(rules.legal_mask(variant, state)[0])}
+
+
+# --- the sheet as data -------------------------------------------------------------------
+
+
+def test_the_sheet_its_dice_and_its_action_space_come_from_the_rows():
+    assert THREE_ROWS.row_names == ("red", "yellow", "blue") and THREE_ROWS.dice_colors == ("red", "yellow", "blue")
+    assert THREE_ROWS.num_actions == 3 * 11 + 1 and THREE_ROWS.pass_action == 33
+    assert MIXED.dice_colors == COLOURS and MIXED.die_names == ("white", "white", *COLOURS)
+    assert MIXED.cell_colors[1][:3] == ("yellow", "green", "blue")
+    assert encode_action(("two", 4), MIXED) == 11 + 2 and decode_action(11 + 2, MIXED) == ("two", 4)
+    with pytest.raises(ValueError, match=r"mark: got row 'red'; expected one of \('one', 'two', 'three', 'four'\)"):
+        encode_action(("red", 4), MIXED)
+    env = qwixx_v0.env(num_players=2, variant=THREE_ROWS)
+    env.reset(seed=0)
+    view = env.unwrapped.layout
+    assert view.shapes["crosses"] == (2, 3, 11) and view.shapes["dice"] == (5, 6)
+    assert view.shapes["locked_rows"] == (3,) and view.shapes["pending_cross"] == (3, 11)
+    assert set(env.unwrapped.snapshot()["dice"]) == {"white", "red", "yellow", "blue"}
+
+
+@pytest.mark.parametrize(
+    "rows, message",
+    [
+        ((Row("a", UP), Row("b", UP[:10])), r"row b: 10 numbers; every row needs 11"),
+        ((Row("a", UP), Row("a", DOWN)), r"rows: names \['a', 'a'\]; expected each row to have a name of its own"),
+        ((Row("a", (2, 3, 13)),), r"row a: numbers \(2, 3, 13\); expected 3 different sums of two 6-sided dice"),
+        ((Row("a", (2, 3, 3)),), r"row a: numbers \(2, 3, 3\); expected 3 different sums"),
+        ((Row("white", UP),), r"'white' names the two white dice"),
+        ((("a", UP),), r"rows: got .*; expected a tuple of qwixx_env.core.variant.Row"),
+    ],
+)
+def test_a_bad_sheet_is_refused_naming_what_is_wrong(rows, message):
+    with pytest.raises(ValueError, match=message):
+        Variant(name="bad", faces=6, lock_cells=1, lock_threshold=1, score_table=TRIANGULAR, rows=rows)
+
+
+def test_a_row_needs_one_colour_per_cell():
+    with pytest.raises(ValueError, match=r"row a: 2 colors for 11 numbers; expected one per cell"):
+        Row("a", UP, colors=("red", "blue"))
+
+
+# --- the rules on a mixed sheet (hand-set dice and sheets) --------------------------------
+
+
+def test_mixed_rule_a_cell_is_crossed_with_the_die_of_its_own_colour():
+    # White 1 and 2; red 3, yellow 4, green 5, blue 6. The colour sums: white + red 4 or 5,
+    # white + yellow 5 or 6, white + green 6 or 7, white + blue 7 or 8.
+    state = position(MIXED, phase="color", white=[1, 2], dice={"red": 3, "yellow": 4, "green": 5, "blue": 6})
+    legal = legal_marks(MIXED, state) - {None}
+    expected = set()
+    for row in MIXED.rows:
+        for number, colour in zip(row.numbers, row.colors):
+            die = {"red": 3, "yellow": 4, "green": 5, "blue": 6}[colour]
+            if number - die in (1, 2):
+                expected.add((row.name, number))
+    assert legal == expected and len(expected) > 4
+    # Row "one" reads red, yellow, green, blue, red, ... from 2, so its 5 is blue: the sum 5
+    # (white 1 + yellow 4, or white 2 + red 3) is not in a colour that reaches it. Row "two"
+    # starts a colour later, so its 5 is red: white 2 + red 3.
+    assert ("one", 5) not in legal and ("two", 5) in legal
+    assert not any(row == "one" for row, _ in legal)  # no colour sum meets its own colour in row one
+
+
+def test_mixed_rule_the_white_action_crosses_the_white_sum_in_any_colour():
+    state = position(MIXED, phase="white", white=[3, 4], dice={"red": 1, "yellow": 1, "green": 1, "blue": 1})
+    assert legal_marks(MIXED, state) == {None, ("one", 7), ("two", 7), ("three", 7), ("four", 7)}
+
+
+def test_mixed_rule_a_locked_row_takes_the_die_of_its_lock_cell_out_of_play():
+    # Seat 0 has five crosses in row "one" and crosses its lock cell, the green 12, in the
+    # white action (white 6 and 6); the green die leaves play, though other rows use it.
+    lock_colour = MIXED.rows[0].colors[-1]
+    assert lock_colour == "green"
+    five = {"one": [2, 3, 4, 5, 6]}
+    state = position(MIXED, phase="white", white=[6, 6], dice={c: 2 for c in COLOURS}, marks=five)
+    engine_actions = [encode_action(("one", 12), MIXED), MIXED.pass_action]  # seat 0 locks, seat 1 passes
+    for action in engine_actions:
+        assert rules.legal_mask(MIXED, state)[0, action]
+        rules.apply(MIXED, state, np.array([action]))
+    snap = snapshot(MIXED, state)
+    assert snap["locked_rows"] == ["one"] and snap["phase"] == "color"
+    assert snap["dice"][lock_colour] is None  # out of play at once (rule 8)
+    assert all(snap["dice"][c] == 2 for c in COLOURS if c != lock_colour)  # the row's other colours stay
+    # The colour action: nothing in the locked row, though its other cells' dice are in play.
+    assert all(mark is None or mark[0] != "one" for mark in legal_marks(MIXED, state))
+
+
+def test_three_rows_rule_one_locked_row_ends_this_sheet():
+    five = {"blue": [12, 11, 10, 9, 8]}
+    state = position(THREE_ROWS, phase="color", white=[1, 1], dice={"red": 5, "yellow": 5, "blue": 1}, marks=five)
+    lock = encode_action(("blue", 2), THREE_ROWS)
+    assert rules.legal_mask(THREE_ROWS, state)[0, lock]
+    rules.apply(THREE_ROWS, state, np.array([lock]))
+    snap = snapshot(THREE_ROWS, state)
+    assert snap["phase"] == "over" and snap["locked_rows"] == ["blue"]
+    assert snap["players"][0]["score"] == TRIANGULAR[7]  # six crosses and the lock
+
+
+# --- every form of the game plays it -------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_it_passes_the_pettingzoo_api_tests(name):
+    api_test(qwixx_v0.env(num_players=3, variant=VARIANTS[name]), num_cycles=300)
+    assert name in variant_names()  # registered by the table: now it is named
+    api_test(qwixx_v0.env(num_players=2, variant=name), num_cycles=100)
+    parallel_api_test(qwixx_v0.parallel_env(num_players=2, variant=VARIANTS[name]), num_cycles=300)
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_the_batched_engine_plays_the_aec_envs_games(name):
+    phases = play_side_by_side({"num_players": 3, "variant": VARIANTS[name]}, seed=11, num_games=2)
+    assert {"white", "color"} <= phases
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_the_parallel_view_plays_the_aec_envs_games(name):
+    for seed in range(3):
+        kinds = play_both({"num_players": 3, "variant": VARIANTS[name], "reward": "score"}, seed)
+        assert kinds["white"] and kinds["color"]
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_the_heuristic_plays_it_to_the_end_and_the_record_replays(name):
+    table = TableOptions(num_players=3, variant=VARIANTS[name])
+    bots = [make_bot("heuristic", table, seed=s) for s in range(3)]
+    env = qwixx_v0.env(table=table)
+    for game in range(3):
+        env.reset(seed=game)
+        for agent in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            action = None if term or trunc else int(bots[env.unwrapped.agent_name_mapping[agent]].act(obs))
+            assert action is None or obs["action_mask"][action], f"game {game}: {agent} played an illegal action"
+            env.step(action)
+        snap = env.unwrapped.snapshot()
+        assert snap["phase"] == "over" and "illegal_end" not in snap
+        assert replay(env.unwrapped.record()).snapshot() == snap
+
+
+def test_the_batched_engine_runs_many_games_of_it_to_the_end():
+    engine = BatchedQwixx(64, num_players=2, variant=MIXED, autoreset=False)
+    engine.reset(seed=0)
+    rng = np.random.default_rng(2)
+    for _ in range(3000):
+        if engine.engine.is_over().all():
+            break
+        engine.step(np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in engine.masks]))
+    assert engine.engine.is_over().all()
+    locked = [snapshot(MIXED, engine.state, b)["locked_rows"] for b in range(64)]
+    assert any(locked), "no game locked a row: the lock rule went untested"
