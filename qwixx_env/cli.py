@@ -105,7 +105,7 @@ def _solve(args: argparse.Namespace) -> int:
         if isinstance(sheet, dict):
             locked = sheet.pop("locked_rows", ())
         try:
-            check_sheet(sheet, locked)
+            check_sheet(sheet, locked, args.variant)
         except ValueError as err:
             print(f"qwixx solve: --sheet: {err}", file=sys.stderr)
             return 2
