@@ -22,7 +22,7 @@ import numpy as np
 
 from qwixx_env.core.checks import check_choice, check_int, is_int
 from qwixx_env.core.rewards import check_reward
-from qwixx_env.core.variant import LUCKY_RULES, Variant, get_variant, register_variant, variant_names
+from qwixx_env.core.variant import LUCKY_RULES, Variant, get_variant, register_variant, unknown_variant, variant_names
 
 MAX_PLAYERS = 5
 
@@ -38,8 +38,9 @@ def check_variant(variant: Any) -> str:
     `ValueError` if another variant has that name); anything else is a `ValueError`."""
     if isinstance(variant, Variant):
         return register_variant(variant).name
-    return check_choice("variant", variant, variant_names(),
-                        note=" (or a Variant: register_variant makes one playable by name)")
+    if isinstance(variant, str) and variant in variant_names():
+        return variant
+    raise unknown_variant(variant)
 
 
 def check_lucky(lucky: Any) -> str:

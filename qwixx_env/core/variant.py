@@ -320,6 +320,15 @@ register_variant(CLASSIC)
 register_variant(LONGO)
 
 
+def unknown_variant(value: object, name: str = "variant") -> ValueError:
+    """The error for a `name` option that names no variant: the package's own, then those
+    registered in this process, then how to add one."""
+    registered = tuple(n for n in _REGISTRY if n not in VARIANT_NAMES)
+    also = f", or one registered here: {registered}" if registered else ""
+    return ValueError(f"{name}: got {value!r}; expected one of {VARIANT_NAMES}{also} (or a Variant: "
+                      "register_variant makes one playable by name)")
+
+
 def get_variant(variant: str | Variant = "classic", lucky: str | None = None) -> Variant:
     """The `Variant` for a registered name (``"classic"``, ``"longo"``, or one given to
     `register_variant`) and a lucky rule (variants with lucky numbers only).
@@ -332,8 +341,7 @@ def get_variant(variant: str | Variant = "classic", lucky: str | None = None) ->
     elif isinstance(variant, str) and variant in _REGISTRY:
         base = _REGISTRY[variant]
     else:
-        raise ValueError(f"variant: got {variant!r}; expected one of {variant_names()} (or a Variant; "
-                         "register_variant makes one playable by name)")
+        raise unknown_variant(variant)
     if lucky is None:
         return base
     if not base.lucky_count:
