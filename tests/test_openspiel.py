@@ -263,8 +263,8 @@ def _chance_outcome(state, rng):
     outcomes = [k for k, _ in state.chance_outcomes()]
     core = state.core_state
     second_white = state.action_to_string(pyspiel.PlayerId.CHANCE, 0).startswith("die 1 ")
-    if second_white and core.lucky.any() and rng.random() < 0.5:
-        second = int(rng.choice(core.lucky[0].ravel())) - int(core.dice[0, 0]) - 1
+    if second_white and core.lucky_numbers.any() and rng.random() < 0.5:
+        second = int(rng.choice(core.lucky_numbers[0].ravel())) - int(core.dice[0, 0]) - 1
         if second in outcomes:
             return second
     return int(rng.choice(outcomes))

@@ -109,7 +109,7 @@ def test_rule1_one_to_five_players():
 @BOTH
 def test_rule1_solo_player_is_the_active_player_on_every_roll(v):
     st = start(v, 1, seed=1)
-    st.lucky[0] = (15, 16)  # Longo: no lucky cross on the white sums set below
+    st.lucky_numbers[0] = (15, 16)  # Longo: no lucky cross on the white sums set below
     for roll in range(4):
         st.dice[0, :2] = (1, 2)
         assert (st.roll[0], st.active[0], st.turn[0], st.phase[0]) == (roll, 0, 0, WHITE)
@@ -620,7 +620,7 @@ def test_longo_rule4_lucky_numbers_are_two_different_numbers_from_2_to_16_drawn_
     st = new_state(5, batch_size=1000)
     st.rng[:] = [seed_to_rng(i) for i in range(1000)]
     rules.reset(LONGO, st)
-    lucky = st.lucky.reshape(-1, 2)
+    lucky = st.lucky_numbers.reshape(-1, 2)
     assert (lucky[:, 0] != lucky[:, 1]).all()
     assert sorted(set(lucky.ravel().tolist())) == list(range(2, 17))
 

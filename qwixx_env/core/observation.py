@@ -162,8 +162,8 @@ def encode_one(st, tb, off, b, seat, out):
             out[off.penalties + j * tb.max_penalties + k] = k < penalties
         out[off.scores + j] = score(st, tb, b, s) / SCORE_SCALE
         for i in range(tb.lucky_count):
-            if st.lucky[b, s, i] >= 2:  # 0: none set (a position built by hand)
-                out[off.lucky_numbers + j * lucky_width + st.lucky[b, s, i] - 2] = 1.0
+            if st.lucky_numbers[b, s, i] >= 2:  # 0: none set (a position built by hand)
+                out[off.lucky_numbers + j * lucky_width + st.lucky_numbers[b, s, i] - 2] = 1.0
     for i in range(2 + MAX_DICE):
         if i == 2 + tb.dice:
             break
@@ -347,11 +347,11 @@ def decode_one(obs, tb, off, st):
                 n += 1
         st.penalties[0, j] = n
         i = 0
-        st.lucky[0, j, 0] = 0
-        st.lucky[0, j, 1] = 0
+        st.lucky_numbers[0, j, 0] = 0
+        st.lucky_numbers[0, j, 1] = 0
         for x in range(lucky_width * (tb.lucky_count > 0)):
             if obs[off.lucky_numbers + j * lucky_width + x] > 0.5 and i < 2:
-                st.lucky[0, j, i] = x + 2
+                st.lucky_numbers[0, j, i] = x + 2
                 i += 1
     for d in range(2 + tb.dice):
         st.dice[0, d] = 0

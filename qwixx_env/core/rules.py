@@ -179,7 +179,7 @@ def is_lucky(st, tb, b, s):
     """Longo rule 5: the white sum equals one of seat s's lucky numbers."""
     total = white_sum(st, b)
     for i in range(tb.lucky_count):
-        if st.lucky[b, s, i] == total:
+        if st.lucky_numbers[b, s, i] == total:
             return True
     return False
 
@@ -465,8 +465,8 @@ def reset_one(st, tb, b, start_player, lucky_numbers):
     P = st.marks.shape[1]
     for s in range(P):
         st.penalties[b, s] = 0
-        st.lucky[b, s, 0] = 0
-        st.lucky[b, s, 1] = 0
+        st.lucky_numbers[b, s, 0] = 0
+        st.lucky_numbers[b, s, 1] = 0
         for r in range(tb.rows):
             st.marks[b, s, r] = 0
             st.locks[b, s, r] = False
@@ -478,15 +478,15 @@ def reset_one(st, tb, b, start_player, lucky_numbers):
         if tb.lucky_count == 0:
             continue
         if lucky_numbers[s, 0] > 0:
-            st.lucky[b, s, 0] = lucky_numbers[s, 0]
-            st.lucky[b, s, 1] = lucky_numbers[s, 1]
+            st.lucky_numbers[b, s, 0] = lucky_numbers[s, 0]
+            st.lucky_numbers[b, s, 1] = lucky_numbers[s, 1]
         else:
             first = random_below(st.rng, b, choices)
             second = random_below(st.rng, b, choices - 1)
             if second >= first:
                 second += 1  # two different numbers, one draw each
-            st.lucky[b, s, 0] = lowest + first
-            st.lucky[b, s, 1] = lowest + second
+            st.lucky_numbers[b, s, 0] = lowest + first
+            st.lucky_numbers[b, s, 1] = lowest + second
     st.active[b] = random_below(st.rng, b, P) if start_player < 0 else start_player
     _start_roll(st, tb, b)
 

@@ -31,7 +31,7 @@ def snapshot(variant: Variant, state: State, b: int = 0) -> dict[str, Any]:
             marks,
             [c for r, c in enumerate(rows) if state.locks[b, s, r]],
             int(state.penalties[b, s]),
-            [int(x) for x in state.lucky[b, s, : variant.lucky_count]],
+            [int(x) for x in state.lucky_numbers[b, s, : variant.lucky_count]],
             int(points[s]),
         )
         players.append(dict(zip(PLAYER_FIELDS, player)))
@@ -72,7 +72,7 @@ def state_from_snapshot(variant: Variant, snap: dict[str, Any]) -> State:
             st.locks[0, s, r] = color in player.get("locks", [])
         st.penalties[0, s] = int(player.get("penalties", 0))
         for i, x in enumerate(player.get("lucky_numbers", [])):
-            st.lucky[0, s, i] = int(x)
+            st.lucky_numbers[0, s, i] = int(x)
     locked = [c for r, c in enumerate(rows) if row_locked(st, 0, r)]
     if "locked_rows" in snap and sorted(snap["locked_rows"], key=str) != sorted(locked):
         raise ValueError(

@@ -34,7 +34,7 @@ class State(NamedTuple):
     marks: np.ndarray  # (B, P, R) int32: bitmask of crossed cells per row
     locks: np.ndarray  # (B, P, R) bool: this player crossed the row's lock
     penalties: np.ndarray  # (B, P) int8
-    lucky: np.ndarray  # (B, P, 2) int8: lucky numbers (Longo), 0 when unused
+    lucky_numbers: np.ndarray  # (B, P, 2) int8: each sheet's lucky numbers (Longo), 0 when unused
     dice: np.ndarray  # (B, 2 + D) int8: white, white, the coloured dice (red ... blue); 0 = out of play
     active: np.ndarray  # (B,) int8: the active player's seat
     turn: np.ndarray  # (B,) int8: the seat whose decision is next
@@ -76,7 +76,7 @@ def new_state(num_players: int, batch_size: int = 1, variant: Variant | None = N
         marks=np.zeros((B, P, R), np.int32),
         locks=np.zeros((B, P, R), np.bool_),
         penalties=np.zeros((B, P), np.int8),
-        lucky=np.zeros((B, P, 2), np.int8),
+        lucky_numbers=np.zeros((B, P, 2), np.int8),
         dice=np.zeros((B, 2 + D), np.int8),
         active=np.zeros(B, np.int8),
         turn=np.zeros(B, np.int8),

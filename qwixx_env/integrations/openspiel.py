@@ -509,7 +509,7 @@ class QwixxState(pyspiel.State):
         """Stand at the decision `core` shows (from an observation, the observer as seat 0),
         its history starting here; hidden white choices of this white action drawn with `rng`."""
         pos = self._p
-        pos.core, pos.draws, pos.lucky[:] = core, (), core.lucky[0]
+        pos.core, pos.draws, pos.lucky[:] = core, (), core.lucky_numbers[0]
         pos.log = ((-1, log),)
         if core.phase[0] in (WHITE, LUCKY):
             own = []

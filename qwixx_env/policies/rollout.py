@@ -57,8 +57,8 @@ def _copy_game(src, dst, t):
         dst.penalties[t, s] = src.penalties[0, s]
         dst.pending[t, s] = src.pending[0, s]
         dst.pending_lucky[t, s] = src.pending_lucky[0, s]
-        for i in range(src.lucky.shape[2]):
-            dst.lucky[t, s, i] = src.lucky[0, s, i]
+        for i in range(src.lucky_numbers.shape[2]):
+            dst.lucky_numbers[t, s, i] = src.lucky_numbers[0, s, i]
     for i in range(src.dice.shape[1]):
         dst.dice[t, i] = src.dice[0, i]
     dst.active[t] = src.active[0]
