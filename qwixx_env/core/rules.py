@@ -347,7 +347,7 @@ def _game_ends(st, tb, b):
 
 
 @leaf
-def win_share(own, best_other, others_at_best):
+def share_of_win(own, best_other, others_at_best):
     """A seat's share of the win at the end: 1 above every other score, 1/k in a tie for the
     top between k seats (itself and `others_at_best` others), else 0."""
     if own > best_other:

@@ -36,7 +36,7 @@ def heuristic_values(observations: np.ndarray, variant: str = "classic", num_pla
         raise ValueError(f"observations: got shape {obs.shape}; expected (n, {layout.size})")
     out = np.zeros((obs.shape[0], v.num_actions), np.float64)
     st, weights, ws = work_arrays(v, num_players)
-    core.heuristic_inputs(obs, v.tables, layout.offsets, st, weights, out, ws)
+    core.values_of_observations(obs, v.tables, layout.offsets, st, weights, out, ws)
     return out
 
 

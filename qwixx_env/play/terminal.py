@@ -58,7 +58,7 @@ def games_dir() -> Path:
 
 
 @dataclass(frozen=True)
-class Setup:
+class GameSetup:
     """A checked table for `play` (made by `setup`)."""
 
     variant: str
@@ -94,7 +94,7 @@ def setup(
     coach: bool = False,
     coach_bot: str | None = None,
     record: str | os.PathLike[str] | None = None,
-) -> Setup:
+) -> GameSetup:
     """Check the table of a terminal game; a `ValueError` names the option and what it accepts.
 
     `bots_` names the bots of the other seats in seat order (one name: every other seat;
@@ -150,7 +150,7 @@ def setup(
         if problem:
             raise ValueError(f"--record: {str(record)!r} is in a folder that {problem}; expected a file path "
                              "in an existing folder")
-    return Setup(variant, lucky, players, seat, tuple(seats), seed, coach, coach_bot, record)
+    return GameSetup(variant, lucky, players, seat, tuple(seats), seed, coach, coach_bot, record)
 
 
 def _table(variant: str, lucky: str | None, players: int) -> TableOptions:
@@ -265,7 +265,7 @@ class _EndOfInput(Exception):
 class TerminalGame:
     """One game on two text streams; `run` plays it (see the module docstring)."""
 
-    def __init__(self, game: Setup, stdin: IO[str], stdout: IO[str], color: bool = False):
+    def __init__(self, game: GameSetup, stdin: IO[str], stdout: IO[str], color: bool = False):
         self.setup, self.stdin, self.stdout, self.color = game, stdin, stdout, color
         seats = [HUMAN if name is None else name for name in game.bots]
         self.session = PlaySession(_table(game.variant, game.lucky, game.players), seats, game.seed)
@@ -509,6 +509,6 @@ class TerminalGame:
         return "\n".join(lines)
 
 
-def play(game: Setup, stdin: IO[str], stdout: IO[str], color: bool = False) -> int:
+def play(game: GameSetup, stdin: IO[str], stdout: IO[str], color: bool = False) -> int:
     """Play one terminal game (see the module docstring); returns the exit status."""
     return TerminalGame(game, stdin, stdout, color).run()

@@ -38,7 +38,7 @@ def _value(st, tb, b, sheet, pen, hw, net, work):
             n_closed += 1
     if rules.ends_game(st, tb, b, s, pen, n_closed):
         best_other, at_best = rules.best_other_score(st, tb, b, s)
-        return rules.win_share(rules.sheet_score(tb, sheet.marks, sheet.locks, pen), best_other, at_best)
+        return rules.share_of_win(rules.sheet_score(tb, sheet.marks, sheet.locks, pen), best_other, at_best)
     x, h1, h2 = work
     scratch_features(st, tb, b, s, sheet, pen, (st.active[b] + 1) % st.marks.shape[1], hw, x)
     return win_chance(x, net, h1, h2)

@@ -452,7 +452,7 @@ def heuristic_values(st, tb, b, mask, weights, ws, values):
 
 
 @batch_kernel
-def heuristic_inputs(obs, tb, off, st, weights, out, ws):
+def values_of_observations(obs, tb, off, st, weights, out, ws):
     """out[i, a]: the heuristic's value of action a (`heuristic_values`) for the seat observing
     obs[i], rebuilt from the observation into the one-game scratch state `st`; -inf where a is
     illegal or nobody is to decide. `ws` is a `policies.scratch.Scratch` of the table."""

@@ -22,7 +22,7 @@ import numpy as np
 
 from qwixx_env.core.compile import batch_kernel
 from qwixx_env.core.rewards import rewards_one
-from qwixx_env.core.rules import apply_one, best_other_score, random_below, score, win_share
+from qwixx_env.core.rules import apply_one, best_other_score, random_below, score, share_of_win
 from qwixx_env.core.state import NO_DECISION, OVER, WHITE
 from qwixx_env.policies.heuristic import position_value
 from qwixx_env.policies.scripted import ScriptedPolicies, policy_action
@@ -74,7 +74,7 @@ def _outcome(st, tb, t, seat, margin_weight):
     if P == 1:
         return float(own)
     best_other, at_best = best_other_score(st, tb, t, seat)
-    return win_share(own, best_other, at_best) + margin_weight * (own - best_other)
+    return share_of_win(own, best_other, at_best) + margin_weight * (own - best_other)
 
 
 @batch_kernel
