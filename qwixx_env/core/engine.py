@@ -43,6 +43,7 @@ from qwixx_env.core.snapshot import snapshot
 from qwixx_env.core.state import LUCKY, NO_DECISION, OVER, WHITE, State, new_state, seed_to_rng
 
 RECORD_FORMAT = "qwixx_env.record/1"
+_INT64 = np.dtype(np.int64)  # numpy's one int64 dtype object: an `is` test is the cheapest dtype check
 
 # What `table_kernel` does. One kernel with an op code rather than one kernel per job: a new
 # user's first game compiles a kernel mostly per kernel, not per line, and the rules inlined
@@ -399,6 +400,7 @@ class Engine:
             done=np.zeros(B, np.bool_),
         )
         self._seat_buffers: SeatBuffers | None = None  # made on first use (`play`, `seat_views`)
+        self._one_game = (P,) if B == 1 else None  # the actions' shape on `play`'s hot path
         self.setup = Setup(REWARD_MODES.index(self.reward_mode), table.start_seat, table.lucky_array(),
                            self.autoreset, self.observe_turn)
         self._lucky_code = rules.lucky_code_switch(self.variant.tables)
@@ -538,21 +540,20 @@ class Engine:
         breaks a lucky tie), -1 elsewhere: the engine's buffer, written again by the next call.
         `show`: a game whose `seat_views` to write too, in the same compiled call (the views
         are then in ``seat_buffers.obs`` and ``seat_buffers.masks``)."""
-        sb, st = self._seat_buffers, self.state
-        if (show == 0 and sb is not None and type(actions) is np.ndarray and actions.dtype == np.int64
-                and actions.shape == sb.obs.shape[:1] and self.batch_size == 1 and self._seats_args
-                and self._seats_args[0] is st):
+        sb, st, args = self._seat_buffers, self.state, self._seats_args
+        if (show == 0 and type(actions) is np.ndarray and sb is not None and args and args[0] is st
+                and actions.dtype is _INT64 and actions.shape == self._one_game):
             # the Parallel view's hot path: one game, its views wanted, everything resolved already
             sb.actions[0] = actions
             if not self.history:
-                bad = self._seats_kernel(PLAY_SEATS, *self._seats_args)
+                bad = self._seats_kernel(PLAY_SEATS, *args)
                 if bad < 0:
                     return sb.actions
             else:
-                played, roll = actions.tolist(), int(st.roll[0])
-                bad = self._seats_kernel(PLAY_SEATS, *self._seats_args)
+                roll = st.roll.item(0)
+                bad = self._seats_kernel(PLAY_SEATS, *args)
                 if bad < 0:
-                    self._log_play(0, sb.decided[0].tolist(), played, roll)
+                    self._log_play(0, sb.decided[0].tolist(), actions.tolist(), roll)
                     return sb.actions
             return self._refuse_play(bad)
         sb, B, P = self.seat_buffers, self.batch_size, self.num_players
@@ -580,13 +581,14 @@ class Engine:
     def _log_play(self, b: int, seats: list[int], played: list[int], roll: int) -> None:
         """Add a `play` to game b's history: the seats that decided, in order (-1 after the
         last), with what each played, and a new roll's dice if the roll moved on from `roll`."""
-        decisions = self._history[b]["decisions"]
+        hist = self._history[b]
+        decisions = hist["decisions"]
         for s in seats:
             if s < 0:
                 break
             decisions.append([s, played[s]])
-        if self.state.roll[b] != roll:
-            self._history[b]["rolls"].append(self.dice(b))
+        if self.state.roll.item(b) != roll:
+            hist["rolls"].append(self.dice(b))
 
     def _refuse_play(self, bad: int) -> NoReturn:
         """The ValueError of a `play` whose action for game b, seat s (``bad = b * P + s``) is not
