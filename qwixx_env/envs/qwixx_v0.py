@@ -298,13 +298,15 @@ class raw_env(AECEnv, EzPickle):
         after them (`Engine.seat_views`). Returns the actions not played (see `Engine.play`)."""
         engine = self.engine
         left = engine.play(seat_actions, show=0)
-        cumulative, agents = self._cumulative_rewards, self.possible_agents
-        for seat in engine.seat_buffers.decided[0].tolist():  # -1 after the last seat that decided
-            if seat < 0:
-                break
-            cumulative[agents[seat]] = 0.0  # its reward since it last acted
         self._after_decision()
         if self._set_rewards():
+            # Each seat that decided starts its reward since it last acted from 0. Without pay
+            # there is nothing to do: a terminal reward mode has paid nothing yet (all are 0).
+            cumulative, agents = self._cumulative_rewards, self.possible_agents
+            for seat in engine.seat_buffers.decided[0].tolist():  # -1 after the last seat that decided
+                if seat < 0:
+                    break
+                cumulative[agents[seat]] = 0.0
             self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
@@ -345,10 +347,9 @@ class raw_env(AECEnv, EzPickle):
     def _after_decision(self) -> None:
         """Point agent_selection at the seat to decide (the mask is already written)."""
         st = self.engine.state
-        turn = int(st.turn[0])
-        if st.phase[0] == OVER:
+        if st.phase.item(0) == OVER:  # item(): a Python int, quicker to read and compare than numpy's
             self.terminations = {a: True for a in self.agents}
-        self.agent_selection = self.possible_agents[turn]
+        self.agent_selection = self.possible_agents[st.turn.item(0)]
 
     def _illegal_message(self, agent: str, action: Any, mask: np.ndarray | None = None) -> str:
         legal_actions = self.legal_actions() if mask is None else [int(a) for a in np.flatnonzero(mask)]
@@ -369,7 +370,7 @@ class raw_env(AECEnv, EzPickle):
     def _set_rewards(self) -> bool:
         """`rewards` for the decisions just made; whether any can be non-zero (a terminal
         reward mode pays nothing until the end: there is nothing to accumulate then)."""
-        if self.reward_mode != "score_delta" and self.engine.state.phase[0] != OVER:
+        if self.reward_mode != "score_delta" and self.engine.state.phase.item(0) != OVER:
             self.rewards = dict.fromkeys(self.agents, 0.0)
             return False
         self.rewards = dict(zip(self.agents, self.engine.rewards[0].astype(float).tolist()))
