@@ -62,6 +62,8 @@ class ParallelQwixx(ParallelEnv, EzPickle):
         self._acting: list[str] = []  # acting_agents, as of the last reset or step
         self._obs = np.zeros((P, self.raw.layout.size), np.float32)  # seat s sees row s
         self._mask_rows = np.zeros((P, self.raw.num_actions), np.int8)  # the masks outside a white action
+        self._pass_rows = np.zeros_like(self._mask_rows)  # every seat with only pass: where those masks start
+        self._pass_rows[:, self.pass_action] = 1
         self._view_masks = self._mask_rows  # each seat's mask for the next step: these rows or the engine's
         # The AEC order of a step's decisions, by the seat to decide first: from it, clockwise.
         self._orders = {first: [self.possible_agents[(i + k) % P] for k in range(P)]
@@ -171,7 +173,7 @@ class ParallelQwixx(ParallelEnv, EzPickle):
         others; zeros once the game is over)."""
         raw = self.raw
         engine = raw.engine
-        phase = engine.state.phase[0]
+        phase = engine.state.phase.item(0)  # a Python int: it compares faster than numpy's
         if played:
             views = engine.seat_buffers
             obs, masks = views.obs, views.masks
@@ -182,16 +184,15 @@ class ParallelQwixx(ParallelEnv, EzPickle):
             self._acting = self.possible_agents
             self._view_masks = masks
             return
-        self._view_masks = self._mask_rows
+        rows = self._view_masks = self._mask_rows
         if phase == OVER:  # by the rules, or (under env()) by an illegal action
             self._acting = []
-            self._mask_rows[:] = 0
+            rows[:] = 0
         else:
             self._acting = [raw.agent_selection]
             seat = raw.agent_name_mapping[raw.agent_selection]
-            self._mask_rows[:] = 0
-            self._mask_rows[:, self.pass_action] = 1
-            self._mask_rows[seat] = masks[seat]
+            rows[:] = self._pass_rows
+            rows[seat] = masks[seat]
 
     def _observations(self, agents: list[str] | None = None) -> dict[str, dict[str, np.ndarray]]:
         """Each agent's observation as the AEC env's `observe` encodes it, with this view's mask:
