@@ -60,7 +60,9 @@ class ParallelQwixx(ParallelEnv, EzPickle):
         P = len(self.possible_agents)
         self._held = np.full(P, -1, np.int64)  # white choices given, not played yet (a seat breaks a lucky tie)
         self._acting: list[str] = []  # acting_agents, as of the last reset or step
-        self._obs = np.zeros((P, self.raw.layout.size), np.float32)  # seat s sees row s
+        # Every seat's observation (seat s sees row s) and next decision's mask: the engine's
+        # `seat_views` buffers, which `play_seats` writes too. Read once: a step only reads them.
+        self._obs, self._seat_masks = self.raw.engine.seat_buffers.obs, self.raw.engine.seat_buffers.masks
         self._mask_rows = np.zeros((P, self.raw.num_actions), np.int8)  # the masks outside a white action
         self._pass_rows = np.zeros_like(self._mask_rows)  # every seat with only pass: where those masks start
         self._pass_rows[:, self.pass_action] = 1
@@ -174,12 +176,9 @@ class ParallelQwixx(ParallelEnv, EzPickle):
         raw = self.raw
         engine = raw.engine
         phase = engine.state.phase.item(0)  # a Python int: it compares faster than numpy's
-        if played:
-            views = engine.seat_buffers
-            obs, masks = views.obs, views.masks
-        else:
-            obs, masks = engine.seat_views(0)
-        self._obs = obs  # the engine's buffers: `_observations` copies them
+        if not played:
+            engine.seat_views(0)  # into `_obs` and `_seat_masks`
+        masks = self._seat_masks
         if phase == WHITE:
             self._acting = self.possible_agents
             self._view_masks = masks
@@ -209,7 +208,9 @@ class ParallelQwixx(ParallelEnv, EzPickle):
         sending pass; else None (`_checked` then judges it)."""
         if type(actions) is not dict:
             return None
-        held, seats, acting = self._held.copy(), self.raw.agent_name_mapping, self._acting
+        # Written in place: a step that fails keeps the held choices of the seats that do not act
+        # (only those matter), as every step that plays gives the acting seats' anew.
+        held, seats, acting = self._held, self.raw.agent_name_mapping, self._acting
         pass_action = self.pass_action
         given = 0
         for agent, action in actions.items():
