@@ -40,7 +40,7 @@ import numpy as np
 
 from qwixx_env.core.observation import layout_for
 from qwixx_env.core.options import check_num_players
-from qwixx_env.core.variant import LUCKY_RULES, Variant, get_variant, variant_names
+from qwixx_env.core.variant import LUCKY_RULES, Variant, get_variant, unknown_variant, variant_names
 from qwixx_env.files import write_atomically
 from qwixx_env.policies.value import num_features
 
@@ -262,7 +262,7 @@ def check_description(spec: Any, source: str, kind: Kind = POLICY) -> None:
         optional = f" (and optionally {list(kind.optional)})" if kind.optional else ""
         raise bad(f"fields: missing {missing}, unexpected {extra}; expected {list(kind.fields)}{optional}")
     if spec["variant"] not in variant_names():
-        raise bad(f"variant: got {spec['variant']!r}; expected one of {variant_names()} (register_variant adds one)")
+        raise bad(str(unknown_variant(spec["variant"])))
     variant = get_variant(spec["variant"])
     if kind is POLICY:
         lucky = spec["lucky"]
