@@ -28,6 +28,7 @@ from qwixx_env.bots import make_bot
 from qwixx_env.core import rules
 from qwixx_env.core.options import TableOptions
 from qwixx_env.core.snapshot import snapshot, state_from_snapshot
+from qwixx_env.core.state import COLOR
 from qwixx_env.core.variant import Row, Variant, decode_action, encode_action, variant_names
 
 UP = tuple(range(2, 13))
@@ -214,3 +215,24 @@ def test_the_batched_engine_runs_many_games_of_it_to_the_end():
     assert engine.engine.is_over().all()
     locked = [snapshot(MIXED, engine.state, b)["locked_rows"] for b in range(64)]
     assert any(locked), "no game locked a row: the lock rule went untested"
+
+
+@pytest.mark.parametrize("name", ["classic", "longo"])
+def test_the_masks_fast_path_for_own_dice_sheets_equals_the_general_enumeration(name):
+    # A sheet whose row r is crossed with die r alone takes a fast path in the legal mask;
+    # the same tables with the flag off take the enumeration of (row, die) pairs every other
+    # sheet uses. Over the positions of random batched games they must agree.
+    engine = BatchedQwixx(256, num_players=3, variant=name)
+    engine.reset(seed=4)
+    tables = engine.variant.tables
+    assert tables.own_dice and not MIXED.tables.own_dice
+    general = tables._replace(own_dice=False)
+    rng = np.random.default_rng(5)
+    colour_positions = 0
+    for _ in range(60):
+        fast, slow = rules.legal_mask(engine.variant, engine.state), np.empty_like(engine.masks)
+        rules.mask_batch(engine.state, general, slow)
+        np.testing.assert_array_equal(fast, slow)
+        colour_positions += int((engine.state.phase == COLOR).sum())
+        engine.step(np.array([rng.choice(np.flatnonzero(m)) for m in engine.masks]))
+    assert colour_positions > 1000

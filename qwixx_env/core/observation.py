@@ -37,9 +37,9 @@ import numpy as np
 
 from qwixx_env.core.checks import check_int
 from qwixx_env.core.compile import batch_kernel, inlined, leaf
-from qwixx_env.core.rules import active_crossed, row_locked, score
+from qwixx_env.core.rules import active_crossed, dice_of, row_locked, rows_of, score
 from qwixx_env.core.state import COLOR, LUCKY, NO_DECISION, PHASES, State, new_state
-from qwixx_env.core.variant import MAX_DICE, MAX_ROWS, Variant, get_variant
+from qwixx_env.core.variant import Variant, get_variant
 
 SCORE_SCALE = 100.0
 
@@ -139,19 +139,17 @@ def encode_one(st, tb, off, b, seat, out):
     """
     P = st.marks.shape[1]
     K = tb.cells
-    R = tb.rows
+    R = rows_of(tb)
     F = tb.faces
     lucky_width = 2 * F - 1
     phase = st.phase[b]
     _clear(out, off.lucky_numbers, P * lucky_width * (tb.lucky_count > 0))
-    _clear(out, off.dice, (2 + tb.dice) * F)
+    _clear(out, off.dice, (2 + dice_of(tb)) * F)
     _clear(out, off.active_seat, P)
     _clear(out, off.pending_cross, R * K)
     for j in range(P):
         s = (seat + j) % P
-        for r in range(MAX_ROWS):  # a constant bound, unrolled (see variant.MAX_ROWS)
-            if r == R:
-                break
+        for r in range(R):
             m = np.int64(st.marks[b, s, r])
             base = off.crosses + (j * R + r) * K
             for c in range(K):
@@ -164,15 +162,11 @@ def encode_one(st, tb, off, b, seat, out):
         for i in range(tb.lucky_count):
             if st.lucky_numbers[b, s, i] >= 2:  # 0: none set (a position built by hand)
                 out[off.lucky_numbers + j * lucky_width + st.lucky_numbers[b, s, i] - 2] = 1.0
-    for i in range(2 + MAX_DICE):
-        if i == 2 + tb.dice:
-            break
+    for i in range(2 + dice_of(tb)):
         d = st.dice[b, i]
         if d > 0:
             out[off.dice + i * F + d - 1] = 1.0
-    for r in range(MAX_ROWS):
-        if r == R:
-            break
+    for r in range(R):
         out[off.locked_rows + r] = row_locked(st, b, r)
     for i in range(4):
         out[off.phase + i] = phase == i
@@ -329,7 +323,7 @@ def decode_one(obs, tb, off, st):
     """The inverse of `encode_one` into game 0 of `st`, the observer becoming seat 0."""
     P = st.marks.shape[1]
     K = tb.cells
-    R = tb.rows
+    R = rows_of(tb)
     F = tb.faces
     lucky_width = 2 * F - 1
     for j in range(P):
@@ -353,7 +347,7 @@ def decode_one(obs, tb, off, st):
             if obs[off.lucky_numbers + j * lucky_width + x] > 0.5 and i < 2:
                 st.lucky_numbers[0, j, i] = x + 2
                 i += 1
-    for d in range(2 + tb.dice):
+    for d in range(2 + dice_of(tb)):
         st.dice[0, d] = 0
         for f in range(F):
             if obs[off.dice + d * F + f] > 0.5:

@@ -22,11 +22,7 @@ from qwixx_env.core.checks import check_int, is_int
 
 COLORS = ("red", "yellow", "green", "blue")
 LUCKY_RULES = ("bonus", "instead")
-# A sheet has at most 8 rows and 8 colours of dice. The kernels' hot loops over rows and dice
-# run ``for r in range(MAX_ROWS)`` with a break at the variant's count: a loop of constant
-# length that LLVM unrolls, where ``range(tb.rows)`` was measurably slower (the batched step
-# of a classic game about a tenth).
-MAX_ROWS = MAX_DICE = 8
+MAX_ROWS = MAX_DICE = 8  # a sheet has at most 8 rows and 8 colours of dice
 VARIANT_NAMES = ("classic", "longo")  # the package's own; `variant_names()` adds the registered ones
 
 Mark = tuple[str, int] | None
@@ -37,6 +33,12 @@ class RuleTables(NamedTuple):
 
     rows: int  # rows per sheet (R)
     dice: int  # coloured dice (D); the two white dice come first in `State.dice`
+    # (0, 1, ..., R - 1) and (0, ..., D - 1): tuples, so that a kernel knows R and D when it
+    # is compiled (a tuple's length is part of its type; `rules.rows_of`, `rules.dice_of`)
+    # and unrolls its loops over them: loops to the plain ints made the batched step of a
+    # classic game several percent slower
+    row_ids: tuple[int, ...]
+    die_ids: tuple[int, ...]
     cells: int  # numbers per row (K)
     faces: int
     first_lock_cell: int  # cells at this index or right of it are lock cells
@@ -50,6 +52,7 @@ class RuleTables(NamedTuple):
     number_of: np.ndarray  # (R, K) int64: the number printed in each cell
     cell_die: np.ndarray  # (R, K) int64: the coloured die (0 .. D-1) each cell is crossed with
     color_pairs: np.ndarray  # (n, 2) int64: (row, coloured die) for each die that crosses a cell of the row
+    own_dice: bool  # every row r is crossed with coloured die r alone (classic, Longo): the mask's fast path
     lock_dice: int  # bits 8r .. 8r+7: the dice of row r's lock cells, out of play once it locks
     score_table: np.ndarray  # (max crosses + 1,) int64: points for n crosses
 
@@ -156,6 +159,8 @@ class Variant:
         tables = RuleTables(
             rows=self.num_rows,
             dice=len(colors),
+            row_ids=tuple(range(self.num_rows)),
+            die_ids=tuple(range(len(colors))),
             cells=self.cells,
             faces=self.faces,
             first_lock_cell=first_lock,
@@ -169,6 +174,7 @@ class Variant:
             number_of=number_of,
             cell_die=cell_die,
             color_pairs=color_pairs,
+            own_dice=bool(len(colors) == self.num_rows and (cell_die == np.arange(self.num_rows)[:, None]).all()),
             lock_dice=lock_dice,
             score_table=np.array(self.score_table, dtype=np.int64),
         )
