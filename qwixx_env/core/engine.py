@@ -217,14 +217,17 @@ def table_kernel(op, count, st, tb, off, buf, setup, lucky_code):
 @batch_kernel
 def seats_kernel(op, st, tb, off, buf, sb, setup, lucky_code):
     """Every seat at once (`PLAY, SEATS, PLAY_SEATS`): `PLAY` plays ``sb.actions`` (see
-    `Engine.play`; returning `first_illegal_seat`, changing nothing, or -1), then writes
+    `Engine.play`; returning `first_illegal_seat`, changing nothing, else -1, or
+    `PLAYED_ROLLED` if game 0 began a new roll, for a batch of one's record), then writes
     rewards, done flags and masks as `table_kernel`'s `STEP` does; `SEATS` writes game
     ``sb.game[0]`` as every seat sees it, with each seat's legal next decision; `PLAY_SEATS`
     does both."""
+    first = -1
     if op != SEATS:
         bad = first_illegal_seat(st, tb, buf.masks, sb, lucky_code)
         if bad >= 0:
             return bad
+        roll = st.roll[0]
         for b in range(st.phase.shape[0]):
             buf.done[b] = False
             for k in range(sb.decided.shape[1]):
@@ -241,6 +244,8 @@ def seats_kernel(op, st, tb, off, buf, sb, setup, lucky_code):
                 sb.decided[b, n] = s
                 n += 1
             settle_game(st, tb, b, buf, setup)
+        if st.roll[0] != roll:
+            first = PLAYED_ROLLED
         for b in range(st.phase.shape[0]):
             rules.legal_mask_one(st, tb, b, buf.masks[b], lucky_code)
             if setup.observe_turn:
@@ -256,7 +261,7 @@ def seats_kernel(op, st, tb, off, buf, sb, setup, lucky_code):
                 next_decision_mask(st, tb, b, s, buf.masks[b], sb.scratch, lucky_code)
             for a in range(sb.scratch.shape[0]):
                 sb.masks[s, a] = sb.scratch[a]
-    return -1
+    return first
 
 
 @batch_kernel
@@ -545,16 +550,11 @@ class Engine:
                 and actions.dtype is _INT64 and actions.shape == self._one_game):
             # the Parallel view's hot path: one game, its views wanted, everything resolved already
             sb.actions[0] = actions
-            if not self.history:
-                bad = self._seats_kernel(PLAY_SEATS, *args)
-                if bad < 0:
-                    return sb.actions
-            else:
-                roll = st.roll.item(0)
-                bad = self._seats_kernel(PLAY_SEATS, *args)
-                if bad < 0:
-                    self._log_play(0, sb.decided[0].tolist(), actions.tolist(), roll)
-                    return sb.actions
+            bad = self._seats_kernel(PLAY_SEATS, *args)
+            if bad < 0:
+                if self.history:
+                    self._log_play(0, sb.decided[0].tolist(), actions.tolist(), bad == PLAYED_ROLLED)
+                return sb.actions
             return self._refuse_play(bad)
         sb, B, P = self.seat_buffers, self.batch_size, self.num_players
         op = PLAY
@@ -575,19 +575,19 @@ class Engine:
             self._refuse_play(bad)
         if self.history:
             for b, seats in enumerate(sb.decided.tolist()):
-                self._log_play(b, seats, played[b], roll[b])
+                self._log_play(b, seats, played[b], self.state.roll.item(b) != roll[b])
         return sb.actions
 
-    def _log_play(self, b: int, seats: list[int], played: list[int], roll: int) -> None:
+    def _log_play(self, b: int, seats: list[int], played: list[int], rolled: bool) -> None:
         """Add a `play` to game b's history: the seats that decided, in order (-1 after the
-        last), with what each played, and a new roll's dice if the roll moved on from `roll`."""
+        last), with what each played, and the new roll's dice if it `rolled` anew."""
         hist = self._history[b]
         decisions = hist["decisions"]
         for s in seats:
             if s < 0:
                 break
             decisions.append([s, played[s]])
-        if self.state.roll.item(b) != roll:
+        if rolled:
             hist["rolls"].append(self.dice(b))
 
     def _refuse_play(self, bad: int) -> NoReturn:
