@@ -25,6 +25,10 @@ The environments:
 * ``connect_four_v3.env()``     PettingZoo's stock wrapper chain (TerminateIllegal, AssertOutOfBounds,
                                 OrderEnforcing) -- the reference for the target
 * ``connect_four_v3.raw_env()`` Connect Four unwrapped
+* ``loop floor``                an AEC env that does no work (`LoopFloor`: it hands out one
+                                stored observation and ends after 51 steps, a Qwixx game's
+                                length): what PettingZoo's loop itself costs, ``agent_iter``,
+                                ``last`` and the action picker; no env in this loop is faster
 
 Target: ``qwixx_v0.env()`` makes at least 4x the agent-steps/s of ``connect_four_v3.env()``.
 
@@ -46,6 +50,8 @@ from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
 from pettingzoo.classic import connect_four_v3
 from rich.console import Console
 from rich.table import Table
@@ -57,11 +63,53 @@ TARGET_RATIO = 4.0
 REFERENCE = "connect_four_v3.env()"
 QWIXX = "qwixx_v0.env()"
 
+class LoopFloor(AECEnv):
+    """Two agents that decide in turn for 51 steps; an observation is a copy of one stored
+    vector and an all-legal mask of 45 actions, as Qwixx's are sized. Nothing else."""
+
+    metadata = {"name": "loop_floor", "is_parallelizable": False}
+
+    def __init__(self, steps: int = 51):
+        self.possible_agents = ["player_0", "player_1"]
+        self._steps = steps
+        self._vector, self._mask = np.zeros(144, np.float32), np.ones(45, np.int8)
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return spaces.Box(0.0, 1.0, (144,), np.float32)
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return spaces.Discrete(45)
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        return {"observation": self._vector.copy(), "action_mask": self._mask.copy()}
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {agent: {} for agent in self.agents}
+        self.agent_selection, self._done = "player_0", 0
+
+    def step(self, action: int | None) -> None:
+        if self.terminations[self.agent_selection]:
+            self._was_dead_step(action)
+            return
+        self._done += 1
+        if self._done >= self._steps:
+            self.terminations = dict.fromkeys(self.agents, True)
+        self.agent_selection = self.possible_agents[self._done % 2]
+
+
+FLOOR = "loop floor"
+
 ENVS: dict[str, Callable[[], object]] = {
     QWIXX: lambda: qwixx_v0.env(num_players=2, variant="classic"),
     "qwixx_v0.raw_env()": lambda: qwixx_v0.raw_env(num_players=2, variant="classic"),
     REFERENCE: lambda: connect_four_v3.env(),
     "connect_four_v3.raw_env()": lambda: connect_four_v3.raw_env(),
+    FLOOR: LoopFloor,
 }
 
 
@@ -207,6 +255,12 @@ def main(argv: list[str] | None = None) -> int:
     console.print(
         f"target: qwixx env() >= {TARGET_RATIO:g}x connect_four_v3  "
         f"[{'green' if passed else 'red'}]{verdict}[/] ({ratio:.2f}x)"
+    )
+    floor = summary[FLOOR]["median_steps_per_s"]
+    console.print(
+        f"the loop itself (an env doing nothing) makes {summary[FLOOR]['ratio_to_reference']:.1f}x; "
+        f"per agent-step qwixx env() takes {1e6 / summary[QWIXX]['median_steps_per_s']:.1f} us, "
+        f"of which the loop {1e6 / floor:.1f} us"
     )
 
     if args.json is not None:
