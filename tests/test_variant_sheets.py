@@ -23,7 +23,7 @@ from pettingzoo.test import api_test, parallel_api_test
 from test_batched import play_side_by_side
 from test_parallel import play_both
 
-from qwixx_env import BatchedQwixx, qwixx_v0, replay
+from qwixx_env import BatchedQwixx, QwixxVectorEnv, qwixx_v0, replay
 from qwixx_env.bots import make_bot
 from qwixx_env.core import rules
 from qwixx_env.core.options import TableOptions
@@ -236,3 +236,18 @@ def test_the_masks_fast_path_for_own_dice_sheets_equals_the_general_enumeration(
         colour_positions += int((engine.state.phase == COLOR).sum())
         engine.step(np.array([rng.choice(np.flatnonzero(m)) for m in engine.masks]))
     assert colour_positions > 1000
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_the_vector_env_plays_it_against_the_scripted_bots(name):
+    env = QwixxVectorEnv(16, num_players=3, variant=VARIANTS[name], opponents={"heuristic": 1, "greedy": 1})
+    obs, _ = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    finished = 0
+    for _ in range(200):
+        masks = obs["action_mask"]
+        assert masks.any(axis=1).all()  # the learner always has a decision (pass at least)
+        obs, _, terminated, truncated, _ = env.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+        assert not truncated.any()
+        finished += int(terminated.sum())
+    assert finished >= 16  # about 30 learner decisions a game: many games played to their end
