@@ -37,8 +37,8 @@ class RuleTables(NamedTuple):
     # is compiled (a tuple's length is part of its type; `rules.rows_of`, `rules.dice_of`)
     # and unrolls its loops over them: loops to the plain ints made the batched step of a
     # classic game several percent slower
-    row_ids: tuple[int, ...]
-    die_ids: tuple[int, ...]
+    row_ids: tuple[int, ...] | np.ndarray  # an array only for a `prange` kernel (`solver.dp.parallel_tables`)
+    die_ids: tuple[int, ...] | np.ndarray
     cells: int  # numbers per row (K)
     faces: int
     first_lock_cell: int  # cells at this index or right of it are lock cells

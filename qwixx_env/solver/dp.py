@@ -203,6 +203,13 @@ def _solve_sheet(V, me, rows, tb, sp, dice, work):
         V[me, pen] = total
 
 
+def parallel_tables(tb: RuleTables) -> RuleTables:
+    """`tb` as a `prange` kernel can take it: numba's parallel lowering passes no tuple to the
+    loop's body, so the row and die ids go as arrays (the kernels read R and D from their
+    lengths, at run time here rather than when compiling)."""
+    return tb._replace(row_ids=np.array(tb.row_ids, np.int64), die_ids=np.array(tb.die_ids, np.int64))
+
+
 @kernel(parallel=True)
 def _solve_layer(V, combos, rows4, tb, sp, dice):
     """Solve the sheets `combos` (row codes `rows4`), whose successors are all solved."""
@@ -267,7 +274,7 @@ def solve_values(
 
     `progress(done, total)` is called after every layer with the number of sheets solved.
     """
-    tb: RuleTables = variant.tables
+    tb = parallel_tables(variant.tables)
     sp = make_space(variant)
     V = np.zeros((sp.num_combos, variant.max_penalties))
     dice = white_dice(variant.faces)
