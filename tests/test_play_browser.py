@@ -791,7 +791,9 @@ def test_a_three_row_sheet_of_mixed_colours_is_drawn_from_the_variant(site, brow
     mark = game.session.legal()[0]["mark"]
     assert option.text.split("\n")[-1] == f"Cross {mark['row']} {mark['number']}"
     option.click()  # and the game goes on from the page
-    wait(browser, "return +document.body.dataset.decisions >= 1")
+    # A sheet of three rows has kernels of its own (the rules know R when they compile): its
+    # first move may compile some, which takes longer than a page's usual wait on a busy machine.
+    wait(browser, "return +document.body.dataset.decisions >= 1", timeout=180)
     assert game.decisions >= 1
 
 
