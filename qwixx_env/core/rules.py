@@ -272,16 +272,9 @@ def color_cell(st, tb, b, p, w):
 
 @leaf
 def color_option_count(tb):
-    """How many colour-action options `color_option` numbers (two a pair of `color_cell`)."""
+    """How many colour-action options there are, numbered flat: option o is pair ``o >> 1`` of
+    `color_cell` with white die ``o & 1``."""
     return 2 * tb.color_pairs.shape[0]
-
-
-@leaf
-def color_option(st, tb, b, o):
-    """`color_cell` numbered flat, as an action: option o is pair ``o >> 1`` with white die
-    ``o & 1``; the action ``r * K + c`` crossing its cell, or -1 where it has none."""
-    c = color_cell(st, tb, b, o >> 1, o & 1)
-    return -1 if c < 0 else tb.color_pairs[o >> 1, 0] * tb.cells + c
 
 
 @inlined
@@ -376,6 +369,13 @@ def share_of_win(own, best_other, others_at_best):
     return 0.0
 
 
+@leaf
+def lock_dice(tb, r):
+    """Rule 8: the coloured dice (a bitmask) that leave play when row r locks, those of its
+    lock cells (in classic, the row's own die)."""
+    return (tb.lock_dice >> (8 * r)) & 255
+
+
 @inline_kernel(python=True)  # also called by the snapshot's checks
 def dice_out_of_play(st, tb, b):
     """Rule 8 in game b, as a bitmask of coloured dice: the dice of every locked row's lock
@@ -383,7 +383,7 @@ def dice_out_of_play(st, tb, b):
     gone = 0
     for r in range(rows_of(tb)):
         if row_locked(st, b, r):
-            gone |= (tb.lock_dice >> (8 * r)) & 255
+            gone |= lock_dice(tb, r)
     return gone
 
 

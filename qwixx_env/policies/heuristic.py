@@ -42,15 +42,17 @@ from qwixx_env.core.rules import (
     BONUS,
     active_crossed,
     best_other_score,
-    color_option,
+    color_cell,
     color_option_count,
     count,
     ends_game,
     is_lucky,
     legal_mask_one,
+    lock_dice,
     may_cross,
     rightmost,
     row_locked,
+    rows_of,
     sheet_score,
 )
 from qwixx_env.core.state import COLOR, LUCKY, WHITE
@@ -166,7 +168,7 @@ def _open_weights(tb, frequency, out):
     most likely sum: (1 - frequency) + frequency * ways / faces."""
     K = tb.cells
     F = tb.faces
-    for r in range(tb.rows):
+    for r in range(rows_of(tb)):
         out[r, K] = 0.0
         for c in range(K - 1, -1, -1):
             w = 0.0
@@ -195,7 +197,7 @@ def _sheet_value(tb, sheet, mk, lk, pen, phi, hope, risk):
     """Expected points of a sheet (mk, lk, pen) with the locked rows and open-number weights
     of the scratch `sheet`."""
     total = 0.0
-    for r in range(tb.rows):
+    for r in range(rows_of(tb)):
         total += _row_value(tb, sheet.open_weights, r, mk[r], lk[r], sheet.closed[r], phi, hope)
     return total - tb.penalty_points * pen - risk * pen * pen
 
@@ -208,7 +210,7 @@ def evaluate_sheet(st, tb, b, s, sheet, pen, w):
     mk, lk, closed = sheet.marks, sheet.locks, sheet.closed
     P = st.marks.shape[1]
     n_closed = 0
-    for r in range(tb.rows):
+    for r in range(rows_of(tb)):
         if closed[r]:
             n_closed += 1
     worst_pen = pen
@@ -226,7 +228,7 @@ def evaluate_sheet(st, tb, b, s, sheet, pen, w):
     for j in range(P):
         if j == s:
             continue
-        for r in range(tb.rows):
+        for r in range(rows_of(tb)):
             if not closed[r]:
                 n = count(st.marks[b, j, r])
                 if n >= tb.lock_threshold:
@@ -253,7 +255,7 @@ def scratch_sheet(st, tb, b, s, weights, ws):
     """Seat s's sheet in game b copied into the scratch `ws` (marks, locks, locked rows) with
     the open numbers' weights: what a look-ahead crosses on and evaluates, returned as a
     `ScratchSheet` (``at_roll`` as the caller left it)."""
-    for r in range(tb.rows):
+    for r in range(rows_of(tb)):
         ws.marks[r] = st.marks[b, s, r]
         ws.locks[r] = st.locks[b, s, r]
         ws.closed[r] = row_locked(st, b, r)
@@ -298,26 +300,25 @@ def dice_gone(tb, closed):
     `closed` marks, out of play for the colour action that follows (in classic, the locked
     rows' own dice)."""
     gone = 0
-    for r in range(tb.rows):
+    for r in range(rows_of(tb)):
         if closed[r]:
-            for c in range(tb.first_lock_cell, tb.cells):
-                gone |= 1 << tb.cell_die[r, c]
+            gone |= lock_dice(tb, r)
     return gone
 
 
 @inlined
 def scratch_color_option(st, tb, b, sheet, o, gone):
-    """Colour option o (`rules.color_option`) as the seat may cross it on the scratch `sheet`:
+    """Colour option o (`rules.color_option_count`: pair ``o >> 1`` of `rules.color_cell`,
+    white die ``o & 1``) as the seat may cross it on the scratch `sheet`:
     its action, or -1 where there is none, its row is closed, its die is in `gone`
     (`dice_gone` of the sheet) or the cross is not allowed (rules 4 and 5)."""
-    a = color_option(st, tb, b, o)
-    if a < 0:
+    c = color_cell(st, tb, b, o >> 1, o & 1)
+    if c < 0:
         return -1
-    r = a // tb.cells
-    c = a % tb.cells
+    r = tb.color_pairs[o >> 1, 0]
     if sheet.closed[r] or (gone >> tb.cell_die[r, c]) & 1 or not may_cross(tb, sheet.marks[r], c):
         return -1
-    return a
+    return r * tb.cells + c
 
 
 @internal
@@ -341,7 +342,7 @@ def _after_white(st, tb, b, s, sheet, pen, crossed, w):
     """Value once seat s's white choices are on the scratch sheet: the game may end there,
     else, for the active player, its colour action follows."""
     n_closed = 0
-    for r in range(tb.rows):
+    for r in range(rows_of(tb)):
         if sheet.closed[r]:
             n_closed += 1
     if st.active[b] == s and n_closed < tb.rows_to_end:
@@ -356,7 +357,7 @@ def _with_lucky(st, tb, b, s, sheet, pen, crossed, w):
     K = tb.cells
     mk, closed, at_roll = sheet.marks, sheet.closed, sheet.at_roll
     fewest = 1 << 30
-    for r in range(tb.rows):
+    for r in range(rows_of(tb)):
         if at_roll[r] or closed[r]:
             continue
         nxt = rightmost(mk[r]) + 1
@@ -365,7 +366,7 @@ def _with_lucky(st, tb, b, s, sheet, pen, crossed, w):
     if fewest == 1 << 30:
         return _after_white(st, tb, b, s, sheet, pen, crossed, w)
     best = _WORST
-    for r in range(tb.rows):
+    for r in range(rows_of(tb)):
         if at_roll[r] or closed[r]:
             continue
         nxt = rightmost(mk[r]) + 1
@@ -387,9 +388,9 @@ def _prepare_decision(st, tb, b, weights, ws):
     the rows locked at the roll in `ws.at_roll`."""
     s = st.turn[b]
     sheet = scratch_sheet(st, tb, b, s, weights, ws)
-    for r in range(tb.rows):
+    for r in range(rows_of(tb)):
         sheet.at_roll[r] = sheet.closed[r]
-    if st.phase[b] == LUCKY and 0 <= st.pending[b, s] < tb.rows * tb.cells:
+    if st.phase[b] == LUCKY and 0 <= st.pending[b, s] < rows_of(tb) * tb.cells:
         cross_scratch(tb, sheet, np.int64(st.pending[b, s]))  # an int64, as every other call: compiled once
 
 
@@ -403,7 +404,7 @@ def _option_value(st, tb, b, a, weights, ws):
     active = st.active[b] == s
     sheet = sheet_of(ws)
     pen = np.int64(st.penalties[b, s])
-    crossing = a < tb.rows * K
+    crossing = a < rows_of(tb) * K
     old = cross_scratch(tb, sheet, a) if crossing else 0
     if phase == WHITE:
         if tb.lucky_rule == BONUS and is_lucky(st, tb, b, s):
@@ -431,8 +432,8 @@ def heuristic_action(st, tb, b, mask, weights, ws):
     the table. Reads only public information.
     """
     _prepare_decision(st, tb, b, weights, ws)
-    best, best_value = tb.rows * tb.cells, _WORST
-    for a in range(tb.rows * tb.cells + 1):
+    best, best_value = rows_of(tb) * tb.cells, _WORST
+    for a in range(rows_of(tb) * tb.cells + 1):
         if mask[a]:
             v = _option_value(st, tb, b, a, weights, ws)
             if v > best_value:
@@ -447,7 +448,7 @@ def heuristic_values(st, tb, b, mask, weights, ws, values):
     the position the action leads to, in the heuristic's points (a finished game: the exact
     score, with the win bonus against opponents); `heuristic_action` plays the highest."""
     _prepare_decision(st, tb, b, weights, ws)
-    for a in range(tb.rows * tb.cells + 1):
+    for a in range(rows_of(tb) * tb.cells + 1):
         values[a] = _option_value(st, tb, b, a, weights, ws) if mask[a] else -np.inf
 
 
