@@ -31,12 +31,11 @@ Mark = tuple[str, int] | None
 class RuleTables(NamedTuple):
     """A variant flattened into plain numbers and arrays, for the compiled rules kernels."""
 
-    rows: int  # rows per sheet (R)
-    dice: int  # coloured dice (D); the two white dice come first in `State.dice`
-    # (0, 1, ..., R - 1) and (0, ..., D - 1): tuples, so that a kernel knows R and D when it
-    # is compiled (a tuple's length is part of its type; `rules.rows_of`, `rules.dice_of`)
-    # and unrolls its loops over them: loops to the plain ints made the batched step of a
-    # classic game several percent slower
+    # R rows (0, 1, ..., R - 1) and D coloured dice (0, ..., D - 1; the two white dice come
+    # first in `State.dice`): tuples, so that a kernel knows R and D when it is compiled (a
+    # tuple's length is part of its type; read them with `rules.rows_of`, `rules.dice_of`) and
+    # unrolls its loops over them: loops to plain ints made the batched step of a classic game
+    # several percent slower
     row_ids: tuple[int, ...] | np.ndarray  # an array only for a `prange` kernel (`solver.dp.parallel_tables`)
     die_ids: tuple[int, ...] | np.ndarray
     cells: int  # numbers per row (K)
@@ -157,8 +156,6 @@ class Variant:
         color_pairs = np.array([(r, d) for r, row in enumerate(cell_die) for d in sorted(set(row.tolist()))], np.int64)
         lock_dice = sum(sum(1 << int(d) for d in set(row[first_lock:])) << 8 * r for r, row in enumerate(cell_die))
         tables = RuleTables(
-            rows=self.num_rows,
-            dice=len(colors),
             row_ids=tuple(range(self.num_rows)),
             die_ids=tuple(range(len(colors))),
             cells=self.cells,

@@ -33,7 +33,7 @@ def _value(st, tb, b, sheet, pen, hw, net, work):
     passed without the rest of it (see `heuristic.ScratchSheet`)."""
     s = st.turn[b]
     n_closed = 0
-    for r in range(tb.rows):
+    for r in range(rules.rows_of(tb)):
         if sheet.closed[r]:
             n_closed += 1
     if rules.ends_game(st, tb, b, s, pen, n_closed):
@@ -73,15 +73,15 @@ def action_values(st, tb, b, mask, hw, net, values, ws):
     closed = sheet.closed
     pen = np.int64(st.penalties[b, s])
     crossed_before = phase == COLOR and rules.active_crossed(st, tb, b)
-    for a in range(tb.rows * K + 1):
+    for a in range(rules.rows_of(tb) * K + 1):
         values[a] = -1.0
         if not mask[a]:
             continue
-        crossing = a < tb.rows * K
+        crossing = a < rules.rows_of(tb) * K
         old = cross_scratch(tb, sheet, a) if crossing else 0
         if phase == WHITE:
             n_closed = 0
-            for r in range(tb.rows):
+            for r in range(rules.rows_of(tb)):
                 if closed[r]:
                     n_closed += 1
             if active and n_closed < tb.rows_to_end:
@@ -99,7 +99,7 @@ def action_values(st, tb, b, mask, hw, net, values, ws):
 @batch_kernel
 def afterstate_action(st, tb, b, mask, hw, net, values, ws):
     action_values(st, tb, b, mask, hw, net, values, ws)
-    best, best_v = tb.rows * tb.cells, -2.0
+    best, best_v = rules.rows_of(tb) * tb.cells, -2.0
     for a in range(values.shape[0]):
         if values[a] > best_v:
             best, best_v = a, values[a]

@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from qwixx_env.core.compile import inline_kernel, inlined
-from qwixx_env.core.rules import active_crossed, count, legal_mask_one, random_below, rightmost
+from qwixx_env.core.rules import active_crossed, count, legal_mask_one, random_below, rightmost, rows_of
 from qwixx_env.core.state import COLOR
 from qwixx_env.policies.heuristic import heuristic_action
 
@@ -68,14 +68,14 @@ def greedy_action(st, tb, b, mask, max_skip, penalty_worry):
     best = -1
     best_skip = 1 << 30
     best_count = -1
-    for a in range(tb.rows * K):
+    for a in range(rows_of(tb) * K):
         if not mask[a]:
             continue
         k = skipped(st, tb, b, s, a)
         n = count(st.marks[b, s, a // K])
         if k < best_skip or (k == best_skip and n > best_count):
             best, best_skip, best_count = a, k, n
-    pass_action = tb.rows * K
+    pass_action = rows_of(tb) * K
     if best < 0:
         return pass_action
     if not mask[pass_action]:

@@ -17,7 +17,7 @@ import numpy as np
 
 from qwixx_env.core import rules
 from qwixx_env.core.compile import batch_kernel, leaf
-from qwixx_env.core.rules import count, rightmost
+from qwixx_env.core.rules import count, rightmost, rows_of
 from qwixx_env.policies.heuristic import evaluate_sheet, scratch_sheet
 
 
@@ -45,7 +45,7 @@ def sheet_features(tb, marks, locks, penalties, points, out, i):
     the share of cells crossed, the rightmost crossed cell and the lock; the penalties; the
     score / 100."""
     K = tb.cells
-    for r in range(tb.rows):
+    for r in range(rows_of(tb)):
         m = marks[r]
         out[i] = count(m) / K
         out[i + 1] = (rightmost(m) + 1) / K
@@ -83,7 +83,7 @@ def scratch_features(st, tb, b, s, sheet, pen, next_active, hw, out):
     the locked rows and `next_active` who rolls next."""
     mk, lk = sheet.marks, sheet.locks
     P = st.marks.shape[1]
-    width = sheet_width(tb.rows)
+    width = sheet_width(rows_of(tb))
     own = rules.sheet_score(tb, mk, lk, pen)
     best_other = -(1 << 30)
     sheet_features(tb, mk, lk, pen, own, out, 0)
@@ -93,7 +93,7 @@ def scratch_features(st, tb, b, s, sheet, pen, next_active, hw, out):
         if other > best_other:
             best_other = other
         sheet_features(tb, st.marks[b, o], st.locks[b, o], st.penalties[b, o], other, out, width * k)
-    for r in range(tb.rows):
+    for r in range(rows_of(tb)):
         out[width * P + r] = 1.0 if sheet.closed[r] else 0.0
     evaluation = evaluate_sheet(st, tb, b, s, sheet, pen, hw)
     table_features(st, b, s, next_active, evaluation, own, best_other, out)
