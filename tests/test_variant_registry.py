@@ -64,15 +64,20 @@ def test_the_variant_plays_through_the_aec_and_parallel_envs(num_players):
     assert max(p["penalties"] for p in env.unwrapped.snapshot()["players"]) <= 3
 
 
-def test_the_batched_engine_and_the_heuristic_play_it():
-    engine = BatchedQwixx(16, num_players=2, variant=SHORT, autoreset=False)
-    _, masks = engine.reset(seed=0)
-    rng = np.random.default_rng(1)
-    for _ in range(2000):
+def play_every_game_to_its_end(engine: BatchedQwixx, seed: int, action_seed: int, max_steps: int = 3000) -> None:
+    """Random legal decisions (from `action_seed`) in every game of a batch without autoreset,
+    started from `seed`, until all are over."""
+    engine.reset(seed=seed)
+    rng = np.random.default_rng(action_seed)
+    for _ in range(max_steps):
         if engine.engine.is_over().all():
             break
         engine.step(np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in engine.masks]))
     assert engine.engine.is_over().all()
+
+
+def test_the_batched_engine_and_the_heuristic_play_it():
+    play_every_game_to_its_end(BatchedQwixx(16, num_players=2, variant=SHORT, autoreset=False), seed=0, action_seed=1)
     bot = make_bot("heuristic", TableOptions(num_players=2, variant=SHORT), seed=0)
     env = qwixx_v0.env(num_players=2, variant=SHORT)
     env.reset(seed=5)

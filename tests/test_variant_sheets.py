@@ -22,6 +22,7 @@ import pytest
 from pettingzoo.test import api_test, parallel_api_test
 from test_batched import play_side_by_side
 from test_parallel import play_both
+from test_variant_registry import play_every_game_to_its_end
 
 from qwixx_env import BatchedQwixx, QwixxVectorEnv, qwixx_v0, replay
 from qwixx_env.bots import make_bot
@@ -206,13 +207,7 @@ def test_the_heuristic_plays_it_to_the_end_and_the_record_replays(name):
 
 def test_the_batched_engine_runs_many_games_of_it_to_the_end():
     engine = BatchedQwixx(64, num_players=2, variant=MIXED, autoreset=False)
-    engine.reset(seed=0)
-    rng = np.random.default_rng(2)
-    for _ in range(3000):
-        if engine.engine.is_over().all():
-            break
-        engine.step(np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in engine.masks]))
-    assert engine.engine.is_over().all()
+    play_every_game_to_its_end(engine, seed=0, action_seed=2)
     locked = [snapshot(MIXED, engine.state, b)["locked_rows"] for b in range(64)]
     assert any(locked), "no game locked a row: the lock rule went untested"
 
