@@ -22,6 +22,7 @@ so that `import qwixx_env` needs none of them."""
 NEEDS_AN_EXTRA = {
     ("training/__init__.py", "qwixx_env.training.train"),
     ("training/__init__.py", "qwixx_env.training.rllib"),  # `qwixx-train --engine rllib`, after checking
+    ("training/__init__.py", "qwixx_env.training.selfplay"),  # `qwixx-train --engine selfplay`, after checking
     ("training/__init__.py", "qwixx_env.training.config"),  # `qwixx-train --show`, after checking PyYAML
     ("qwixx_env/cli.py", "qwixx_env.play.server"),  # `qwixx serve`, after checking the play extra
 }

@@ -66,7 +66,7 @@ def quiet_run(data: dict, out: Path, *, resume: bool = False) -> dict:
 
 
 @pytest.mark.parametrize(
-    "name", sorted(p.stem for p in CONFIGS.glob("*.yaml") if not p.stem.startswith("rllib_"))
+    "name", sorted(p.stem for p in CONFIGS.glob("*.yaml") if not p.stem.startswith(("rllib_", "selfplay_")))
 )
 def test_the_shipped_configs_load(name):
     cfg = load_config(CONFIGS / f"{name}.yaml")
@@ -92,6 +92,11 @@ def test_an_rllib_config_given_to_the_ppo_trainer_says_which_engine_runs_it():
     path = CONFIGS / "rllib_classic_2p.yaml"
     with pytest.raises(ValueError, match=r"an RLlib config .*--engine rllib"):
         load_config(path)
+
+
+def test_a_selfplay_config_given_to_the_ppo_trainer_says_which_engine_runs_it():
+    with pytest.raises(ValueError, match=r"a self-play config .*qwixx-train --engine selfplay"):
+        load_config(CONFIGS / "selfplay_classic_2p.yaml")
 
 
 def test_a_config_that_extends_another_replaces_only_the_keys_it_sets(tmp_path):

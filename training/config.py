@@ -192,6 +192,9 @@ def load_config(path: str | Path) -> TrainConfig:
     """Read and check a YAML config file (see the module docstring): a path, or a shipped
     config's name (``classic_2p``; `config_path`)."""
     data = read_yaml(config_path(path))
+    if isinstance(data, dict) and data.get("engine") == "selfplay":
+        raise ValueError(f"{path}: a self-play config (engine: selfplay); run it with "
+                         f"`qwixx-train --engine selfplay {path}`")
     if isinstance(data, dict) and any(key in data for key in RLLIB_ONLY_KEYS):
         keys = [key for key in RLLIB_ONLY_KEYS if key in data]
         raise ValueError(

@@ -15,7 +15,7 @@ a table (`TableOptions`); `make` is the same with the table's options as keyword
 """
 
 # Importing a bot module registers its bot (see `registry`).
-from qwixx_env.bots import afterstate, greedy, heuristic, pretrained, random_bot, rollout, solo_optimal  # noqa: F401
+from qwixx_env.bots import afterstate, greedy, heuristic, pretrained, random_bot, rollout, selfplay, solo_optimal  # noqa: F401
 from qwixx_env.bots.pretrained import load
 from qwixx_env.bots.registry import NO_LEGAL_ACTION, Bot, available, decision_state, register
 from qwixx_env.bots.specs import BotSpec, make, make_bot

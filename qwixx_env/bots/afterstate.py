@@ -44,8 +44,7 @@ class AfterstateBot(registry.TableBot):
     def __init__(self, table: TableOptions = registry.DEFAULT_TABLE, *, seed: int | None = None):
         self.check_table(table)
         super().__init__(table)
-        self._net = win_chance_network("afterstate", table.variant, table.num_players)
-        self._weights = weights_array()
+        self._net, self._weights = self.network(table)
         self._base = new_state(self.num_players, variant=self.variant)
         self._scratch = new_scratch(self.variant, self.num_players, self._net)
         self._kernel = None
@@ -54,6 +53,11 @@ class AfterstateBot(registry.TableBot):
     def check_table(table: TableOptions) -> None:
         """Refuse a table no win-chance network ships for (the registry's `check_table`)."""
         check_afterstate_table(table.variant, table.num_players)
+
+    def network(self, table: TableOptions):
+        """(the win-chance network as the kernels take it, the heuristic's weights for its
+        features, or `policies.value.NO_HEURISTIC` for the plain ones)."""
+        return win_chance_network("afterstate", table.variant, table.num_players), weights_array()
 
     def act(self, observation: dict[str, Any]) -> int:
         st, mask = registry.decision_state(observation, self.variant, self.num_players, out=self._base)

@@ -11,7 +11,9 @@ layers of each network with their activations, the npz's sha256 and size, and fr
   what ``qwixx-train`` exports;
 - ``qwixx_env.win_chance/1``: a win-chance network over the position features of
   `qwixx_env.policies.value` (float64 arrays; the output is a logit, its sigmoid the win chance) —
-  the networks the ``rollout`` leaf and the ``afterstate`` bot read.
+  the networks the ``rollout`` leaf and the ``afterstate`` bot read, and (with the optional
+  ``"features": "plain"``, the layout with nothing from the heuristic) the teacher-free
+  self-play bots'.
 
 `read` is the one loader: it reads the JSON with `json`, checks every field, checks the npz's
 size and sha256 against it, reads the arrays with ``allow_pickle=False`` and checks every
@@ -42,7 +44,7 @@ from qwixx_env.core.observation import layout_for
 from qwixx_env.core.options import check_num_players
 from qwixx_env.core.variant import LUCKY_RULES, Variant, get_variant, unknown_variant, variant_names
 from qwixx_env.files import write_atomically
-from qwixx_env.policies.value import num_features
+from qwixx_env.policies.value import num_features, plain_num_features
 
 FORMAT = "qwixx_env.policy/1"
 """The ``format`` of a policy checkpoint's JSON: a name and a version, bumped when the layout changes."""
@@ -99,11 +101,22 @@ POLICY = Kind(
 WIN_CHANCE = Kind(
     WIN_CHANCE_FORMAT,
     ("format", "variant", "num_players", "num_features", "networks", "weights", "meta"),
-    (),
+    ("features",),
     ("win_chance",),
     np.dtype("<f8"),
 )
 _LAYER_FIELDS = ("in", "out", "activation")
+
+FEATURE_LAYOUTS = ("heuristic", "plain")
+"""A win-chance network's ``features`` (absent: ``"heuristic"``): `policies.value.num_features`'s
+layout, with the heuristic's evaluation as one column, or the plain layout
+(`policies.value.plain_num_features`), raw facts of the sheets only."""
+
+
+def feature_width(layout: str, num_players: int, rows: int = 4) -> int:
+    """The features a win-chance network of `layout` reads at a table of `num_players` on a
+    sheet of `rows` rows."""
+    return num_features(num_players, rows) if layout == "heuristic" else plain_num_features(num_players, rows)
 
 
 class CheckpointError(ValueError):
@@ -281,9 +294,14 @@ def check_description(spec: Any, source: str, kind: Kind = POLICY) -> None:
     else:
         if num_players < 2:
             raise bad(f"num_players: got {num_players}; a win chance is for a table of 2 or more")
-        size = num_features(num_players)
+        layout = spec.get("features", "heuristic")
+        if layout not in FEATURE_LAYOUTS:
+            raise bad(f"features: got {layout!r}; expected one of {list(FEATURE_LAYOUTS)}")
+        rows = 4 if layout == "heuristic" else variant.num_rows  # the heuristic layout's networks: classic
+        size = feature_width(layout, num_players, rows)
         if type(spec["num_features"]) is not int or spec["num_features"] != size:
-            raise bad(f"num_features: got {spec['num_features']!r}; a table of {num_players} has {size}")
+            raise bad(f"num_features: got {spec['num_features']!r}; a table of {num_players} has {size}"
+                      f"{' in the plain layout' if layout == 'plain' else ''}")
         width, outputs, inputs = size, {"win_chance": 1}, "the features have"
     _check_networks(spec["networks"], kind, width, outputs, bad, inputs)
     activations = [layer["activation"] for layer in spec["networks"].get("win_chance", [])]

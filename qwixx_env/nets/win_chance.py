@@ -77,12 +77,16 @@ def kernel_arrays(spec: dict[str, Any], arrays: dict[str, np.ndarray]) -> tuple[
 
 def write_win_chance(
     path: str | os.PathLike[str], network: Sequence[np.ndarray], *, variant: str, num_players: int,
-    meta: dict[str, Any],
+    meta: dict[str, Any], features: str = "heuristic",
 ) -> Path:
     """Write a win-chance network given as the kernels take it ((w1, b1, w2, b2, w3, b3),
-    weights (in, out)) as a network file pair; see `write`."""
+    weights (in, out)) as a network file pair; see `write`. `features` is its input layout
+    (`checkpoint.FEATURE_LAYOUTS`; only ``"plain"`` is written into the file)."""
     w1, b1, w2, b2, w3, b3 = network
     layers = [(np.asarray(w1).T, b1, "relu"), (np.asarray(w2).T, b2, "relu"), (np.asarray(w3).T, b3, None)]
     spec = {"variant": variant, "num_players": check_num_players(num_players),
-            "num_features": num_features(num_players), "meta": meta}
+            "num_features": num_features(num_players) if features == "heuristic" else int(np.asarray(w1).shape[0]),
+            "meta": meta}
+    if features != "heuristic":
+        spec["features"] = features
     return write(path, spec, {"win_chance": layers}, WIN_CHANCE)

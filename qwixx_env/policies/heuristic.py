@@ -259,7 +259,8 @@ def scratch_sheet(st, tb, b, s, weights, ws):
         ws.marks[r] = st.marks[b, s, r]
         ws.locks[r] = st.locks[b, s, r]
         ws.closed[r] = row_locked(st, b, r)
-    _open_weights(tb, weights[FREQUENCY], ws.open_weights)
+    if weights.shape[0] > 0:  # empty (`value.NO_HEURISTIC`): no heuristic evaluation follows
+        _open_weights(tb, weights[FREQUENCY], ws.open_weights)
     return sheet_of(ws)
 
 

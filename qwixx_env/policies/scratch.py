@@ -29,7 +29,7 @@ class Scratch(NamedTuple):
     open_weights: np.ndarray  # (R, K + 1) float64: the heuristic's weight of the open numbers
     mask: np.ndarray  # (A,) int8: legal actions
     values: np.ndarray  # (A,) float64: one rating per action
-    features: np.ndarray  # (num_features(P, R),) float64: a position's `value_features` (0 alone)
+    features: np.ndarray  # (the network's inputs,) float64: a position's `value_features` (0 alone)
     hidden1: np.ndarray  # the network's first hidden layer (0 without a network)
     hidden2: np.ndarray  # its second hidden layer
 
@@ -47,7 +47,15 @@ def new_scratch(variant: str | Variant, num_players: int, net: Sequence[np.ndarr
         open_weights=np.zeros((R, v.cells + 1), np.float64),
         mask=np.zeros(v.num_actions, np.int8),
         values=np.zeros(v.num_actions, np.float64),
-        features=np.zeros(num_features(num_players, R) if num_players >= 2 else 0, np.float64),
+        features=np.zeros(_feature_width(num_players, R, net), np.float64),
         hidden1=np.zeros(0 if net is None else net[0].shape[1], np.float64),
         hidden2=np.zeros(0 if net is None else net[2].shape[1], np.float64),
     )
+
+
+def _feature_width(num_players: int, rows: int, net: Sequence[np.ndarray] | None) -> int:
+    """The features a position is written as: the network's input width where there is one
+    (the heuristic's layout or the plain one), else `num_features` (none alone)."""
+    if num_players < 2:
+        return 0
+    return num_features(num_players, rows) if net is None else int(net[0].shape[0])

@@ -3,7 +3,10 @@ rating.
 
 `value_features` describes a position between rolls from one seat's side as a fixed vector
 (each sheet row by row, penalties, scores, locked rows, who rolls next, and the heuristic's
-own evaluation); `win_chance` runs a small multi-layer perceptron (ReLU hidden layers, a
+own evaluation); given `NO_HEURISTIC` in place of the heuristic's weights it writes the
+*plain* layout instead (`plain_num_features`: nothing from the heuristic, a bit per row for
+"may lock" in its place), what the teacher-free self-play networks read
+(`qwixx_env.training.selfplay`). `win_chance` runs a small multi-layer perceptron (ReLU hidden layers, a
 sigmoid output) on it. The network is trained by `qwixx_env.training.value_leaf` on positions of
 heuristic-against-heuristic games labelled with who went on to win, and shipped as a network
 file (json + npz) in `qwixx_env/nets/data/`. The features are defined for any table of
@@ -36,6 +39,25 @@ def sheet_width(rows):
     return 3 * rows + 2
 
 
+NO_HEURISTIC = np.zeros(0, np.float64)
+"""In place of the heuristic's weights: the features are the plain layout (`plain_features`),
+with no column computed by the heuristic, and a look-ahead rates with the network alone."""
+
+
+@batch_kernel
+def plain_num_features(num_players, rows=4):
+    """Length of the plain layout (`plain_features`) at a table of `num_players` (2 or more)
+    on a sheet of `rows` rows: `plain_sheet_width` for each sheet, a locked bit per row, who
+    rolls next (as in `num_features`), the margin and a constant."""
+    return plain_sheet_width(rows) * num_players + rows + (1 if num_players == 2 else num_players) + 2
+
+
+@leaf
+def plain_sheet_width(rows):
+    """Features of one sheet of `rows` rows in the plain layout: 4 a row, penalties, score."""
+    return 4 * rows + 2
+
+
 NUM_FEATURES = 36  # num_features(2): the 2-player classic layout the shipped networks read
 
 
@@ -53,6 +75,58 @@ def sheet_features(tb, marks, locks, penalties, points, out, i):
         i += 3
     out[i] = penalties / tb.max_penalties
     out[i + 1] = points / 100.0
+
+
+@batch_kernel
+def plain_sheet_features(tb, marks, locks, penalties, points, out, i):
+    """Write one sheet's `plain_sheet_width` features from out[i]: per row the share of cells
+    crossed, the rightmost crossed cell, the lock and whether the row has the crosses a lock
+    cell needs; the penalties; the score / 100. Raw facts of the sheet, nothing rated."""
+    K = tb.cells
+    for r in range(rows_of(tb)):
+        m = marks[r]
+        n = count(m)
+        out[i] = n / K
+        out[i + 1] = (rightmost(m) + 1) / K
+        out[i + 2] = 1.0 if locks[r] else 0.0
+        out[i + 3] = 1.0 if n >= tb.lock_threshold else 0.0
+        i += 4
+    out[i] = penalties / tb.max_penalties
+    out[i + 1] = points / 100.0
+
+
+@batch_kernel
+def plain_features(st, tb, b, s, sheet, pen, next_active, out):
+    """The plain layout of the position `scratch_features` describes: each sheet
+    (`plain_sheet_features`, s's own first, then the others in seat order after s), a bit
+    per locked row, who rolls next (one bit at 2 players, one per seat in seat order from s
+    beyond), the margin over the best other score / 50 and a constant 1."""
+    mk, lk = sheet.marks, sheet.locks
+    P = st.marks.shape[1]
+    R = rows_of(tb)
+    width = plain_sheet_width(R)
+    own = rules.sheet_score(tb, mk, lk, pen)
+    best_other = -(1 << 30)
+    plain_sheet_features(tb, mk, lk, pen, own, out, 0)
+    for k in range(1, P):
+        o = (s + k) % P
+        other = rules.score(st, tb, b, o)
+        if other > best_other:
+            best_other = other
+        plain_sheet_features(tb, st.marks[b, o], st.locks[b, o], st.penalties[b, o], other, out, width * k)
+    i = width * P
+    for r in range(R):
+        out[i + r] = 1.0 if sheet.closed[r] else 0.0
+    i += R
+    if P == 2:
+        out[i] = 1.0 if next_active == s else 0.0
+        i += 1
+    else:
+        for k in range(P):
+            out[i] = 1.0 if next_active == (s + k) % P else 0.0
+            i += 1
+    out[i] = (own - best_other) / 50.0
+    out[i + 1] = 1.0
 
 
 @batch_kernel
@@ -80,7 +154,11 @@ def table_features(st, b, s, next_active, evaluation, own, best_other, out):
 def scratch_features(st, tb, b, s, sheet, pen, next_active, hw, out):
     """`value_features` of the position where seat s's sheet is the scratch `sheet` (a
     `heuristic.ScratchSheet`) with `pen` penalties, the others' as committed, ``sheet.closed``
-    the locked rows and `next_active` who rolls next."""
+    the locked rows and `next_active` who rolls next; the plain layout where `hw` is
+    `NO_HEURISTIC` (empty)."""
+    if hw.shape[0] == 0:
+        plain_features(st, tb, b, s, sheet, pen, next_active, out)
+        return
     mk, lk = sheet.marks, sheet.locks
     P = st.marks.shape[1]
     width = sheet_width(rows_of(tb))

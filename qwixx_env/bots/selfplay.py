@@ -1,0 +1,87 @@
+"""`selfplay-<variant>-<P>p`: the afterstate policy on a network that learned by self-play alone.
+
+Each such bot is a win-chance network in ``qwixx_env/nets/data/selfplay-<variant>-<P>p``
+(json + npz, ``"features": "plain"``), trained by `qwixx_env.training.selfplay` from random
+weights against itself and its snapshots: no behaviour cloning, no warm start, no scripted
+bot in its inputs or features. It plays as the `afterstate` bot does (every legal action
+crossed on a scratch sheet, the active player's white action with its best colour follow-up,
+the position rated by the network), but the network reads the plain features, so nothing the
+heuristic computes enters a decision. Its model card is the ``.md`` beside the network.
+Every shipped network is registered under its file's name; it plays that table only.
+
+>>> from qwixx_env import bots
+>>> bot = bots.make("selfplay-classic-2p")
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from qwixx_env.bots import registry
+from qwixx_env.bots.afterstate import AfterstateBot
+from qwixx_env.core.options import TableOptions
+from qwixx_env.nets.checkpoint import WIN_CHANCE, json_and_npz, read
+from qwixx_env.nets.win_chance import kernel_arrays, networks_dir
+from qwixx_env.policies.value import NO_HEURISTIC, plain_num_features
+
+PREFIX = "selfplay-"
+
+
+class SelfPlayBot(AfterstateBot):
+    """See the module docstring. Deterministic: `seed` is accepted and unused."""
+
+    def __init__(self, path: Path, table: TableOptions, *, seed: int | None = None):
+        self._path = path
+        self.name = path.name
+        super().__init__(table, seed=seed)
+
+    def check_table(self, table: TableOptions) -> None:  # type: ignore[override]
+        SelfPlayNetwork(self._path).check_table(table)
+
+    def network(self, table: TableOptions):
+        return SelfPlayNetwork(self._path).arrays(), NO_HEURISTIC
+
+
+class SelfPlayNetwork:
+    """A shipped self-play network as a registered bot factory: ``factory(table, seed=)`` makes
+    its `SelfPlayBot`; its game is the table `bots.make` fills in."""
+
+    def __init__(self, path: Path):
+        self.path = path  # without suffix
+
+    def spec_and_arrays(self):
+        spec, arrays = read(*json_and_npz(self.path), kind=WIN_CHANCE)
+        if spec.get("features") != "plain":
+            raise ValueError(f"{self.path}: features: got {spec.get('features', 'heuristic')!r}; a self-play network "
+                             "reads the plain features")
+        return spec, arrays
+
+    def arrays(self):
+        return kernel_arrays(*self.spec_and_arrays())
+
+    def default_table(self) -> TableOptions:
+        spec, _ = self.spec_and_arrays()
+        return TableOptions(variant=spec["variant"], num_players=spec["num_players"])
+
+    def check_table(self, table: TableOptions) -> None:
+        """Refuse a table that is not the network's (it reads that table's features only)."""
+        own = self.default_table()
+        for option in ("variant", "num_players"):
+            if getattr(table, option) != getattr(own, option):
+                raise ValueError(f"{option}: got {getattr(table, option)!r}; {self.path.name} plays "
+                                 f"{option}={getattr(own, option)!r} only (the table it learned on)")
+        width = plain_num_features(table.num_players, table.rules.num_rows)
+        if width != self.arrays()[0].shape[0]:
+            raise ValueError(f"{self.path.name}: reads {self.arrays()[0].shape[0]} features; this table has {width}")
+
+    def __call__(self, table: TableOptions | None = None, *, seed: int | None = None) -> SelfPlayBot:
+        return SelfPlayBot(self.path, self.default_table() if table is None else table, seed=seed)
+
+
+def shipped() -> list[str]:
+    """The names of the shipped self-play networks, sorted."""
+    return sorted(p.name[: -len(".json")] for p in networks_dir().glob(f"{PREFIX}*.json"))
+
+
+for _name in shipped():
+    registry.register(_name, SelfPlayNetwork(networks_dir() / _name))

@@ -1,0 +1,199 @@
+"""Teacher-free self-play (`qwixx_env.training.selfplay`) and its bots: the plain features from
+hand-set sheets, a config that refuses a teacher, a tiny run that learns, resume, and the
+shipped `selfplay-*` networks as bots."""
+
+import json
+
+import numpy as np
+import pytest
+
+from qwixx_env import bots, qwixx_v0
+from qwixx_env.core import CLASSIC
+from qwixx_env.nets import CheckpointError, write_win_chance
+from qwixx_env.nets.checkpoint import WIN_CHANCE, json_and_npz, read
+from qwixx_env.nets.win_chance import networks_dir
+from qwixx_env.policies.heuristic import weights_array
+from qwixx_env.policies.scratch import new_scratch
+from qwixx_env.policies.value import NO_HEURISTIC, plain_num_features, value_features
+
+from conftest import play_game, position
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("yaml")
+
+from qwixx_env.training import selfplay  # noqa: E402  (needs the train extra, skipped above without it)
+
+COLORS = ("red", "yellow", "green", "blue")
+K = 11
+
+
+def plain_net(players):
+    """A network of the plain layout's width (what sizes a Scratch's features)."""
+    width = plain_num_features(players)
+    return np.zeros((width, 1)), np.zeros(1), np.zeros((1, 1)), np.zeros(1), np.zeros((1, 1)), np.zeros(1)
+
+
+def plain_sheet(rows, penalties, points):
+    """The plain features of one sheet: rows maps a colour to (crosses, rightmost cell index)."""
+    out = []
+    for c in COLORS:
+        n, right = rows.get(c, (0, -1))
+        out += [n / K, (right + 1) / K, 0.0, 1.0 if n >= 5 else 0.0]
+    return out + [penalties / 4, points / 100]
+
+
+def test_plain_features_of_a_hand_set_three_player_position():
+    """Seat 1's view: its sheet, seat 2's, seat 0's (share crossed, rightmost cell, lock, may
+    lock, per row; penalties; score), the locked rows, who rolls next (one bit per seat from
+    seat 1), the margin over the best other score and 1: nothing from the heuristic."""
+    st = position(CLASSIC, [
+        {"red": [2, 3], "penalties": 1},            # seat 0: 3 - 5 = -2 points
+        {"green": [12, 11, 10, 9, 8]},              # seat 1: 15 points, may lock green
+        {"yellow": [5], "blue": [12, 9]},           # seat 2: 1 + 3 = 4 points
+    ], (1, 2, 3, 4, 5, 6), active=2)
+    x = np.zeros(plain_num_features(3))
+    value_features(st, CLASSIC.tables, 0, 1, NO_HEURISTIC, x, new_scratch(CLASSIC, 3, plain_net(3)))
+    want = (
+        plain_sheet({"green": (5, 4)}, 0, 15)
+        + plain_sheet({"yellow": (1, 3), "blue": (2, 3)}, 0, 4)
+        + plain_sheet({"red": (2, 1)}, 1, -2)
+        + [0.0] * 4
+        + [0.0, 1.0, 0.0]
+        + [(15 - 4) / 50, 1.0]
+    )
+    np.testing.assert_allclose(x, want, atol=1e-12)
+    assert plain_num_features(2) == 43 and plain_num_features(3) == len(want)
+
+
+def test_the_plain_features_do_not_read_the_heuristics_weights():
+    st = position(CLASSIC, [{"red": [2, 3, 4]}, {"blue": [12]}], (1, 2, 3, 4, 5, 6))
+    x = np.zeros(plain_num_features(2))
+    value_features(st, CLASSIC.tables, 0, 0, NO_HEURISTIC, x, new_scratch(CLASSIC, 2, plain_net(2)))
+    heuristic = np.zeros(36)
+    value_features(st, CLASSIC.tables, 0, 0, weights_array(), heuristic, new_scratch(CLASSIC, 2))
+    assert x.shape == (43,) and heuristic[-3] != 0  # the heuristic's layout has its evaluation; plain has none
+    np.testing.assert_allclose(x[:16], plain_sheet({"red": (3, 2)}, 0, 6)[:16])
+
+
+# --- the config -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key, value", [
+    ("bc", {"teacher": "heuristic", "epochs": 10}),
+    ("warm_start", "rollout"),
+    ("inputs", ["afterstate"]),
+    ("teacher", "heuristic"),
+])
+def test_the_config_refuses_a_teacher_by_name(key, value):
+    with pytest.raises(ValueError, match=rf"{key}: .*the self-play learner takes no teacher"):
+        selfplay.config_from_dict({"name": "x", key: value})
+
+
+def test_the_config_refuses_scripted_opponents_and_unknown_keys():
+    with pytest.raises(ValueError, match=r"opponents: got \{'scripted': \{'heuristic': 1\}\}; the self-play learner's "
+                                         r"opponents are itself and its snapshots"):
+        selfplay.config_from_dict({"name": "x", "opponents": {"scripted": {"heuristic": 1}}})
+    with pytest.raises(ValueError, match=r"unknown keys \['total_steps'\]"):
+        selfplay.config_from_dict({"name": "x", "total_steps": 5})
+    with pytest.raises(ValueError, match=r"eval_opponents: got \('rollout',\); expected scripted bots"):
+        selfplay.config_from_dict({"name": "x", "eval_opponents": ["rollout"]})
+    with pytest.raises(ValueError, match=r"td_lambda: got 1.5; expected a number from 0.0 to 1.0"):
+        selfplay.config_from_dict({"name": "x", "td_lambda": 1.5})
+
+
+def test_the_shipped_selfplay_configs_load_and_name_no_teacher():
+    from qwixx_env.training.config_yaml import shipped_configs
+
+    names = [n for n in shipped_configs() if n.startswith("selfplay_")]
+    assert "selfplay_classic_2p" in names
+    for name in names:
+        cfg = selfplay.load_config(name)
+        assert cfg.name == name and set(cfg.eval_opponents) <= {"random", "greedy", "heuristic"}
+
+
+def test_a_bad_config_is_one_line_and_exit_status_2(tmp_path, capsys):
+    from qwixx_env import training
+
+    path = tmp_path / "bad.yaml"
+    path.write_text("name: bad\nbc: {teacher: heuristic}\n")
+    assert training.main(["--engine", "selfplay", str(path)]) == 2
+    assert "the self-play learner takes no teacher" in capsys.readouterr().out
+
+
+# --- a tiny run ----------------------------------------------------------------------------------
+
+
+def tiny(tmp_path, **over):
+    data = {"name": "tiny", "games": 300, "rounds": 3, "eval_every": 3, "eval_deals": 60, "threads": 1,
+            "hidden": [64, 32], "eval_opponents": ["random", "greedy"], "learning_rate": 3e-3, **over}
+    return selfplay.config_from_dict(data)
+
+
+def test_a_tiny_run_learns_from_random_weights(tmp_path):
+    """Three rounds of 300 games from random weights: the learner wins more against `random`
+    and `greedy` and scores more against `random` on the evaluation deals (which no round
+    plays)."""
+    result = selfplay.SelfPlayRun(tiny(tmp_path), tmp_path / "run", say=lambda line: None).run()
+    curve = json.loads((tmp_path / "run" / "curve.json").read_text())
+    first, last = curve[0], curve[-1]
+    assert first["round"] == 0 and last["round"] == 3 and result["teacher"] is None
+    assert last["random"]["win_share"] > first["random"]["win_share"] + 0.15
+    assert last["random"]["score"] > first["random"]["score"] + 10
+    assert last["greedy"]["win_share"] > first["greedy"]["win_share"] + 0.08
+    spec, _ = read(*json_and_npz(tmp_path / "run" / "final"), kind=WIN_CHANCE)
+    assert spec["features"] == "plain" and spec["meta"]["teacher"] is None
+
+
+def test_a_run_resumes_where_it_stopped_and_refuses_to_overwrite(tmp_path):
+    cfg = tiny(tmp_path, games=40, rounds=1, eval_deals=10, eval_opponents=["random"])
+    selfplay.SelfPlayRun(cfg, tmp_path / "run", say=lambda line: None).run()
+    with pytest.raises(FileExistsError, match="pass --resume"):
+        selfplay.SelfPlayRun(cfg, tmp_path / "run", say=lambda line: None).run()
+    import dataclasses
+
+    more = dataclasses.replace(cfg, rounds=2)
+    with pytest.raises(ValueError, match="was run with another config"):
+        selfplay.SelfPlayRun(more, tmp_path / "run", resume=True, say=lambda line: None).run()
+    selfplay.SelfPlayRun(cfg, tmp_path / "run", resume=True, say=lambda line: None).run()  # done: nothing more
+    rows = (tmp_path / "run" / "log.jsonl").read_text().splitlines()
+    assert [json.loads(r)["round"] for r in rows] == [1]
+
+
+# --- the network files and the bots --------------------------------------------------------------
+
+
+def test_a_plain_network_file_reads_back_and_a_wrong_layout_is_refused(tmp_path):
+    rng = np.random.default_rng(0)
+    net = (rng.normal(size=(43, 4)), rng.normal(size=4), rng.normal(size=(4, 2)), rng.normal(size=2),
+           rng.normal(size=(2, 1)), rng.normal(size=1))
+    path = write_win_chance(tmp_path / "p", net, variant="classic", num_players=2, meta={}, features="plain")
+    spec, _ = read(*json_and_npz(path), kind=WIN_CHANCE)
+    assert spec["features"] == "plain" and spec["num_features"] == 43
+    data = json.loads(path.read_text())
+    data["features"] = "fancy"
+    path.write_text(json.dumps(data))
+    with pytest.raises(CheckpointError, match=r"features: got 'fancy'; expected one of \['heuristic', 'plain'\]"):
+        read(*json_and_npz(path), kind=WIN_CHANCE)
+
+
+SHIPPED = sorted(p.stem for p in networks_dir().glob("selfplay-*.json"))
+
+
+def test_the_two_player_selfplay_network_ships():
+    assert "selfplay-classic-2p" in SHIPPED
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_each_shipped_selfplay_network_is_a_bot_that_saw_no_teacher(name):
+    spec = json.loads((networks_dir() / f"{name}.json").read_text())
+    assert spec["features"] == "plain" and spec["meta"]["teacher"] is None
+    assert (networks_dir() / f"{name}.md").is_file(), f"{name}: no model card"
+    bot = bots.make(name)
+    env = qwixx_v0.env(num_players=spec["num_players"], variant=spec["variant"])
+    decisions = play_game(env, bot, seed=3)
+    assert len(decisions) > 10 and all(obs["action_mask"][a] for obs, a in decisions)
+
+
+def test_a_selfplay_bot_refuses_another_table():
+    with pytest.raises(ValueError, match=r"num_players: got 3; selfplay-classic-2p plays num_players=2 only"):
+        bots.make("selfplay-classic-2p", num_players=3)
