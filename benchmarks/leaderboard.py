@@ -1,4 +1,5 @@
-"""The leaderboard: every scripted bot and every shipped checkpoint on the benchmark.
+"""The leaderboard: every scripted bot, every shipped checkpoint and every shipped self-play
+network (`selfplay-*`) on the benchmark.
 
     python benchmarks/leaderboard.py run [AGENT ...] [--workers 2]   # benchmark them (default: all)
     python benchmarks/leaderboard.py page                             # docs/leaderboard.md from the JSON
@@ -20,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from qwixx_env import benchmark
+from qwixx_env.bots import selfplay
 from qwixx_env.files import write_atomically
 from qwixx_env.nets import checkpoint_names
 
@@ -30,7 +32,7 @@ SCRIPTED = ("random", "greedy", "heuristic", "afterstate", "solo_optimal")
 
 
 def default_agents() -> list[str]:
-    return [*SCRIPTED, *checkpoint_names()]
+    return [*SCRIPTED, *checkpoint_names(), *selfplay.shipped()]
 
 
 def run(agents: list[str], workers: int, force: bool) -> None:

@@ -54,7 +54,7 @@ import numpy as np
 from qwixx_env import extras, solver
 from qwixx_env.arena import run_arena
 from qwixx_env.arena.stats import Z95, mean_and_se, wilson_interval, win_shares
-from qwixx_env.bots import BotSpec, make_bot
+from qwixx_env.bots import BotSpec, make_bot, selfplay
 from qwixx_env.bots.specs import as_spec, check_params
 from qwixx_env.core.checks import check_int
 from qwixx_env.core.options import TableOptions
@@ -286,8 +286,9 @@ def plays(spec: BotSpec, proto: Protocol) -> str | None:
 
 
 def _what_it_plays(spec: BotSpec) -> str:
-    """For a checkpoint, the protocol of the one table it plays ("" for any other bot)."""
-    if spec.path is None and spec.name not in checkpoint_names():
+    """For a checkpoint or a self-play network, the protocol of the one table it plays ("" for
+    any other bot)."""
+    if spec.path is None and spec.name not in (*checkpoint_names(), *selfplay.shipped()):
         return ""
     try:
         return f" (it plays {protocol_for(spec.default_table()).name})"
