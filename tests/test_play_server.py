@@ -234,6 +234,25 @@ def test_a_refused_move_leaves_the_game_unchanged(client):
     assert state_of(client, gid) == before
 
 
+@pytest.mark.parametrize("text", ["²", "9" * 5000, "٣", "+1", " 1"])
+def test_a_count_in_the_query_is_a_short_plain_number(client, text):
+    """`str.isdigit` takes "²", which int() does not, and int() refuses 5,000 digits: both were
+    500s. Now those, other scripts' digits and signs are a 400 naming the parameter and what it
+    takes; the games and the replay are as they were."""
+    game = new_game(client, seed=8)
+    other = new_game(client, seed=9)
+    rec = client.get(f"/api/games/{game['id']}/record").json()
+    rp = client.post("/api/replays", json=rec).json()
+    before = {gid: state_of(client, gid) for gid in (game["id"], other["id"])}
+    for path, name in ((f"/api/games/{game['id']}", "since"), (f"/api/replays/{rp['id']}/coach", "step")):
+        message = refused(client.get(path, params={name: text}, headers=as_seat(game["id"])), 400, f"{name}: got ",
+                          f"a non-negative integer of at most {server.MAX_DIGITS} digits")
+        assert len(message) < 200
+    assert {gid: state_of(client, gid) for gid in before} == before
+    assert client.get(f"/api/replays/{rp['id']}").json() == rp
+    assert client.get(f"/api/replays/{rp['id']}/coach", params={"step": "0"}).status_code == 200
+
+
 def test_a_move_for_a_finished_game_is_refused(client):
     end = play_to_end(client, new_game(client, seed=2))
     before = state_of(client, end["id"])

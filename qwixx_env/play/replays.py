@@ -24,7 +24,7 @@ OPTIONAL = ("seed", "snapshot", "seat_names")  # seat_names: how the viewer name
 SHOWN = 60  # characters of a bad value a message quotes
 
 
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
     """`value` as a message quotes it: its repr, cut short (a request body may be large)."""
     text = repr(value)
     return text if len(text) <= SHOWN else f"{text[:SHOWN]}... (a {type(value).__name__})"
@@ -33,20 +33,20 @@ def _shown(value: Any) -> str:
 def _of_kind(kind: type, words: str) -> Callable[[str, Any], Any]:
     def check(name: str, value: Any) -> Any:
         if not isinstance(value, kind):
-            raise ValueError(f"{name}: got {_shown(value)}; expected {words}")
+            raise ValueError(f"{name}: got {shown(value)}; expected {words}")
         return value
     return check
 
 
 def _format(name: str, value: Any) -> str:
     if value != RECORD_FORMAT:
-        raise ValueError(f"{name}: got {_shown(value)}; expected {RECORD_FORMAT!r}")
+        raise ValueError(f"{name}: got {shown(value)}; expected {RECORD_FORMAT!r}")
     return value
 
 
 def _names(name: str, value: Any) -> list[str]:
     if not (isinstance(value, list) and all(isinstance(n, str) and n for n in value)):
-        raise ValueError(f"{name}: got {_shown(value)}; expected a list of non-empty names, one per seat")
+        raise ValueError(f"{name}: got {shown(value)}; expected a list of non-empty names, one per seat")
     return value
 
 
@@ -88,7 +88,7 @@ def check_record(record: Any) -> dict[str, Any]:
         raise PlayError(400, text if text.startswith("record") else f"record: {text}") from None
     names = record.get("seat_names")
     if names is not None and len(names) != players:
-        raise PlayError(400, f"record seat_names: got {_shown(names)}; expected {players} non-empty names, one per "
+        raise PlayError(400, f"record seat_names: got {shown(names)}; expected {players} non-empty names, one per "
                              "seat")
     return record
 

@@ -90,7 +90,7 @@ from qwixx_env.play.guard import (
     refused,
 )
 from qwixx_env.play.prepare import Preparation, default_tasks, needs_of_coach, needs_of_game
-from qwixx_env.play.replays import Replay
+from qwixx_env.play.replays import Replay, shown
 
 STATIC = Path(__file__).resolve().parent / "static"
 DEFAULT_MAX_GAMES = 100
@@ -100,6 +100,7 @@ SEAT_HEADER = "X-Qwixx-Seat"  # the secret of the seat a request acts as
 SEATS_HEADER = "X-Qwixx-Seats"  # the secrets a page holds, comma-separated: whose games to list
 STREAM_SECONDS = 30.0  # an event stream ends after this long without a change; the page reconnects
 STREAM_RETRY_MS = 500  # how soon the page's EventSource reconnects
+MAX_DIGITS = 9  # of a count in a query (?since=, ?step=): far more events or positions than a game has
 
 
 class Watchers:
@@ -139,10 +140,13 @@ def join_link(game_id: str, secret: str, token: str | None = None) -> str:
     return f"/?token={token}#join={game_id}.{secret}" if token else f"/#join={game_id}.{secret}"
 
 
-def _since(request: Request) -> int:
-    text = request.query_params.get("since", "0")
-    if not text.isdigit():
-        raise PlayError(400, f"since: got {text!r}; expected a number of events (0 or more)")
+def _count(request: Request, name: str, what: str, default: str | None = None) -> int:
+    """The query parameter `name`, a count of `what`: ASCII digits only (`str.isdigit` takes
+    "²", which int() does not) and at most `MAX_DIGITS` of them (int() refuses thousands)."""
+    text = request.query_params.get(name, default)
+    if text is None or not (text.isascii() and text.isdigit() and len(text) <= MAX_DIGITS):
+        raise PlayError(400, f"{name}: got {shown(text)}; expected {what}: a non-negative integer of at most "
+                             f"{MAX_DIGITS} digits")
     return int(text)
 
 
@@ -274,7 +278,8 @@ def create_app(
     async def show_game(request: Request) -> JSONResponse:
         game = await held(request)
         viewer = game.viewer(_secret(request), "game")
-        return JSONResponse(with_readiness(game, await run_in_threadpool(_locked_view, game, _since(request), viewer)))
+        since = _count(request, "since", "a number of events", "0")
+        return JSONResponse(with_readiness(game, await run_in_threadpool(_locked_view, game, since, viewer)))
 
     async def move(request: Request) -> JSONResponse:
         game = await held(request)
@@ -336,12 +341,10 @@ def create_app(
 
     async def replay_coach(request: Request) -> JSONResponse:
         item = replays.get(request.path_params["replay_id"])
-        text = request.query_params.get("step", "")
-        if not text.isdigit():
-            raise PlayError(400, f"step: got {text!r}; expected a position number (0 or more)")
+        step = _count(request, "step", "a position number")
         bot = request.query_params.get("bot") or None
         preparation.require(bot or "the coach", needs_of_coach(item.table, bot))
-        return JSONResponse(await run_in_threadpool(item.advice, int(text), bot))
+        return JSONResponse(await run_in_threadpool(item.advice, step, bot))
 
     async def open_replay(request: Request) -> JSONResponse:
         body = await read_json(request)
