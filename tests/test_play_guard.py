@@ -2,6 +2,8 @@
 each defect of a request refused with a 4xx (or a 503 "getting ready") that names it, and
 the games as they were."""
 
+import contextlib
+import http.client
 import json
 import os
 import socket
@@ -137,6 +139,7 @@ def test_a_foreign_host_header_is_refused_for_every_bind(bind):
 
 def test_the_names_of_a_bind_address():
     assert hosts_for("127.0.0.1") == ["127.0.0.1", "localhost", "[::1]", "::1"]
+    assert hosts_for("127.0.0.2") == ["127.0.0.1", "localhost", "[::1]", "::1", "127.0.0.2"]
     assert "192.168.1.5" in hosts_for("192.168.1.5") and "attacker.example" not in hosts_for("192.168.1.5")
     wildcard = hosts_for("0.0.0.0")
     assert socket.gethostname().lower() in wildcard and "localhost" in wildcard
@@ -439,21 +442,62 @@ class Recorded(server._Server):  # noqa: SLF001 (the test stops the server it st
         Recorded.made.append(self)
 
 
-def test_serve_prints_its_address_with_the_token_once_it_listens(monkeypatch, capsys):
+def free_port(host="127.0.0.1"):
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def running(monkeypatch, **options):
+    """`server.serve(**options)` in a thread, preparing nothing, until the block ends."""
     monkeypatch.setattr(server, "default_tasks", lambda catalogue: [])
     monkeypatch.setattr(server, "_Server", Recorded)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    runner = threading.Thread(target=server.serve, kwargs={"port": port, "token": TOKEN}, daemon=True)
+    made = len(Recorded.made)
+    runner = threading.Thread(target=server.serve, kwargs=options, daemon=True)
     runner.start()
     deadline = time.time() + 20
-    while not (Recorded.made and Recorded.made[-1].started) and time.time() < deadline:
+    while not (len(Recorded.made) > made and Recorded.made[-1].started) and time.time() < deadline:
         time.sleep(0.05)
-    out = capsys.readouterr().out
-    Recorded.made[-1].should_exit = True
-    runner.join(timeout=10)
+    assert len(Recorded.made) > made and Recorded.made[-1].started, "the server did not start"
+    try:
+        yield
+    finally:
+        Recorded.made[-1].should_exit = True
+        runner.join(timeout=10)
+
+
+def test_serve_prints_its_address_with_the_token_once_it_listens(monkeypatch, capsys):
+    port = free_port()
+    with running(monkeypatch, port=port, token=TOKEN):
+        out = capsys.readouterr().out
     assert f"http://127.0.0.1:{port}/?token={TOKEN}" in out
+
+
+def test_serve_answers_at_the_loopback_address_it_was_given(monkeypatch, capsys):
+    """``qwixx serve --host 127.0.0.2`` printed its address, and its Host check refused it
+    (it knew the usual loopback names only). Now a game starts there; another name is refused
+    and adds none."""
+    try:
+        port = free_port("127.0.0.2")
+    except OSError:
+        pytest.skip("this system binds 127.0.0.1 only, not the rest of 127.0.0.0/8")
+
+    def call(method, path, body=None, host=None):
+        conn = http.client.HTTPConnection("127.0.0.2", port, timeout=20)
+        headers = {"Content-Type": "application/json", **({"Host": host} if host else {})}
+        conn.request(method, path, None if body is None else json.dumps(body), headers)
+        answer = conn.getresponse()
+        return answer.status, json.loads(answer.read())
+
+    with running(monkeypatch, host="127.0.0.2", port=port):
+        assert f"the page is at http://127.0.0.2:{port}/ " in capsys.readouterr().out
+        status, game = call("POST", "/api/games", GAME)
+        assert status == 201, game
+        assert call("GET", f"/api/games/{game['id']}")[0] == 200
+        status, answer = call("POST", "/api/games", GAME, host="attacker.example")
+        assert status == 400 and "host" in answer["error"]
+        assert len(Recorded.made[-1].config.app.state.games) == 1
 
 
 def test_serve_prints_nothing_when_the_port_is_taken(monkeypatch, capsys):

@@ -6,8 +6,8 @@ request without the token) and changes nothing. In order:
 
 1. **Host**: with `allowed_hosts` given, the Host header must name one of them (400), so a
    web page whose name resolves to this machine (DNS rebinding) is refused. `hosts_for` gives
-   the names of a bind address: the loopback names on loopback; otherwise the bound address,
-   this machine's names and addresses and the names given with ``--allow-host``.
+   the names of a bind address: the loopback names and the bound address (for a wildcard
+   bind, this machine's names and addresses) and the names given with ``--allow-host``.
 2. **Token**: with a `token`, every request must carry it (401): as ``?token=`` (a page's GET
    is then redirected to the same URL without it, with the token in an HttpOnly,
    SameSite=Strict cookie, so that the page's own requests carry it), as that cookie, or as an
@@ -200,13 +200,11 @@ def machine_addresses() -> list[str]:
 
 
 def hosts_for(bind: str, extra: Iterable[str] = ()) -> list[str]:
-    """The Host names a server bound to `bind` answers to: the loopback names for a loopback
-    bind; otherwise the bound address (for a wildcard bind, this machine's names and
-    addresses and the loopback names); and every name in `extra` (``--allow-host``)."""
-    names = list(LOCAL_HOSTS)
-    if not is_loopback(bind):
-        names += machine_addresses() if is_wildcard(bind) else [bind]
-    names += list(extra)
+    """The Host names a server bound to `bind` answers to: the loopback names; the bound
+    address (another loopback one too, such as 127.0.0.2: the server prints it), or for a
+    wildcard bind this machine's names and addresses; and every name in `extra`
+    (``--allow-host``)."""
+    names = [*LOCAL_HOSTS, *(machine_addresses() if is_wildcard(bind) else [bind]), *extra]
     bracketed = [f"[{n}]" for n in names if ":" in n and not n.startswith("[")]  # IPv6 as a Host header writes it
     return list(dict.fromkeys(n.lower() for n in [*names, *bracketed]))
 
