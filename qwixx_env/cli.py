@@ -291,6 +291,10 @@ def _serve(args: argparse.Namespace) -> int:
               token=args.token, allow_hosts=args.allow_host)
     except ValueError as err:  # a bad --token, refused before the server starts
         return fail(f"--{err}")
+    except KeyboardInterrupt:  # Ctrl-C, raised again by uvicorn once it has shut down
+        kept = "" if args.store is None else f"; its games are kept in {args.store}, resumed at the next start"
+        print(f"qwixx serve: stopped{kept}")
+        return terminal.EXIT_INTERRUPTED
     return 0
 
 

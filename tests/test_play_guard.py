@@ -6,7 +6,10 @@ import contextlib
 import http.client
 import json
 import os
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 
@@ -22,12 +25,14 @@ from starlette.testclient import TestClient  # noqa: E402
 from starlette.websockets import WebSocketDisconnect  # noqa: E402
 from test_play_server import play_to_end, refused, sit, state_of  # noqa: E402 (the server tests' helpers)
 
+from qwixx_env.core import compile  # noqa: E402
 from qwixx_env.core.compile import cache_root  # noqa: E402
 from qwixx_env.play import guard, server  # noqa: E402
 from qwixx_env.play.games import Game, PlayError  # noqa: E402
 from qwixx_env.play.guard import MAX_DEPTH, hosts_for, public_message  # noqa: E402
 from qwixx_env.play.prepare import Preparation, Task  # noqa: E402
 from qwixx_env.play.server import create_app  # noqa: E402
+from qwixx_env.play.terminal import EXIT_INTERRUPTED  # noqa: E402
 
 TOKEN = "a-test-token-of-32-url-safe-chars"
 GAME = {"players": 2, "bots": ["greedy"], "seed": 3}
@@ -498,6 +503,50 @@ def test_serve_answers_at_the_loopback_address_it_was_given(monkeypatch, capsys)
         status, answer = call("POST", "/api/games", GAME, host="attacker.example")
         assert status == 400 and "host" in answer["error"]
         assert len(Recorded.made[-1].config.app.state.games) == 1
+
+
+# `qwixx serve` in a fresh process, preparing nothing and reading no checkpoint: what it
+# prints and how it stops, not what it prepares
+SERVE = """
+import sys
+from qwixx_env.cli import main
+from qwixx_env.play import server
+server.default_tasks = lambda catalogue: []
+server.bot_catalogue = lambda: []
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.slow  # a fresh Python process
+@pytest.mark.skipif(os.name != "posix", reason="SIGINT to a child process needs a POSIX system")
+def test_ctrl_c_stops_serve_with_one_line(tmp_path):
+    """Ctrl-C printed a 31-line traceback (uvicorn raises KeyboardInterrupt once it has shut
+    down); now one line, and the kept game is as it was."""
+    port = free_port()
+    env = dict(os.environ)
+    if compile.kernel_cache_dir():  # this session's compiled kernels, whatever QWIXX_ENV_CACHE a fixture set since
+        env["NUMBA_CACHE_DIR"] = compile.kernel_cache_dir()
+    child = subprocess.Popen(
+        [sys.executable, "-c", SERVE, "serve", "--port", str(port), "--store", str(tmp_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        # Ctrl-C's default action, even where this test runs with SIGINT ignored (a background job)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        assert "the page is at" in child.stdout.readline()
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+        conn.request("POST", "/api/games", json.dumps(GAME), {"Content-Type": "application/json"})
+        answer = conn.getresponse()
+        assert answer.status == 201
+        game = json.loads(answer.read())
+        kept = (tmp_path / f"{game['id']}.json").read_bytes()
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=30)
+    finally:
+        child.kill()
+    assert child.returncode == EXIT_INTERRUPTED and "Traceback" not in err, err
+    assert out.splitlines() == [f"qwixx serve: stopped; its games are kept in {tmp_path}, resumed at the next start"]
+    assert (tmp_path / f"{game['id']}.json").read_bytes() == kept
 
 
 def test_serve_prints_nothing_when_the_port_is_taken(monkeypatch, capsys):
