@@ -5,7 +5,9 @@ Every request that is refused leaves the game as it was."""
 
 import http.client
 import json
+import os
 import re
+import threading
 import time
 
 import pytest
@@ -335,6 +337,107 @@ def test_a_kept_file_nested_too_deeply_is_named_and_the_other_games_served(tmp_p
         assert str(deep) in problem and "nested too deeply" in problem
         assert unchanged(second, gid, keys[1]) == kept
     assert deep.read_text() == "[" * 100_000
+
+
+@pytest.fixture
+def kept(tmp_path):
+    """A store folder holding one game four decisions in: its id, its seats' secrets and
+    Bob's view of it, which every store test below checks is resumed unchanged."""
+    with TestClient(create_app(store=tmp_path)) as c:
+        game = create(c)
+        gid, keys = game["id"], secrets_of(game)
+        play({0: c, 1: c}, gid, keys, until=lambda g: g["decisions"] >= 4)
+        return gid, keys, unchanged(c, gid, keys[1])
+
+
+def resumed(folder):
+    """A new server on `folder`, made in a thread that must end: a store file that hangs the
+    read (a named pipe) fails the test instead of hanging it."""
+    made = []
+    maker = threading.Thread(target=lambda: made.append(create_app(store=folder)), daemon=True)
+    maker.start()
+    maker.join(timeout=30)
+    assert made, "the server did not start: reading the store hung or failed"
+    return made[0]
+
+
+def _make_odd(path, kind, tmp_path, kept_file):
+    if kind == "a dangling symbolic link":
+        path.symlink_to(tmp_path / "nowhere.json")
+    elif kind == "a symbolic link loop":
+        path.symlink_to(path)
+    elif kind == "a symbolic link to /dev/zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "a symbolic link to a kept game":
+        path.symlink_to(kept_file)
+    elif kind == "a named pipe (FIFO)":
+        os.mkfifo(path)
+    elif kind == "a folder":
+        path.mkdir()
+    elif kind == "over the size limit":
+        with open(path, "wb") as f:
+            f.truncate(saved.MAX_FILE + 1)  # sparse: no disk, nothing to read unless read
+    elif kind == "owned by another user":
+        path.write_text("{}")
+        os.chown(path, 12345, -1)
+
+
+ODD_FILES = {  # each odd file, and what the warning calls it
+    "a dangling symbolic link": "a symbolic link", "a symbolic link loop": "a symbolic link",
+    "a symbolic link to /dev/zero": "a symbolic link", "a symbolic link to a kept game": "a symbolic link",
+    "a named pipe (FIFO)": "a named pipe (FIFO)", "a folder": "a folder",
+    "over the size limit": f"{saved.MAX_FILE + 1} bytes, over the limit of {saved.MAX_FILE} bytes",
+    "owned by another user": "owned by user 12345",
+}
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symbolic links, named pipes and owners as POSIX has them")
+@pytest.mark.parametrize("kind", ODD_FILES)
+def test_an_odd_file_in_the_store_is_named_and_skipped(tmp_path, kept, kind):
+    """A dangling symlink or a loop stopped the server (the sort key's stat), a named pipe
+    hung it before it listened, a symlink to /dev/zero grew its memory without bound and a
+    200 MB file was read whole. The store reads only regular files it owns, within a size
+    limit: anything else is named, left as it is, and the kept game beside it resumed."""
+    if kind == "owned by another user" and os.geteuid() != 0:
+        pytest.skip("giving a file to another user needs root")
+    gid, keys, before = kept
+    odd = tmp_path / ("e" * 32 + ".json")
+    _make_odd(odd, kind, tmp_path, tmp_path / f"{gid}.json")
+    app = resumed(tmp_path)
+    [problem] = app.state.store_problems
+    assert problem.startswith(f"{odd}: skipped: {ODD_FILES[kind]}"), problem
+    with TestClient(app) as c:
+        assert [g for g, _ in c.app.state.games.items()] == [gid]
+        assert unchanged(c, gid, keys[1]) == before
+    assert os.path.lexists(odd)
+
+
+SECRET = "s" * 22
+BAD_FIELDS = [  # (field, value): each as a kept file might hold it, none as `save` writes it
+    ("seat_secrets", []), ("seat_secrets", None), ("seat_secrets", {"0": 12345}), ("seat_secrets", {"0": ""}),
+    ("seat_secrets", {"zero": SECRET, "1": SECRET}), ("seat_secrets", {"0": SECRET}),
+    ("record", []), ("record", {"decisions": [[0]]}), ("record", {"decisions": [[0, True]]}),
+    ("record", {"decisions": "all of them"}), ("record", {}),
+    ("new_game", None), ("new_game", {"players": 9}), ("id", None), ("format", None),
+]
+
+
+@pytest.mark.parametrize("field, value", BAD_FIELDS)
+def test_a_kept_game_with_a_bad_field_is_named_and_skipped(tmp_path, kept, field, value):
+    """"seat_secrets": [], null or {"0": 12345} stopped the server (AttributeError). Every field
+    the store uses is checked: a bad one is named with its file, which is left as it is, and
+    the other kept game is resumed unchanged."""
+    gid, keys, before = kept
+    data = json.loads((tmp_path / f"{gid}.json").read_text())
+    odd = tmp_path / ("e" * 32 + ".json")
+    odd.write_text(json.dumps({**data, "id": "e" * 32, field: value}))
+    app = resumed(tmp_path)
+    [problem] = app.state.store_problems
+    assert problem.startswith(f"{odd}: not resumed: {field}: "), problem
+    assert len(problem) < len(str(odd)) + 300
+    with TestClient(app) as c:
+        assert [g for g, _ in c.app.state.games.items()] == [gid]
+        assert unchanged(c, gid, keys[1]) == before
 
 
 def test_kept_game_files_are_readable_by_their_owner_only(tmp_path):
