@@ -440,6 +440,44 @@ def test_a_kept_game_with_a_bad_field_is_named_and_skipped(tmp_path, kept, field
         assert unchanged(c, gid, keys[1]) == before
 
 
+def test_stale_temporary_files_of_killed_saves_are_removed_at_start(tmp_path, kept):
+    """A save killed between its temporary file and the rename leaves `.<id>.json.*.tmp`:
+    nothing removed them. The server removes its own at start, and nothing else."""
+    gid, keys, before = kept
+    stale = [tmp_path / f".{gid}.json.k2x_9q4r.tmp", tmp_path / f".{'e' * 32}.json.abcdefgh.tmp"]
+    for path in stale:
+        path.write_text('{"format": "qwixx_env.play-game/1"')
+    others = [tmp_path / "notes.tmp", tmp_path / ".notes.json.abcdefgh.tmp"]
+    for path in others:
+        path.write_text("mine")
+    app = resumed(tmp_path)
+    assert app.state.store_problems == []
+    assert not any(path.exists() for path in stale) and all(path.read_text() == "mine" for path in others)
+    with TestClient(app) as c:
+        assert unchanged(c, gid, keys[1]) == before
+
+
+@pytest.mark.skipif(os.name != "posix", reason="folder modes as POSIX has them")
+def test_the_store_folder_is_made_private_or_a_warning_says_why_not(tmp_path, kept, monkeypatch):
+    """The store's folder kept its 0755 silently; its files' names are the game ids, a
+    spectator's way in. It is made 0700 at start, or a warning says it could not be."""
+    gid, keys, before = kept
+    tmp_path.chmod(0o755)
+    assert resumed(tmp_path).state.store_problems == []
+    assert tmp_path.stat().st_mode & 0o777 == 0o700
+    tmp_path.chmod(0o755)
+
+    def refuse(path, mode):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(saved.os, "chmod", refuse)
+    app = resumed(tmp_path)
+    [problem] = app.state.store_problems
+    assert problem.startswith(f"{tmp_path}: mode 0755") and "0700" in problem and "Operation not permitted" in problem
+    with TestClient(app) as c:
+        assert unchanged(c, gid, keys[1]) == before
+
+
 def test_kept_game_files_are_readable_by_their_owner_only(tmp_path):
     """A kept game holds every person's seat secret: 0600, not the 0644 of package data."""
     with TestClient(create_app(store=tmp_path)) as c:

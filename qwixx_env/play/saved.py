@@ -9,7 +9,8 @@ DIR, fsync, rename; readable by its owner only, since it holds the seats' secret
 replays the record through a new session, the people's decisions given again and the bots
 deciding as they did, and checks that it reaches the recorded game.
 
-The folder may hold what the server did not write there, so `load_folder` reads only
+The folder may hold what the server did not write there, so at start `tidy` makes it private
+(0700) and removes the temporary files of saves killed midway, and `load_folder` reads only
 regular files of the server's own user within `MAX_FILE` bytes (a symbolic link is never
 followed, a named pipe never waited on) and checks every field it uses: whatever it cannot use
 is named and left as it is, and the other games are resumed.
@@ -31,6 +32,7 @@ from qwixx_env.play.replays import shown
 FORMAT = "qwixx_env.play-game/1"
 GAME_ID = re.compile(r"[0-9a-f]{32}")
 SECRET = re.compile(r"[A-Za-z0-9_-]{16,}")  # as `Game` draws them (token_urlsafe); never "", which any page sends
+STALE = re.compile(r"\.[0-9a-f]{32}\.json\.[a-z0-9_]+\.tmp")  # what `write_atomically` leaves when killed
 MAX_FILE = 2**20  # bytes of a game's file; a finished 5-player game's is far smaller
 _OPEN = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)  # no link, no wait on a pipe
 _NOT_REGULAR = (
@@ -72,6 +74,28 @@ def save(game: Game, folder: Path) -> None:
 def forget(folder: Path, game_id: str) -> None:
     """Remove game `game_id`'s file from `folder` (a game the server dropped)."""
     game_file(folder, game_id).unlink(missing_ok=True)
+
+
+def tidy(folder: Path) -> list[str]:
+    """Make `folder` private (0700: its files' names are the game ids, a spectator's way in)
+    and remove the temporary files of this server's saves killed midway; a message for what
+    could not be done. Called at start, before the server saves anything there."""
+    problems = []
+    mode = stat.S_IMODE(folder.stat().st_mode)
+    if os.name == "posix" and mode & 0o077:
+        try:
+            os.chmod(folder, mode & 0o700)
+        except OSError as err:
+            problems.append(f"{folder}: mode {mode:04o}, and it could not be made private (0700: {err.strerror}); "
+                            "other users can see which games it keeps")
+    for path in folder.iterdir():
+        if STALE.fullmatch(path.name):
+            problem = _file_problem(path.lstat())
+            if problem is None:
+                path.unlink(missing_ok=True)
+            else:
+                problems.append(f"{path}: left as it is: {problem}")
+    return problems
 
 
 def _file_problem(info: os.stat_result) -> str | None:

@@ -182,7 +182,9 @@ def create_app(
     folder = None if store is None else saved.check_folder(store)
     problems: list[str] = []
     if folder is not None:
-        kept, problems = saved.load_folder(folder)
+        problems = saved.tidy(folder)
+        kept, unread = saved.load_folder(folder)
+        problems += unread
         for game in kept:
             try:
                 games.add(game.id, game)
