@@ -26,7 +26,7 @@ from test_variant_registry import play_every_game_to_its_end
 
 from qwixx_env import BatchedQwixx, QwixxVectorEnv, qwixx_v0, replay
 from qwixx_env.bots import make_bot
-from qwixx_env.core import rules
+from qwixx_env.core import CLASSIC, layout_for, new_state, rules
 from qwixx_env.core.options import TableOptions
 from qwixx_env.core.snapshot import snapshot, state_from_snapshot
 from qwixx_env.core.state import COLOR
@@ -105,6 +105,52 @@ def test_a_bad_sheet_is_refused_naming_what_is_wrong(rows, message):
 def test_a_row_needs_one_colour_per_cell():
     with pytest.raises(ValueError, match=r"row a: 2 colors for 11 numbers; expected one per cell"):
         Row("a", UP, colors=("red", "blue"))
+
+
+# --- a state of another sheet is refused ---------------------------------------------------
+
+FIVE_ROWS = Variant(
+    name="five_rows_test", faces=6, lock_cells=1, lock_threshold=5, score_table=TRIANGULAR,
+    max_penalties=3, rows_to_end=3,
+    rows=(*(Row(c, UP if r < 2 else DOWN) for r, c in enumerate(COLOURS)), Row("purple", UP)),
+)
+ENTRY_POINTS = {
+    "reset": lambda v, st: rules.reset(v, st),
+    "legal_mask": lambda v, st: rules.legal_mask(v, st),
+    "apply": lambda v, st: rules.apply(v, st, np.zeros(st.batch_size, np.int64)),
+    "encode": lambda v, st: layout_for(v, st.num_players).encode(st, st.turn),
+    "scores": lambda v, st: rules.scores(v, st),
+}
+
+
+@pytest.mark.parametrize("entry", ENTRY_POINTS)
+def test_a_state_built_for_another_sheet_is_refused_naming_both_shapes(entry):
+    # The README's core snippet without `variant=`: a state of the classic four rows and
+    # dice, played on a sheet of five. The kernels would read and write past its arrays.
+    st = new_state(num_players=2, batch_size=1024)
+    with pytest.raises(ValueError, match=(
+            r"state: its sheets have 4 rows and 4 coloured dice \(marks \(1024, 2, 4\), dice \(1024, 6\)\); "
+            r"the five_rows_test sheet has 5 rows of 11 cells and 5 coloured dice: "
+            r"build the state with new_state\(2, 1024, variant=...\)")):
+        ENTRY_POINTS[entry](FIVE_ROWS, st)
+    with pytest.raises(ValueError, match=r"state: its sheets have 3 rows and 3 coloured dice"):
+        ENTRY_POINTS[entry](CLASSIC, new_state(2, 8, variant=THREE_ROWS))  # fewer rows than the sheet's
+
+
+def test_a_state_field_of_another_shape_or_dtype_is_refused():
+    st = new_state(2, 4, variant=THREE_ROWS)
+    st = st._replace(penalties=st.penalties.astype(np.int64))
+    with pytest.raises(ValueError, match=r"state.penalties: got \(4, 2\) int64; expected \(4, 2\) int8"):
+        rules.scores(THREE_ROWS, st)
+    st = new_state(2, 4, variant=THREE_ROWS)
+    with pytest.raises(ValueError, match=r"out: got \(4, 3\) int64; expected a \(4, 2\) int64 array"):
+        rules.scores(THREE_ROWS, st, out=np.zeros((4, 3), np.int64))
+    with pytest.raises(ValueError, match=r"games: got indices from 0 to 4; expected 0 to 3"):
+        rules.reset(THREE_ROWS, st, games=np.array([0, 4]))
+    with pytest.raises(ValueError, match=r"actions: got actions from 0 to 34; expected 0 to 33 \(33 is pass\)"):
+        rules.apply(THREE_ROWS, st, np.array([0, 0, 0, 34]))
+    with pytest.raises(ValueError, match=r"seats: got \(4,\) int64; expected \(4,\) seats from 0 to 1"):
+        layout_for(THREE_ROWS, 2).encode(st, np.array([0, 0, 0, 2]))
 
 
 # --- the rules on a mixed sheet (hand-set dice and sheets) --------------------------------

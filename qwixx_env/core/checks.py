@@ -87,3 +87,16 @@ def check_flag(name: str, value: Any) -> bool:
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     raise ValueError(f"{name}: got {value!r}; expected true or false")
+
+
+def array_words(value: Any) -> str:
+    """An array as the errors name it, ``(1024, 2, 4) int32``; anything else by its type."""
+    return f"{value.shape} {value.dtype}" if isinstance(value, np.ndarray) else type(value).__name__
+
+
+def check_array(name: str, value: Any, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """`value` if it is a numpy array of exactly `shape` and `dtype` (an array a compiled kernel
+    writes into, which would write past a smaller one); else a `ValueError`."""
+    if isinstance(value, np.ndarray) and value.shape == shape and value.dtype == dtype:
+        return value
+    raise ValueError(f"{name}: got {array_words(value)}; expected a {shape} {np.dtype(dtype)} array")

@@ -40,7 +40,7 @@ from qwixx_env.core.observation import ObservationLayout, encode_one, layout_for
 from qwixx_env.core.options import TableOptions, table_from
 from qwixx_env.core.rewards import REWARD_MODES, rewards_one
 from qwixx_env.core.snapshot import snapshot
-from qwixx_env.core.state import LUCKY, NO_DECISION, OVER, WHITE, State, new_state, seed_to_rng
+from qwixx_env.core.state import LUCKY, NO_DECISION, OVER, WHITE, State, check_state, new_state, seed_to_rng
 
 RECORD_FORMAT = "qwixx_env.record/1"
 _INT64 = np.dtype(np.int64)  # numpy's one int64 dtype object: an `is` test is the cheapest dtype check
@@ -864,6 +864,7 @@ class Engine:
         caller keeps (a search keeps one per node, as the OpenSpiel game does). `masks` are its
         legal masks if the caller has them (they are copied into the `masks` buffer); else they
         are computed. The other buffers stay the engine's."""
+        check_state(self.variant, state)
         if state.marks.shape != self.state.marks.shape:
             raise ValueError(f"attach: got a state of shape {state.marks.shape}; expected {self.state.marks.shape}")
         if state is not self.state:

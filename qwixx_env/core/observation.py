@@ -35,10 +35,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from qwixx_env.core.checks import check_int
+from qwixx_env.core.checks import array_words, check_array, check_int
 from qwixx_env.core.compile import batch_kernel, inlined, leaf
 from qwixx_env.core.rules import active_crossed, dice_of, row_locked, rows_of, score
-from qwixx_env.core.state import COLOR, LUCKY, NO_DECISION, PHASES, State, new_state
+from qwixx_env.core.state import COLOR, LUCKY, NO_DECISION, PHASES, State, check_state, new_state
 from qwixx_env.core.variant import Variant, get_variant
 
 SCORE_SCALE = 100.0
@@ -117,9 +117,19 @@ class ObservationLayout:
 
     def encode(self, state: State, seats: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """(B, size) float32: game b of `state` as seen from seat `seats[b]`."""
+        check_state(self.variant, state)
+        B, P = state.batch_size, state.num_players
+        if P != self.num_players:
+            raise ValueError(f"state: {P} players; this layout is for {self.num_players} (layout_for(variant, {P}))")
+        seats = np.asarray(seats)
+        if seats.shape != (B,) or not np.issubdtype(seats.dtype, np.integer) or (
+                B and not (0 <= seats.min() and seats.max() < P)):
+            raise ValueError(f"seats: got {array_words(seats)}; expected ({B},) seats from 0 to {P - 1}, one a game")
+        shape = (B, self.size)
         if out is None:
-            out = np.empty((state.batch_size, self.size), np.float32)
-        encode_batch(state, self.variant.tables, self.offsets, np.asarray(seats, np.int64), out)
+            out = np.empty(shape, np.float32)
+        check_array("out", out, shape, np.float32)
+        encode_batch(state, self.variant.tables, self.offsets, seats.astype(np.int64), out)
         return out
 
 
@@ -387,5 +397,8 @@ def state_from_observation(view: ObservationView, out: State | None = None) -> S
     right player count) is filled in place instead of allocating one.
     """
     st = new_state(view.num_players, variant=view.variant) if out is None else out
+    check_state(view.variant, st)
+    if st.num_players != view.num_players:
+        raise ValueError(f"out: a state of {st.num_players} players; the observation is of {view.num_players}")
     decode_one(np.ascontiguousarray(view.vector, np.float32), view.variant.tables, view.layout.offsets, st)
     return st

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from qwixx_env.core.checks import check_array, check_int
 from qwixx_env.core.compile import batch_kernel, inline_kernel, inlined, leaf
-from qwixx_env.core.state import COLOR, LUCKY, NO_DECISION, NO_SEAT, OUT_OF_PLAY, OVER, WHITE, State
+from qwixx_env.core.state import COLOR, LUCKY, NO_DECISION, NO_SEAT, OUT_OF_PLAY, OVER, WHITE, State, check_state
 from qwixx_env.core.variant import RuleTables, Variant
 
 # Functions called from other kernels are inlined into them: a call that is not inlined
@@ -550,30 +551,53 @@ def reset(
     `lucky_numbers` is an optional (P, 2) array of fixed lucky numbers (Longo).
     `games` restricts the reset to those batch indices (default: all).
     """
-    P = state.num_players
+    check_state(variant, state)
+    B, P = state.batch_size, state.num_players
+    start_player = check_int("start_player", start_player, minimum=-1, maximum=P - 1,
+                             accepted=f"a seat from 0 to {P - 1}, or -1 to draw one")
     fixed = np.zeros((P, 2), np.int64) if lucky_numbers is None else np.asarray(lucky_numbers, np.int64)
-    idx = np.arange(state.batch_size) if games is None else np.asarray(games, np.int64)
-    reset_batch(state, variant.tables, idx, int(start_player), fixed)
+    top = 2 * variant.faces
+    if fixed.shape != (P, 2) or not np.all((fixed == 0) | ((fixed >= 2) & (fixed <= top))):
+        raise ValueError(f"lucky_numbers: got {lucky_numbers!r}; expected a ({P}, 2) array of numbers from 2 "
+                         f"to {top} (0 to draw a seat's)")
+    idx = np.arange(B) if games is None else np.asarray(games, np.int64).reshape(-1)
+    if idx.size and not (0 <= idx.min() and idx.max() < B):
+        raise ValueError(f"games: got indices from {idx.min()} to {idx.max()}; expected 0 to {B - 1}")
+    reset_batch(state, variant.tables, idx, start_player, fixed)
 
 
 def legal_mask(variant: Variant, state: State, out: np.ndarray | None = None) -> np.ndarray:
     """(B, R*K+1) int8: the legal actions of the seat to decide in each game (zeros when over)."""
+    check_state(variant, state)
+    shape = (state.batch_size, variant.num_actions)
     if out is None:
-        out = np.empty((state.batch_size, variant.num_actions), np.int8)
+        out = np.empty(shape, np.int8)
+    check_array("out", out, shape, np.int8)
     mask_batch(state, variant.tables, out)
     return out
 
 
 def apply(variant: Variant, state: State, actions: np.ndarray) -> None:
     """Apply one decision per game (ignored for games that are over). Actions must be legal:
-    check them against `legal_mask` first; the adapters do."""
-    apply_batch(state, variant.tables, np.asarray(actions, np.int64).reshape(state.batch_size))
+    check them against `legal_mask` first; the adapters do (here only their range is checked)."""
+    check_state(variant, state)
+    a = np.asarray(actions)
+    if a.size != state.batch_size or not np.issubdtype(a.dtype, np.integer):
+        raise ValueError(f"actions: got {a.size} of {a.dtype}; expected {state.batch_size} integers, one a game")
+    a = a.astype(np.int64).reshape(state.batch_size)
+    if a.size and not (0 <= a.min() and a.max() <= variant.pass_action):
+        raise ValueError(f"actions: got actions from {a.min()} to {a.max()}; expected 0 to "
+                         f"{variant.pass_action} ({variant.pass_action} is pass)")
+    apply_batch(state, variant.tables, a)
 
 
 def scores(variant: Variant, state: State, out: np.ndarray | None = None) -> np.ndarray:
     """(B, P) int64: every player's current score (committed crosses only)."""
+    check_state(variant, state)
+    shape = (state.batch_size, state.num_players)
     if out is None:
-        out = np.empty((state.batch_size, state.num_players), np.int64)
+        out = np.empty(shape, np.int64)
+    check_array("out", out, shape, np.int64)
     scores_batch(state, variant.tables, out)
     return out
 

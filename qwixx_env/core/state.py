@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from qwixx_env.core.checks import array_words
 from qwixx_env.core.variant import Variant
 
 # Phases of a roll (State.phase).
@@ -67,26 +68,62 @@ class State(NamedTuple):
         return State(*(a[b : b + 1].copy() for a in self))
 
 
-def new_state(num_players: int, batch_size: int = 1, variant: Variant | None = None) -> State:
-    """An all-empty state for `batch_size` games of `num_players` on the sheet of `variant`
-    (the classic four rows and dice by default); `rules.reset` starts them."""
+def _fields(batch_size: int, num_players: int, variant: Variant | None) -> dict[str, tuple[tuple[int, ...], type, int]]:
+    """Every field of a `State` as (shape, dtype, value of a new state): the one statement of
+    the arrays' shapes, read by `new_state` and by `check_state`."""
     B, P = batch_size, num_players
     R, D = (4, 4) if variant is None else (variant.num_rows, len(variant.dice_colors))
-    return State(
-        marks=np.zeros((B, P, R), np.int32),
-        locks=np.zeros((B, P, R), np.bool_),
-        penalties=np.zeros((B, P), np.int8),
-        lucky_numbers=np.zeros((B, P, 2), np.int8),
-        dice=np.zeros((B, 2 + D), np.int8),
-        active=np.zeros(B, np.int8),
-        turn=np.zeros(B, np.int8),
-        phase=np.full(B, OVER, np.int8),
-        pending=np.full((B, P), NO_DECISION, np.int16),
-        pending_lucky=np.full((B, P), NO_DECISION, np.int16),
-        roll=np.zeros(B, np.int32),
-        rng=np.zeros(B, np.uint64),
-        illegal_end=np.full(B, NO_SEAT, np.int8),
-    )
+    return {
+        "marks": ((B, P, R), np.int32, 0),
+        "locks": ((B, P, R), np.bool_, False),
+        "penalties": ((B, P), np.int8, 0),
+        "lucky_numbers": ((B, P, 2), np.int8, 0),
+        "dice": ((B, 2 + D), np.int8, 0),
+        "active": ((B,), np.int8, 0),
+        "turn": ((B,), np.int8, 0),
+        "phase": ((B,), np.int8, OVER),
+        "pending": ((B, P), np.int16, NO_DECISION),
+        "pending_lucky": ((B, P), np.int16, NO_DECISION),
+        "roll": ((B,), np.int32, 0),
+        "rng": ((B,), np.uint64, 0),
+        "illegal_end": ((B,), np.int8, NO_SEAT),
+    }
+
+
+def new_state(num_players: int, batch_size: int = 1, variant: Variant | None = None) -> State:
+    """An all-empty state for `batch_size` games of `num_players` on the sheet of `variant`
+    (the classic four rows and dice by default: pass the variant of any other sheet, or the
+    rules refuse the state); `rules.reset` starts them."""
+    fields = _fields(batch_size, num_players, variant)
+    return State(**{name: np.full(shape, value, dtype) for name, (shape, dtype, value) in fields.items()})
+
+
+def check_state(variant: Variant, state: State) -> None:
+    """Refuse a `state` whose arrays do not fit the sheet of `variant`, with a `ValueError`
+    naming the shapes. The core's public functions call it once per call: their compiled
+    kernels check nothing, and a state of fewer rows or dice than the sheet is read and
+    written past its arrays' ends (wrong scores, or a crashed process)."""
+    if not isinstance(state, State):
+        raise ValueError(f"state: got {type(state).__name__}; expected a State (new_state(num_players, "
+                         "batch_size, variant))")
+    marks, dice = state.marks, state.dice
+    if not (isinstance(marks, np.ndarray) and marks.ndim == 3 and marks.shape[1] >= 1
+            and isinstance(dice, np.ndarray) and dice.ndim == 2):
+        raise ValueError(f"state: marks {array_words(marks)} and dice {array_words(dice)}; expected marks "
+                         "(games, players, rows) with at least one player and dice (games, 2 + coloured dice)")
+    B, P, R = marks.shape
+    D = len(variant.dice_colors)
+    sheet = f"the {variant.name} sheet has {variant.num_rows} rows of {variant.cells} cells and {D} coloured dice"
+    if (R, dice.shape[1] - 2) != (variant.num_rows, D):
+        raise ValueError(
+            f"state: its sheets have {R} rows and {dice.shape[1] - 2} coloured dice (marks {marks.shape}, dice "
+            f"{dice.shape}); {sheet}: build the state with new_state({P}, {B}, variant=...) for that variant"
+        )
+    for name, (shape, dtype, _) in _fields(B, P, variant).items():
+        value = getattr(state, name)
+        if not (isinstance(value, np.ndarray) and value.shape == shape and value.dtype == dtype):
+            raise ValueError(f"state.{name}: got {array_words(value)}; expected {shape} {np.dtype(dtype)} for "
+                             f"{B} games of {P} players ({sheet}), as new_state builds it")
 
 
 def seed_to_rng(seed: int) -> np.uint64:
