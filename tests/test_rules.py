@@ -392,6 +392,23 @@ def test_rule6_dice_of_rows_locked_in_the_white_action_leave_play(v):
 
 
 @BOTH
+def test_rule8_a_row_locked_by_the_last_colour_cross_shows_its_die_out_of_play(v):
+    # Seat 1 locks red in the white action; the active seat 0 then locks yellow with white
+    # die w2 + the yellow die, the second lock, which ends the game: no roll follows, and
+    # the yellow die is out of play (null) in the final snapshot as the red one is (classic):
+    #   seat 0  yellow  x x x x x . . . . . [ ]   <- yellow lock with w2 + yellow die
+    #   seat 1  red     x x x x x . . . . . [ ]   <- red lock with the white sum
+    lock = lock_cell(v, "yellow")
+    w1, w2 = whites(v, lock)
+    t = v.lock_threshold
+    st = position(v, [{"yellow": first(v, "yellow", t)}, {"red": first(v, "red", t)}], dice=(w1, w2, 1, w1, 1, 1))
+    play(v, st, PASS, ("red", lock), ("yellow", lock))
+    snap = snapshot(v, st)
+    assert snap["phase"] == "over" and snap["locked_rows"] == ["red", "yellow"]
+    assert snap["dice"] == {"white": [w1, w2], "red": None, "yellow": None, "green": 1, "blue": 1}
+
+
+@BOTH
 def test_rule7_active_player_who_chooses_to_cross_nothing_takes_a_penalty(v):
     st = position(v, [{}, {}], dice=(1, 2, 3, 3, 3, 3))
     assert legal(v, st) != {PASS}  # crosses were there to take

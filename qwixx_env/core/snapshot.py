@@ -19,7 +19,10 @@ def snapshot(variant: Variant, state: State, b: int = 0) -> dict[str, Any]:
     P = state.num_players
     rows = variant.row_names
     locked = [bool(row_locked(state, b, r)) for r in range(len(rows))]
-    dice = [int(d) if d > 0 else None for d in state.dice[b]]
+    # Rule 8 from the locks, not the dice array: a lock in the colour action that ends the game
+    # leaves its die's face in the state, as no roll follows to take it out of play.
+    gone = int(dice_out_of_play(state, variant.tables, b))
+    dice = [int(d) if d > 0 and not (i >= 2 and gone >> (i - 2) & 1) else None for i, d in enumerate(state.dice[b])]
     points = scores(variant, state.game(b))[0]
     players = []
     for s in range(P):
