@@ -6,12 +6,14 @@ import json
 import os
 
 import pytest
+from test_variant_registry import SHORT
 
 import qwixx_env.arena as arena
 from qwixx_env import replay
 from qwixx_env.arena import run_arena
 from qwixx_env.arena.records import INDEX_FORMAT, INDEX_NAME, record_name, safe_label
 from qwixx_env.cli import main as cli_main
+from qwixx_env.core.variant import Variant
 from qwixx_env.envs.qwixx_v0 import RECORD_FORMAT
 
 
@@ -52,6 +54,15 @@ def test_every_record_replays_to_the_arenas_scores_for_any_worker_count(tmp_path
         assert [p["penalties"] for p in final["players"]] == one.games.penalties[g].tolist()
         assert final["roll"] + 1 == one.games.rolls[g] and final["phase"] == "over"
     assert one.to_dict() | {"timing": None} == two.to_dict() | {"timing": None}
+
+
+def test_a_tournament_of_a_variant_value_writes_its_sheet_into_the_index(tmp_path):
+    result = run_arena(["random", "greedy"], num_players=2, variant=SHORT, games=1, workers=1, records=tmp_path)
+    index = json.loads((tmp_path / INDEX_NAME).read_text())
+    assert result.variant == index["variant"] == "short_test" and result.to_dict()["variant"] == "short_test"
+    assert Variant.from_dict(index["sheet"]) == SHORT
+    classic = run_arena(["random", "greedy"], games=1, workers=1, records=tmp_path / "classic")
+    assert "sheet" not in json.loads((classic.records / INDEX_NAME).read_text())  # every process knows it
 
 
 def test_file_names_say_game_seed_and_bots_in_safe_characters():

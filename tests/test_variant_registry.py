@@ -7,6 +7,7 @@ serves a row and the four rows' colours are still the classic ones (issue 39 ite
 
 from __future__ import annotations
 
+import json
 import pickle
 import subprocess
 import sys
@@ -18,10 +19,12 @@ from pettingzoo.test import api_test, parallel_api_test
 from qwixx_env import BatchedQwixx, qwixx_v0, replay
 from qwixx_env.bots import make_bot
 from qwixx_env.core.options import TableOptions
-from qwixx_env.core.variant import CLASSIC, Variant, get_variant, register_variant, variant_names
+from qwixx_env.core.variant import CLASSIC, LONGO, Row, Variant, get_variant, register_variant, variant_names
 
 SHORT = Variant(name="short_test", faces=5, lock_cells=2, lock_threshold=4,
                 score_table=tuple(k * (k + 1) // 2 for k in range(12)), max_penalties=3)
+MIXED_ROWS = Variant(name="mixed_rows_test", faces=3, lock_cells=1, lock_threshold=1, score_table=tuple(range(10)),
+                     rows_to_end=1, rows=(Row("a", (2, 3, 4)), Row("b", (6, 5, 4), colors=("a", "b", "a"))))
 
 
 def test_a_variant_given_to_the_table_is_registered_and_named():
@@ -45,6 +48,42 @@ def test_a_taken_name_or_a_bad_one_is_refused():
     with pytest.raises(ValueError, match=r"variant: got 'nothing'; expected one of \('classic', 'longo'"):
         TableOptions(variant="nothing")
     assert get_variant("classic") == CLASSIC
+
+
+@pytest.mark.parametrize("variant", [CLASSIC, LONGO, SHORT, MIXED_ROWS], ids=lambda v: v.name)
+def test_a_variant_has_a_json_form_that_reads_back_equal(variant):
+    data = json.loads(json.dumps(variant.as_dict()))
+    assert Variant.from_dict(data) == variant and Variant.from_dict(data).as_dict() == data
+    assert data["rows"][0] == {"name": variant.rows[0].name, "numbers": list(variant.rows[0].numbers),
+                               "colors": list(variant.rows[0].colors)}
+
+
+def test_the_json_form_leaves_out_what_takes_the_defaults():
+    given = {"name": "short_test", "faces": 5, "lock_cells": 2, "lock_threshold": 4,
+             "score_table": list(SHORT.score_table), "max_penalties": 3}
+    assert Variant.from_dict(given) == SHORT
+    rows = [{"name": "a", "numbers": [2, 3, 4]}, {"name": "b", "numbers": [4, 3, 2], "colors": ["a", "b", "a"]}]
+    mixed = Variant.from_dict({**given, "lock_cells": 1, "lock_threshold": 1, "rows_to_end": 1, "rows": rows})
+    assert mixed.cell_colors == (("a", "a", "a"), ("a", "b", "a"))
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"faces": "5"}, r"faces: got '5'; expected an integer from 2 to 16"),
+        ({"score_table": [0, 1.5]}, r"score_table: got \[0, 1.5\]; expected a list of integers"),
+        ({"colour": "red"}, r"variant: unknown keys \['colour'\]; expected the keys \['name', 'faces'"),
+        ({"rows": [{"name": "a"}]}, r"rows: got a row \{'name': 'a'\}; expected \{name, numbers, colors\}"),
+        ({"rows": [{"name": "a", "numbers": "234"}]}, r"row a: numbers '234'; expected a tuple of integers"),
+        ({"name": "two words"}, r"variant name: got 'two words'"),
+        ({"lucky_rule": 1}, r"lucky_rule: got 1; expected null or one of \('bonus', 'instead'\)"),
+    ],
+)
+def test_a_bad_json_form_is_refused_naming_what_is_wrong(change, message):
+    with pytest.raises(ValueError, match=message):
+        Variant.from_dict({**SHORT.as_dict(), **change})
+    with pytest.raises(ValueError, match=r"variant: missing \['lock_threshold'\]"):
+        Variant.from_dict({k: v for k, v in SHORT.as_dict().items() if k != "lock_threshold"})
 
 
 @pytest.mark.parametrize("num_players", [2, 3])

@@ -35,7 +35,8 @@ from qwixx_env.arena.stats import Z95, mean_and_se, openskill_ratings, ranks, wi
 from qwixx_env.bots import make_bot
 from qwixx_env.core.checks import check_int
 from qwixx_env.core.compile import preparing
-from qwixx_env.core.options import TableOptions
+from qwixx_env.core.options import TableOptions, check_variant
+from qwixx_env.core.variant import Variant
 
 RESULT_FORMAT = "qwixx_env.arena/1"
 
@@ -106,7 +107,7 @@ def run_arena(
     bots: Sequence[Any],
     *,
     num_players: int = 2,
-    variant: str = "classic",
+    variant: str | Variant = "classic",
     lucky: str | None = None,
     games: int = 100,
     seed: int = 0,
@@ -137,7 +138,7 @@ def run_arena(
     folder = None if records is None else check_records_folder(records)
     lucky = "bonus" if lucky is None else lucky
     # the game options, checked; num_players a plain int (a numpy integer too: the result is plain JSON)
-    table = TableOptions(num_players=num_players, variant=variant, lucky=lucky)
+    table = TableOptions(num_players=num_players, variant=check_variant(variant), lucky=lucky)
     num_players = table.num_players
     # On a cold kernel cache the checks and the first game compile: the notice names the bots.
     with preparing(f"the numba kernels of the table and of {', '.join(e.label for e in entries)}"):
@@ -161,7 +162,7 @@ def run_arena(
     result = ArenaResult(
         labels=labels,
         lineups=seats,
-        variant=variant,
+        variant=table.variant,  # the name, also when a Variant was given (its JSON form goes in the index)
         lucky=lucky,
         num_players=num_players,
         deals=int(games),

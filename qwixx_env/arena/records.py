@@ -10,7 +10,8 @@ played it, under a name that says the game, its dice seed and who sat where::
 A record holds the dice seed, the generator state and every decision, so it is the same for
 any number of workers. At the end `index.json` lists every file with its game, deal, lineup,
 the bots' labels by seat (exact, where the file name has them made safe for any file system),
-each bot's seed and the final scores. Every file is written whole or not at all
+each bot's seed and the final scores, and, for a variant that is not the package's own, its
+sheet (`Variant.as_dict`, which `Variant.from_dict` reads back). Every file is written whole or not at all
 (`qwixx_env.files.write_atomically`); DIR must be new or empty, so one tournament's records are
 never mixed with another's.
 """
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from qwixx_env.arena.schedule import bot_seed
+from qwixx_env.core.variant import sheet_of
 from qwixx_env.files import folder_problem, write_atomically
 
 INDEX_NAME = "index.json"
@@ -101,4 +103,7 @@ def write_index(folder: Path, result: Any) -> None:
         "variant": result.variant, "lucky": result.lucky, "num_players": result.num_players,
         "seed": result.seed, "deals": result.deals, "games": games,
     }
+    sheet = sheet_of(result.variant)
+    if sheet is not None:
+        index["sheet"] = sheet
     write_atomically(folder / INDEX_NAME, json.dumps(index).encode())

@@ -13,8 +13,8 @@ cells of mixed colours) is another `Variant`, registered with `register_variant`
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from dataclasses import MISSING, dataclass, field, fields, replace
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -270,9 +270,51 @@ class Variant:
         that ends it."""
         return self.num_rows * self.cells * num_players + (self.max_penalties - 1) * num_players + 1
 
+    def as_dict(self) -> dict[str, Any]:
+        """The variant as JSON-ready data: its constructor arguments, every one written out, the
+        rows as ``{"name", "numbers", "colors"}``. `Variant.from_dict` builds it back equal."""
+        data: dict[str, Any] = {name: getattr(self, name) for name in _ARGUMENTS}
+        data["score_table"] = list(self.score_table)
+        data["rows"] = [{"name": r.name, "numbers": list(r.numbers), "colors": list(r.colors)} for r in self.rows]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Variant:
+        """The `Variant` of `as_dict`'s data (as read back from JSON), checked as the constructor
+        checks its arguments: an unknown key, a missing one, or a value of the wrong kind is a
+        `ValueError` naming it. Keys left out take `Variant`'s defaults, as do a row's colours."""
+        if not isinstance(data, dict):
+            raise ValueError(f"variant: got {type(data).__name__}; expected a dict of Variant's arguments")
+        unknown = sorted(set(data) - set(_ARGUMENTS), key=str)
+        missing = [name for name in _REQUIRED if name not in data]
+        if unknown or missing:
+            raise ValueError(f"variant: {'unknown keys ' + str(unknown) if unknown else 'missing ' + str(missing)}; "
+                             f"expected the keys {list(_ARGUMENTS)} ({list(_REQUIRED)} required)")
+        if not (isinstance(data["name"], str) and _is_word(data["name"])):
+            raise ValueError(f"variant name: got {data['name']!r}; expected a short word (letters, digits, '_' or '-')")
+        table = data["score_table"]
+        if not (isinstance(table, (list, tuple)) and all(is_int(x) for x in table)):
+            raise ValueError(f"score_table: got {table!r}; expected a list of integers (points for 0, 1, 2, ... "
+                             "crosses)")
+        if data.get("lucky_rule") is not None and not isinstance(data["lucky_rule"], str):
+            raise ValueError(f"lucky_rule: got {data['lucky_rule']!r}; expected null or one of {LUCKY_RULES}")
+        rows = data.get("rows", [])
+        if not isinstance(rows, (list, tuple)):
+            raise ValueError(f"rows: got {rows!r}; expected a list of {{name, numbers, colors}}")
+        built = []
+        for row in rows:
+            if not (isinstance(row, dict) and {"name", "numbers"} <= set(row) <= {"name", "numbers", "colors"}):
+                raise ValueError(f"rows: got a row {row!r}; expected {{name, numbers, colors}} (colors optional)")
+            built.append(Row(row["name"], row["numbers"], row.get("colors", ())))
+        return cls(**{**data, "score_table": tuple(int(x) for x in table), "rows": tuple(built)})
+
     def with_score_table(self, score_table: Sequence[int]) -> Variant:
         """The same variant scored with another table (`score_table[n]` for n crosses)."""
         return replace(self, score_table=tuple(int(s) for s in score_table))
+
+
+_ARGUMENTS = tuple(f.name for f in fields(Variant) if f.init)  # the keys of a variant's JSON form
+_REQUIRED = tuple(f.name for f in fields(Variant) if f.init and f.default is MISSING)
 
 
 def _triangular(n: int) -> tuple[int, ...]:
@@ -330,6 +372,12 @@ def unknown_variant(value: object, name: str = "variant") -> ValueError:
     also = f", or one registered here: {registered}" if registered else ""
     return ValueError(f"{name}: got {value!r}; expected one of {VARIANT_NAMES}{also} (or a Variant: "
                       "register_variant makes one playable by name)")
+
+
+def sheet_of(name: str) -> dict[str, Any] | None:
+    """The JSON form (`Variant.as_dict`) of the registered variant `name` where it is not one of
+    the package's own (`VARIANT_NAMES`), which every process knows; None for those."""
+    return None if name in VARIANT_NAMES else get_variant(name).as_dict()
 
 
 def get_variant(variant: str | Variant = "classic", lucky: str | None = None) -> Variant:
