@@ -17,6 +17,9 @@ by decision), the heuristic bot and a record's replay.
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 from pettingzoo.test import api_test, parallel_api_test
@@ -26,7 +29,7 @@ from test_variant_registry import play_every_game_to_its_end
 
 from qwixx_env import BatchedQwixx, QwixxVectorEnv, qwixx_v0, replay
 from qwixx_env.bots import make_bot
-from qwixx_env.core import CLASSIC, layout_for, new_state, rules
+from qwixx_env.core import CLASSIC, layout_for, new_state, observation, rules
 from qwixx_env.core.options import TableOptions
 from qwixx_env.core.snapshot import snapshot, state_from_snapshot
 from qwixx_env.core.state import COLOR
@@ -151,6 +154,29 @@ def test_a_state_field_of_another_shape_or_dtype_is_refused():
         rules.apply(THREE_ROWS, st, np.array([0, 0, 0, 34]))
     with pytest.raises(ValueError, match=r"seats: got \(4,\) int64; expected \(4,\) seats from 0 to 1"):
         layout_for(THREE_ROWS, 2).encode(st, np.array([0, 0, 0, 2]))
+
+
+def documented_shapes(text: str, pattern: str, **sizes: int) -> dict[str, tuple[int, ...]]:
+    """The observation fields' shapes as a table in `text` writes them (``(P, R, K)``, ``(2 + D, F)``),
+    worked out for these `sizes`."""
+    shapes = {}
+    for m in re.finditer(pattern, text, re.MULTILINE):
+        words = [w.strip().replace("2F", "2 * F") for w in m["shape"].strip("()").split(",")]
+        shapes[m["name"]] = tuple(eval(w, {}, sizes) for w in words if w)  # noqa: S307 (the docs' own words)
+    return shapes
+
+
+def test_the_observation_tables_give_the_shapes_the_layout_has():
+    # Five rows, five coloured dice and three penalty boxes, unlike classic's four of each.
+    layout = layout_for(FIVE_ROWS, 2)
+    sizes = {"P": 2, "R": 5, "K": 11, "D": 5, "F": 6, "M": 3}
+    module = documented_shapes(observation.__doc__ or "", r"^(?P<name>[a-z_]+) +(?P<shape>\([^)]*\))", **sizes)
+    docs = (Path(__file__).parents[1] / "docs" / "environment.md").read_text()
+    page = documented_shapes(docs, r"^\| `(?P<name>[a-z_]+)` \| (?P<shape>\([^)]*\))", **sizes)
+    expected = {name: shape for name, shape in layout.shapes.items() if name != "lucky_numbers"}
+    # lucky_numbers is (P, 0) on a sheet without them, as the tables say in words
+    assert {n: s for n, s in module.items() if n != "lucky_numbers"} == expected
+    assert {n: s for n, s in page.items() if n != "lucky_numbers"} == expected
 
 
 # --- the rules on a mixed sheet (hand-set dice and sheets) --------------------------------

@@ -7,15 +7,16 @@ Nothing a player chose in the current white action appears until the action reso
 one exception is `pending_cross`, which shows the observer *its own* white choice while it
 breaks a lucky-cross tie (Longo), the only decision that depends on that choice.
 
-Fields, in order (P players, R rows of K numbers, D coloured dice, F die faces; "seat j" is
-j seats clockwise from the observer, seat 0 being the observer; R = D = 4 in classic and Longo):
+Fields, in order (P players, R rows of K numbers, D coloured dice, F die faces, M penalty boxes
+(`Variant.max_penalties`); "seat j" is j seats clockwise from the observer, seat 0 being the
+observer; R = D = M = 4 in classic and Longo):
 
 ================ ============ ==================================================================
 name             shape        meaning
 ================ ============ ==================================================================
 crosses          (P, R, K)    1 where seat j crossed the k-th number of row r (sheet order)
 locks            (P, R)       1 where seat j crossed the lock of row r
-penalties        (P, 4)       penalty boxes of seat j, filled from the left (the variant's count)
+penalties        (P, M)       penalty boxes of seat j, filled from the left
 scores           (P,)         seat j's current score / 100
 lucky_numbers    (P, 2F-1)    1 at number-2 for each lucky number of seat j (Longo; empty in classic)
 dice             (2 + D, F)   one-hot face of white, white, then each coloured die (red, yellow,
