@@ -420,6 +420,38 @@ def test_an_extra_roll_or_a_changed_snapshot_is_reported(record):
     assert_names(err, "record snapshot", "changed")
 
 
+def test_a_record_kept_before_dice_out_of_play_ended_null_still_replays():
+    """A game that ends on a lock in the colour action: records kept before its final snapshot
+    showed that die as null held the die's last face; they replay, and a live die changed does
+    not."""
+    from qwixx_env import bots
+
+    bot = bots.make("greedy")
+    for seed in range(100):
+        game = qwixx_v0.raw_env(num_players=2)
+        game.reset(seed=seed)
+        while game.agents:
+            agent = game.agent_selection
+            done = game.terminations[agent] or game.truncations[agent]
+            game.step(None if done else bot.act(game.observe(agent)))
+        rec = game.record()
+        colours = [c for c, d in rec["snapshot"]["dice"].items() if c != "white" and d is None]
+        faces = dict(zip(("red", "yellow", "green", "blue"), (int(d) for d in game.core_state.dice[0][2:])))
+        gone = [c for c in colours if faces[c] > 0]
+        if gone:
+            break
+    else:
+        pytest.fail("no game of 100 ended on a lock in the colour action")
+    old = json.loads(json.dumps(rec))
+    old["snapshot"]["dice"][gone[0]] = faces[gone[0]]
+    assert replay(old).snapshot() == rec["snapshot"]
+    live = json.loads(json.dumps(rec))
+    live["snapshot"]["dice"]["white"][0] = live["snapshot"]["dice"]["white"][0] % 6 + 1
+    with pytest.raises(ValueError) as err:
+        replay(live)
+    assert_names(err, "record snapshot", "changed")
+
+
 def test_decision_by_the_wrong_seat_is_reported(record):
     seat, action = record["decisions"][4]
     record["decisions"][4] = [(seat + 1) % 3, action]
