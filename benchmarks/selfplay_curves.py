@@ -38,12 +38,12 @@ T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8
 
 
 def interval(values: list[float]) -> tuple[float, float, float]:
-    """(mean, low, high): the 95% t-interval of the mean over `values` (one per run)."""
+    """(mean, low, high): the 95% t-interval of the mean over `values` (one per run), cut to [0, 1]."""
     mean = float(np.mean(values))
     if len(values) < 2:
         return mean, mean, mean
     half = T975.get(len(values) - 1, 1.96) * float(np.std(values, ddof=1)) / math.sqrt(len(values))
-    return mean, mean - half, mean + half
+    return mean, max(mean - half, 0.0), min(mean + half, 1.0)  # a win share lies in [0, 1]
 
 
 def read_curve(run: Path) -> list[dict]:

@@ -58,7 +58,8 @@ def card(name: str, meta: dict[str, Any], curves: dict[str, Any] | None, bench: 
         "",
         f"`{meta['command']}`: TD(lambda = {cfg['td_lambda']}) on afterstates, {meta['rounds']} rounds of "
         f"{cfg['games']:,} games ({meta['games']:,} games, {meta['decisions']:,} of the learner's decisions), "
-        f"a share {cfg['explore']} of decisions random, {_pct(cfg['snapshot_share'])} of each round's games "
+        f"{_pct(cfg['explore'])} of the recorded decisions random, {_pct(cfg['snapshot_share'])} of each round's "
+        "games "
         f"against a snapshot taken every {cfg['snapshot_every']} rounds; Adam at {cfg['learning_rate']}, "
         f"{cfg['epochs']} passes a round. **{meta['minutes']:.0f} minutes of wall time** on the project's 2-core "
         f"machine ({meta.get('machine', 'one thread, beside two other runs')}).",
@@ -82,7 +83,8 @@ def card(name: str, meta: dict[str, Any], curves: dict[str, Any] | None, bench: 
         n = len(curves["runs"])
         lines += ["## Learning curves", "",
                   f"{n} runs of the same config with seeds {', '.join(str(c['seed']) for c in curves['configs'])}, "
-                  "each evaluated every few rounds on the same 500 deals (seats swapped: 1,000 games an opponent) "
+                  f"each evaluated every {cfg['eval_every']} rounds on the same {cfg['eval_deals']:,} deals (each in "
+                  f"every seat: {cfg['eval_deals'] * players:,} games an opponent) "
                   f"that no run trained on. At the end ({', '.join(f'{m:.0f}' for m in final['minutes'])} min), mean "
                   f"over runs with the 95% interval over runs:", "",
                   "| opponent | win share | 95% interval over runs |", "|---|---:|---:|"]
@@ -90,7 +92,8 @@ def card(name: str, meta: dict[str, Any], curves: dict[str, Any] | None, bench: 
             row = final[opponent]
             lines.append(f"| `{opponent}` | {_pct(row['win_share'])} | [{_pct(row['low'])}, {_pct(row['high'])}] |")
         lines += ["", f"![learning curves]({REPO_DOCS}/images/{name}-curves.png)", "",
-                  f"The figures: `benchmarks/results/selfplay/` ({REPO_DOCS}/research/self-play.md tells the story).",
+                  "The figures are in `benchmarks/results/selfplay/`; "
+                  f"[self-play.md]({REPO_DOCS}/research/self-play.md) tells how they were made.",
                   ""]
     lines += ["## Files", "",
               f"`{name}.json` (what the network is: format `qwixx_env.win_chance/1`, `\"features\": \"plain\"`, "
