@@ -17,6 +17,7 @@ from ray.cluster_utils import Cluster  # noqa: E402
 from ray.rllib.algorithms.algorithm import Algorithm  # noqa: E402
 from ray.rllib.core.columns import Columns  # noqa: E402
 from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner  # noqa: E402
+from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED_LIFETIME  # noqa: E402
 from ray.rllib.utils.pre_checks.env import check_multiagent_environments  # noqa: E402
 
 from qwixx_env import bots, qwixx_v0  # noqa: E402
@@ -38,7 +39,7 @@ from qwixx_env.integrations.rllib import (  # noqa: E402
     vector_env_of,
     vector_ppo_config,
 )
-from qwixx_env.integrations.rllib_runner import BatchedEnvRunner  # noqa: E402
+from qwixx_env.integrations.rllib_runner import BatchedEnvRunner, runner_dice_seeds  # noqa: E402
 from qwixx_env.training import main as qwixx_train  # noqa: E402
 from qwixx_env.training.rllib import (  # noqa: E402
     algo_config,
@@ -408,9 +409,9 @@ def tiny(**extra):
 
 
 def test_sixteen_runners_of_256_games_each_draw_their_own_dice_and_the_same_seed_draws_them_again():
-    """RLlib seeds runner w with the config's seed plus w; each of its games draws a stream of
-    its own from that (`runner_game_seeds`), so no game of a runner replays a game of another
-    runner, as ``seed + w + game`` did (only 271 distinct streams among 16 x 256 games)."""
+    """An int seed gives each game of the vector env a stream of its own (`dice_streams`), so no
+    game of one seed replays a game of another, as ``seed + game`` did (only 271 distinct streams
+    among 16 x 256 games seeded 7 + 1 ... 7 + 16)."""
     from qwixx_env.core.engine import game_seeds
 
     def first_rolls(config_seed):
@@ -427,6 +428,44 @@ def test_sixteen_runners_of_256_games_each_draw_their_own_dice_and_the_same_seed
     assert (streams, rolls) == first_rolls(7) and streams != first_rolls(8)[0]
     old = {int(s) for w in range(1, 17) for s in game_seeds(7 + w, 256)}
     assert len(old) == 271  # what the runners shared before
+
+
+def test_every_runner_seed_restart_and_resume_deals_dice_of_its_own():
+    """8 runners x 64 games, for seeds 0 and 1, each started with the run (0 steps sampled) and
+    again after a restart or a resume (1,000 steps): every game its own stream, and the same
+    ones again for the same seed. RLlib's own seeding, sub-env i of runner w from
+    ``seed + w + i``, gives the 1,024 games of both seeds' first starts 72 streams."""
+    def streams(seed, steps):
+        return [s for w in range(1, 9) for s in runner_dice_seeds(seed, w, steps, 64)]
+
+    dealt = [s for seed in (0, 1) for steps in (0, 1000) for s in streams(seed, steps)]
+    assert len(set(dealt)) == len(dealt) == 2 * 2 * 8 * 64
+    assert streams(0, 1000) == streams(0, 1000)
+    assert len({seed + w + i for seed in (0, 1) for w in range(1, 9) for i in range(64)}) == 72
+
+
+@pytest.mark.filterwarnings("ignore:.*Overriding environment rllib-multi-agent-env-v0")  # RLlib's own
+def test_the_multi_agent_runners_deal_their_own_dice_again_after_a_restart():
+    """`ppo_config`'s env runners: no game of runner 1 deals what a game of runner 2 deals (RLlib
+    seeds runner 1's sub-env 1 as runner 2's sub-env 0), and runner 1 restarted (RLlib syncs the
+    run's step count into it before it samples) deals new dice, the same ones each time."""
+    config = ppo_config(num_players=2, hidden=(8,)).env_runners(
+        num_env_runners=0, num_envs_per_env_runner=4).debugging(seed=0).environment(disable_env_checking=True)
+
+    def first_dice(worker, steps_sampled=0):
+        runner = config.env_runner_cls(config=config, worker_index=worker)
+        try:
+            runner.set_state({NUM_ENV_STEPS_SAMPLED_LIFETIME: steps_sampled})
+            runner.sample(num_timesteps=1, random_actions=True)
+            return [(tuple(env.unwrapped.game.engine.state.dice.ravel().tolist()),
+                     int(env.unwrapped.game.engine.state.rng[0])) for env in runner.env.envs]
+        finally:
+            runner.stop()
+
+    first, second, restarted = first_dice(1), first_dice(2), first_dice(1, 1000)
+    dealt = first + second + restarted
+    assert len(set(dealt)) == len(dealt) == 12
+    assert first_dice(1, 1000) == restarted
 
 
 def test_rllibs_env_runner_records_every_decision_the_vector_env_plays():

@@ -80,9 +80,10 @@ def test_every_decision_the_engine_plays_is_in_exactly_one_chunk(runner):
 ])
 def test_the_batched_runner_records_what_rllibs_own_runner_records(table):
     """Same weights, same seed, greedy actions: the two runners see and do the same, chunk for
-    chunk, whatever the table and the reward."""
+    chunk, whatever the table and the reward. (RLlib's sampling as `LeagueEnvRunner` runs it,
+    which deals the games' dice as `BatchedEnvRunner` does.)"""
     config = small_config(num_envs=4, **table)
-    stock, batched = SingleAgentEnvRunner(config=config), BatchedEnvRunner(config=config)
+    stock, batched = LeagueEnvRunner(config=config), BatchedEnvRunner(config=config)
     try:
         batched.set_state(stock.get_state())
 

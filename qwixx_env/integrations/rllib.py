@@ -75,7 +75,13 @@ from qwixx_env.envs.parallel import ParallelQwixx
 from qwixx_env.envs.qwixx_v0 import raw_env
 from qwixx_env.envs.vector import QwixxVectorEnv
 from qwixx_env.integrations.rllib_learner import BatchedAdvantages
-from qwixx_env.integrations.rllib_runner import BatchedEnvRunner, LeagueEnvRunner, as_numpy
+from qwixx_env.integrations.rllib_runner import (
+    BatchedEnvRunner,
+    DealingMultiAgentEnvRunner,
+    LeagueEnvRunner,
+    as_numpy,
+    dice_streams,
+)
 from qwixx_env.nets import Layer, write_policy
 from qwixx_env.policies import Policy
 
@@ -257,10 +263,9 @@ class RLlibVectorEnv(VectorWrapper):
     "action_mask": (N, A) float32}`` (what `QwixxMultiAgentEnv` hands out). Rewards,
     terminations and the opponents are the wrapped env's.
 
-    An int seed is RLlib's: the config's seed plus the runner's index, one per runner. The games
-    draw their dice from `runner_game_seeds` of it, streams of their own, so that no game of one
-    runner repeats a game of another (as ``seed + game`` would: runner 2's game i would roll
-    runner 1's game i + 1)."""
+    An int seed gives the games streams of their own (`rllib_runner.dice_streams`), not
+    ``seed + game``; RLlib's env runners of this project pass one seed per game
+    (`rllib_runner.fresh_dice`: distinct for every runner, seed, restart and resume)."""
 
     env: QwixxVectorEnv  # what __init__ wraps (VectorWrapper declares any VectorEnv)
 
@@ -279,7 +284,7 @@ class RLlibVectorEnv(VectorWrapper):
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
         if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-            seed = runner_game_seeds(check_int("seed", seed, minimum=0), self.env.num_envs)
+            seed = dice_streams(check_int("seed", seed, minimum=0), self.env.num_envs)
         obs, infos = self.env.reset(seed=seed, options=options)
         return self._handed(obs), infos
 
@@ -298,13 +303,6 @@ class RLlibVectorEnv(VectorWrapper):
     @staticmethod
     def _handed(obs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {"observations": obs["observation"], "action_mask": obs["action_mask"].astype(np.float32)}
-
-
-def runner_game_seeds(seed: int, num_games: int) -> list[int]:
-    """One seed per game of a runner whose seed is `seed`: ``numpy.random.SeedSequence(seed)``'s
-    first `num_games` 64-bit words. Runners' seeds differ (RLlib gives runner w the config's
-    seed plus w), so every game of every runner draws a stream of its own, reproducibly."""
-    return [int(word) for word in np.random.SeedSequence(seed).generate_state(num_games, np.uint64)]
 
 
 def vector_env_of(runner: Any) -> RLlibVectorEnv | None:
@@ -552,6 +550,7 @@ def ppo_config(
     return (
         PPOConfig()
         .environment(VIEWS[view], env_config=env_config)
+        .env_runners(env_runner_cls=DealingMultiAgentEnvRunner)  # dice of their own for every game
         .multi_agent(policies=set(specs), policy_mapping_fn=SeatMapping(probe.num_players, weights),
                      policies_to_train=[LEARNER])
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))

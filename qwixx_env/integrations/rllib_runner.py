@@ -40,6 +40,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 from ray.rllib.core.columns import Columns
+from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
 from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
 from ray.rllib.env.single_agent_episode import SingleAgentEpisode
 from ray.rllib.env.utils.infinite_lookback_buffer import InfiniteLookbackBuffer
@@ -56,6 +57,46 @@ LEAGUE_STATE = "qwixx_league"
 """The key of the opponent pool in a `LeagueEnvRunner`'s state (`get_state`, `set_state`)."""
 
 
+def dice_streams(seed: int, num_games: int, key: tuple[int, ...] = ()) -> list[int]:
+    """One seed per game: ``numpy.random.SeedSequence(seed, spawn_key=key)``'s first `num_games`
+    64-bit words. Another seed or another key gives unrelated streams (not the same ones shifted,
+    as ``seed + game`` gives: seed 1's game i would roll seed 0's game i + 1)."""
+    return [int(word) for word in np.random.SeedSequence(seed, spawn_key=key).generate_state(num_games, np.uint64)]
+
+
+def runner_dice_seeds(seed: int, worker_index: int, steps_sampled: int, num_games: int, *,
+                      evaluation: bool = False) -> list[int]:
+    """The seeds of the games an env runner starts (`dice_streams`): keyed by the run's `seed`,
+    the runner's index, whether it evaluates, and `steps_sampled`, the env steps the run had
+    sampled when the runner starts them: 0 in a new run; a restarted runner (synced to the run's
+    count before it samples) and every runner of a resumed run (the checkpoint's count) start
+    later, so they deal fresh dice, not the run's first ones again, and the same ones each time
+    the run is resumed from that checkpoint."""
+    return dice_streams(seed, num_games, (worker_index, int(evaluation), steps_sampled))
+
+
+def fresh_dice(runner: Any, seed: Any) -> list[int] | None:
+    """The seeds a runner's env reset with `seed` (RLlib's: the config's seed plus the runner's
+    index, which runners and adjacent seeds share) gets instead: `runner_dice_seeds`, one per
+    game; None, unseeded, where RLlib passes no seed."""
+    if seed is None or runner.config.seed is None:
+        return None
+    return runner_dice_seeds(int(runner.config.seed), int(runner.worker_index or 0),
+                             int(runner.num_env_steps_sampled_lifetime), int(runner.num_envs),
+                             evaluation=bool(runner.config.in_evaluation))
+
+
+class DealingMultiAgentEnvRunner(MultiAgentEnvRunner):
+    """RLlib's `MultiAgentEnvRunner`, seeding its games from `fresh_dice` (RLlib seeds sub-env i
+    of runner w with the config's seed plus w plus i, streams that other runners, other seeds, a
+    restarted runner and a resumed run deal again). `qwixx_env.integrations.rllib.ppo_config`
+    uses it."""
+
+    def _try_env_reset(self, *, seed: Any = None, options: dict | None = None) -> Any:
+        seeds: Any = fresh_dice(self, seed)  # a list: the vector env takes one per game (RLlib types an int)
+        return super()._try_env_reset(seed=seeds, options=options)
+
+
 class LeagueEnvRunner(SingleAgentEnvRunner):
     """RLlib's `SingleAgentEnvRunner`, holding the self-play league (the opponent pool its env
     plays: `set_league`) as part of its state, so that every way RLlib makes or remakes a
@@ -66,6 +107,8 @@ class LeagueEnvRunner(SingleAgentEnvRunner):
       (RLlib's ``restore_env_runners`` syncs it), the pool with it;
     - an algorithm checkpoint holds the driver's runner's state, the pool with it, and
       `LeaguePPO` hands it on to the remote runners on restore (``Algorithm.from_checkpoint``).
+
+    Its games draw their dice from `fresh_dice`, as `DealingMultiAgentEnvRunner`'s do.
 
     Sampling is RLlib's own; `BatchedEnvRunner` samples on the batch."""
 
@@ -92,6 +135,10 @@ class LeagueEnvRunner(SingleAgentEnvRunner):
     def make_env(self) -> None:
         super().make_env()
         self._apply_league()
+
+    def _try_env_reset(self, *, seed: Any = None, options: dict | None = None) -> Any:
+        seeds: Any = fresh_dice(self, seed)  # a list: the vector env takes one per game (RLlib types an int)
+        return super()._try_env_reset(seed=seeds, options=options)
 
     def get_state(self, components: Any = None, *, not_components: Any = None, **kwargs: Any) -> dict[str, Any]:
         state = super().get_state(components, not_components=not_components, **kwargs)
