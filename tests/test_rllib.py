@@ -395,6 +395,75 @@ def test_the_training_command_saves_and_resumes_a_relative_run_folder(tmp_path, 
     assert bots.load("runs/moved").policy.meta["iteration"] == 2  # the run folder, as the arena takes it
 
 
+TINY_YAML = ("name: tiny\niterations: 2\nnetwork: {hidden: [8]}\nevaluation: null\n"
+             "ppo: {train_batch_size: 64, minibatch_size: 32, num_epochs: 1}\n"
+             "env_runners: {num_env_runners: 0, num_envs_per_env_runner: 1}\n"
+             "ray: {num_cpus: 1, object_store_mb: 100}\n")
+
+
+def finished_run(run):
+    """What a finished 2-iteration run leaves (enough for the checks made before Ray starts)."""
+    (run / "checkpoints" / "iter_000002").mkdir(parents=True)
+    (run / "checkpoints" / "latest.json").write_text(json.dumps({"checkpoint": "iter_000002"}))
+    (run / "warm_start.npz").write_bytes(b"the warm start")
+    (run / "eval.jsonl").write_text(json.dumps({"steps": 0}) + "\n" + json.dumps({"steps": 128}) + "\n")
+
+
+def test_resuming_a_finished_run_refuses_and_changes_nothing(tmp_path, capsys):
+    """It used to evaluate the final policy as the warm start (step 0): warm_start.npz overwritten,
+    a second steps-0 line in eval.jsonl."""
+    (tmp_path / "tiny.yaml").write_text(TINY_YAML)
+    run = tmp_path / "run"
+    finished_run(run)
+    before = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    args = ["--engine", "rllib", str(tmp_path / "tiny.yaml"), "--out", str(run), "--resume"]
+    assert qwixx_train(args) == 2
+    err = capsys.readouterr().err
+    assert "has already trained its 2 iterations (iter_000002; iterations: 2)" in err
+    assert "pass --iterations N (N > 2) to train it further" in err
+    assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == before
+
+
+def test_a_start_interrupted_before_its_first_checkpoint_says_to_start_over(tmp_path, capsys, monkeypatch):
+    """Its --resume hint used to fail ("holds no checkpoint")."""
+    import qwixx_env.training.rllib as rllib_training
+
+    (tmp_path / "tiny.yaml").write_text(TINY_YAML)
+    run = tmp_path / "run"
+
+    def interrupted(cfg, out, resume=False):
+        out.mkdir(parents=True)
+        (out / "log.jsonl").write_text(json.dumps({"iteration": 1}) + "\n")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(rllib_training, "start_ray", lambda cfg: None)
+    monkeypatch.setattr(rllib_training, "train", interrupted)
+    assert qwixx_train(["--engine", "rllib", str(tmp_path / "tiny.yaml"), "--out", str(run)]) == 130
+    assert "run the same command again (without --resume) to start" in capsys.readouterr().err
+    assert qwixx_train(["--engine", "rllib", str(tmp_path / "tiny.yaml"), "--out", str(run), "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert "holds no checkpoint (checkpoints/latest.json) (its start was interrupted before the first); run again " \
+           "without --resume to start over" in err
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:.*Overriding environment rllib-multi-agent-env-v0")  # RLlib's own, on rebuild
+def test_a_start_interrupted_before_its_first_checkpoint_starts_over_when_run_again(tmp_path, capsys):
+    """Run again into its folder, it used to append to the old log: iterations [1, 2, 3, 4, 1, 2]."""
+    (tmp_path / "tiny.yaml").write_text(TINY_YAML.replace("iterations: 2", "iterations: 1"))
+    run = tmp_path / "run"
+    (run / "snapshots").mkdir(parents=True)
+    (run / "snapshots" / "snapshot_000000000064.npz").write_bytes(b"")
+    (run / "log.jsonl").write_text("".join(json.dumps({"iteration": i}) + "\n" for i in (1, 2, 3, 4)))
+    try:
+        assert qwixx_train(["--engine", "rllib", str(tmp_path / "tiny.yaml"), "--out", str(run)]) == 0
+    finally:
+        ray.shutdown()
+    assert "starting over (removing log.jsonl, snapshots)" in capsys.readouterr().err
+    assert [json.loads(line)["iteration"] for line in (run / "log.jsonl").read_text().splitlines()] == [1]
+    assert not (run / "snapshots" / "snapshot_000000000064.npz").exists()
+
+
 # --- the vector path: env runners on the batched engine, the league -------------------------------
 
 

@@ -75,10 +75,14 @@ from qwixx_env.training.config import (
 from qwixx_env.training.config import config_from_dict as train_config_from_dict
 from qwixx_env.training.config_schema import build, plain
 from qwixx_env.training.config_yaml import config_path, read_yaml
-from qwixx_env.training.league import League, shipped_policies
+from qwixx_env.training.league import WARM_START, League, shipped_policies
 
 KEEP_CHECKPOINTS = 2
 ENVS = ("vector", "multi_agent")
+RUN_FILES = ("log.jsonl", "eval.jsonl", "bc.json", f"{WARM_START}.json", f"{WARM_START}.npz", "policy.json",
+             "policy.npz", "eval", "snapshots", "checkpoints")
+"""What a run writes into its folder: what a start over removes of a start interrupted before
+its first checkpoint (`check_run_folder`)."""
 
 
 @dataclass(frozen=True)
@@ -267,6 +271,40 @@ def latest_checkpoint(run: Path) -> Path | None:
     return run / "checkpoints" / json.loads(pointer.read_text())["checkpoint"]
 
 
+def checkpoint_iteration(checkpoint: Path) -> int:
+    """The iteration a checkpoint of `save` was taken at (its folder is ``iter_NNNNNN``)."""
+    return int(checkpoint.name.removeprefix("iter_"))
+
+
+def check_run_folder(cfg: RLlibConfig, run: Path, resume: bool) -> None:
+    """Refuse a run folder the run cannot go on in: `resume` without a checkpoint, a
+    checkpoint without `resume`, or a finished run resumed without more iterations (which
+    would evaluate its final policy again as the warm start, step 0). A start interrupted
+    before its first checkpoint, run again without `resume`, starts over: its files
+    (`RUN_FILES`) are removed, and said."""
+    found = latest_checkpoint(run)
+    if resume and found is None:
+        why = " (its start was interrupted before the first)" if (run / "log.jsonl").exists() else ""
+        raise ValueError(f"--resume: {run} holds no checkpoint (checkpoints/latest.json){why}; run again without "
+                         "--resume to start over")
+    if not resume and found is not None:
+        raise ValueError(f"--out: {run} already holds a run; pass --resume to continue it, or another folder")
+    if found is not None and checkpoint_iteration(found) >= cfg.iterations:
+        done = checkpoint_iteration(found)
+        raise ValueError(f"--resume: {run} has already trained its {done} iterations ({found.name}; iterations: "
+                         f"{cfg.iterations}); pass --iterations N (N > {done}) to train it further")
+    if found is None:
+        left = [name for name in RUN_FILES if (run / name).exists()]
+        if left:
+            print(f"{run}: a start interrupted before its first checkpoint; starting over (removing "
+                  f"{', '.join(left)})", file=sys.stderr, flush=True)
+            for name in left:
+                if (run / name).is_dir():
+                    shutil.rmtree(run / name)
+                else:
+                    (run / name).unlink()
+
+
 def save(algo: Any, cfg: RLlibConfig, run: Path, started: float, league: League | None = None) -> Path:
     """An RLlib checkpoint (with the league's pool, if any) and the numpy export of the learned
     module in the run folder `run` (an absolute path, as RLlib takes it); old checkpoints pruned."""
@@ -363,10 +401,7 @@ def behaviour_cloning(algo: Any, cfg: RLlibConfig, b: BCConfig, run: Path) -> di
 
 def train(cfg: RLlibConfig, run: Path, *, resume: bool = False) -> dict[str, Any]:
     """Run (or, with `resume`, continue) the training; return the summary."""
-    if resume and latest_checkpoint(run) is None:
-        raise ValueError(f"--resume: {run} holds no checkpoint (checkpoints/latest.json)")
-    if not resume and latest_checkpoint(run) is not None:
-        raise ValueError(f"--out: {run} already holds a run; pass --resume to continue it, or another folder")
+    check_run_folder(cfg, run, resume)
     run.mkdir(parents=True, exist_ok=True)
     run = run.resolve()  # RLlib saves and restores by URI, and a relative path's has an empty scheme
     start_ray(cfg.ray)
@@ -439,6 +474,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.iterations is not None:
             cfg = config_from_dict({**cfg.to_dict(), "iterations": args.iterations})
         out = run_folder(args.out, cfg.name)
+        check_run_folder(cfg, out, args.resume)  # before Ray starts
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -454,8 +490,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"interrupted: Ray shut down; continue with --out {out} --resume from the last checkpoint",
-              file=sys.stderr)
+        if latest_checkpoint(out) is None:
+            print(f"interrupted before the first checkpoint: Ray shut down; run the same command again (without "
+                  f"--resume) to start {out} over", file=sys.stderr)
+        else:
+            print(f"interrupted: Ray shut down; continue with --out {out} --resume from the last checkpoint",
+                  file=sys.stderr)
         return 130
     finally:
         signal.signal(signal.SIGTERM, previous)
