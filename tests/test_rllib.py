@@ -47,7 +47,9 @@ from qwixx_env.training.rllib import (  # noqa: E402
     config_from_dict,
     latest_checkpoint,
     load_config,
+    log_line,
     make_league,
+    time_each_iteration,
     train,
 )
 
@@ -599,6 +601,38 @@ def test_a_restarted_env_runner_and_a_restored_algorithm_play_the_current_league
             restored.stop()
     finally:
         ray.shutdown()
+
+
+def test_the_log_times_each_iteration_on_its_own(monkeypatch):
+    """An iteration whose sampling takes a second more, then a plain one: the plain one's
+    `sample_seconds` is its own. RLlib's moving average (weight 0.01) logged it as 0.99 of the slow one's."""
+    import time
+
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, object_store_memory=80 * 2**20)
+    try:
+        algo = algo_config(tiny()).build_algo()
+        sample, calls = algo.env_runner.sample, []
+
+        def slow_once(*args, **kwargs):
+            calls.append(1)
+            if len(calls) == 1:
+                time.sleep(1.0)
+            return sample(*args, **kwargs)
+
+        monkeypatch.setattr(algo.env_runner, "sample", slow_once)
+        try:
+            time_each_iteration(algo)
+            lines = []
+            for _ in range(2):
+                tick = time.perf_counter()
+                lines.append(log_line(algo.train(), time.perf_counter() - tick))
+        finally:
+            algo.stop()
+    finally:
+        ray.shutdown()
+    slow, plain = lines
+    assert slow["sample_seconds"] >= 1.0 and plain["sample_seconds"] < slow["sample_seconds"] - 0.5, lines
+    assert all(0 < line["sample_seconds"] + line["learn_seconds"] <= line["seconds"] for line in lines), lines
 
 
 @pytest.mark.slow
