@@ -212,6 +212,28 @@ def test_an_rllib_without_a_private_name_the_runner_uses_is_named_with_the_ray_v
         rllib_private.check_runner(object())  # type: ignore[arg-type]
 
 
+def test_an_rllib_without_a_private_name_still_imports_and_runs_its_own_runner(monkeypatch):
+    """The error's way out, ``env_runner='rllib'``, must be reachable: the integration imports,
+    RLlib's own runner samples, and only building the batched runner fails."""
+    import subprocess
+    import sys
+
+    from qwixx_env.integrations import rllib_private
+
+    moved = "rllib_private.METHODS['_moved_in_a_later_rllib'] = ()"
+    script = f"from qwixx_env.integrations import rllib_private; {moved}; import qwixx_env.integrations.rllib"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    monkeypatch.setitem(rllib_private.METHODS, "_moved_in_a_later_rllib", ())
+    with pytest.raises(rllib_private.RLlibMismatch, match=r"_moved_in_a_later_rllib.*env_runner='rllib'"):
+        BatchedEnvRunner(config=small_config())
+    stock = LeagueEnvRunner(config=small_config(env_runner="rllib"))
+    try:
+        assert sum(len(e) for e in stock.sample(num_timesteps=16)) >= 16
+    finally:
+        stock.stop()
+
+
 def test_a_custom_learner_connector_is_refused_when_the_runner_is_built():
     config = small_config().training(learner_connector=lambda obs_space, act_space: [])
     with pytest.raises(ValueError, match="config sets learner_connector"):

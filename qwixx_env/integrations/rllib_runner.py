@@ -152,13 +152,12 @@ class LeagueEnvRunner(SingleAgentEnvRunner):
             self.set_league(state[LEAGUE_STATE]["weights"], state[LEAGUE_STATE]["snapshots"])
 
 
-private.check_runner_class()  # on import: an RLlib without the private names fails here, by name
-
-
 class BatchedEnvRunner(LeagueEnvRunner):
     """A `LeagueEnvRunner` whose `sample` steps the vector env as one batch (module docstring)."""
 
     def __init__(self, *, config: AlgorithmConfig, **kwargs: Any):
+        # when one is built, not on import: env_runner="rllib", the way out that the error names, stays open
+        private.check_runner_class()
         check_batched_config(config)
         super().__init__(config=config, **kwargs)
         private.check_runner(self)
