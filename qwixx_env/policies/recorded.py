@@ -10,13 +10,31 @@ from __future__ import annotations
 
 import numpy as np
 
-from qwixx_env.core.compile import kernel
+from qwixx_env.core.compile import batch_kernel, kernel
 from qwixx_env.core.rules import apply_one, legal_mask_one
 from qwixx_env.core.state import OVER
 from qwixx_env.policies.afterstate import afterstate_action
 from qwixx_env.policies.heuristic import heuristic_action
 from qwixx_env.policies.scripted import random_legal
 from qwixx_env.policies.value import value_features
+
+
+@batch_kernel
+def record_roll_start(st, tb, b, hw, records, feats, rows_game, rows_seat, n, ws):
+    """At the start of a roll of game b, write `value_features` (with `hw`: the heuristic's
+    weights, or `value.NO_HEURISTIC` for the plain layout) of every seat s with records[b, s]
+    into feats[n], ..., with rows_game and rows_seat (until feats is full). Returns the rows
+    written so far. `ws`: a `policies.scratch.Scratch` (its `features` is the work row)."""
+    x = ws.features
+    for s in range(st.marks.shape[1]):
+        if records[b, s] and n < feats.shape[0]:
+            value_features(st, tb, b, s, hw, x, ws)
+            for j in range(x.shape[0]):  # element by element: a slice copy would need numba's runtime
+                feats[n, j] = x[j]
+            rows_game[n] = b
+            rows_seat[n] = s
+            n += 1
+    return n
 
 
 @kernel()
@@ -28,21 +46,14 @@ def play_recorded(st, tb, hw, net, uses_net, records, explore, rng, feats, rows_
     decisions at random and has the features of every roll start written from its side
     (feats, rows_game, rows_seat; until feats is full). `ws`: a `policies.scratch.Scratch` sized
     for `net`. The exploration draws come from numba's own generator (seed it from compiled code)."""
-    mask, values, x = ws.mask, ws.values, ws.features
-    P = st.marks.shape[1]
+    mask, values = ws.mask, ws.values
     n = 0
     for b in range(st.phase.shape[0]):
         last_roll = -1
         while st.phase[b] != OVER:
             if st.roll[b] != last_roll:
                 last_roll = st.roll[b]
-                for s in range(P):
-                    if records[b, s] and n < feats.shape[0]:
-                        value_features(st, tb, b, s, hw, x, ws)
-                        feats[n, :] = x
-                        rows_game[n] = b
-                        rows_seat[n] = s
-                        n += 1
+                n = record_roll_start(st, tb, b, hw, records, feats, rows_game, rows_seat, n, ws)
             legal_mask_one(st, tb, b, mask)
             s = st.turn[b]
             if records[b, s] and np.random.random() < explore:  # noqa: NPY002 (numba has the legacy API only)

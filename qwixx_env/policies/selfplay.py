@@ -21,8 +21,8 @@ from qwixx_env.core.compile import kernel
 from qwixx_env.core.rules import apply_one, legal_mask_one, random_below
 from qwixx_env.core.state import OVER
 from qwixx_env.policies.afterstate import afterstate_action
+from qwixx_env.policies.recorded import record_roll_start
 from qwixx_env.policies.scripted import policy_action, random_legal
-from qwixx_env.policies.value import value_features
 
 LEARNER, SNAPSHOT, SCRIPTED = 0, 1, 2  # seat kinds; SCRIPTED + k plays scripted policy kind k
 _EXPLORE_SCALE = 1 << 30
@@ -36,8 +36,7 @@ def play_games(st, tb, plain, learner, snapshot, kinds, records, explore, explor
     `NO_HEURISTIC`, `policies` a `scripted.ScriptedPolicies` for scripted seats). Returns
     (feature rows written, decisions taken by `LEARNER` seats). `ws`: a
     `policies.scratch.Scratch` sized for the networks."""
-    mask, values, x = ws.mask, ws.values, ws.features
-    P = st.marks.shape[1]
+    mask, values = ws.mask, ws.values
     threshold = np.int64(explore * _EXPLORE_SCALE)
     n = 0
     decisions = 0
@@ -46,13 +45,7 @@ def play_games(st, tb, plain, learner, snapshot, kinds, records, explore, explor
         while st.phase[b] != OVER:
             if st.roll[b] != last_roll:
                 last_roll = st.roll[b]
-                for s in range(P):
-                    if records[b, s] and n < feats.shape[0]:
-                        value_features(st, tb, b, s, plain, x, ws)
-                        feats[n, :] = x
-                        rows_game[n] = b
-                        rows_seat[n] = s
-                        n += 1
+                n = record_roll_start(st, tb, b, plain, records, feats, rows_game, rows_seat, n, ws)
             s = st.turn[b]
             kind = kinds[b, s]
             if kind >= SCRIPTED:

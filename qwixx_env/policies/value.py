@@ -96,35 +96,61 @@ def plain_sheet_features(tb, marks, locks, penalties, points, out, i):
 
 
 @batch_kernel
-def plain_features(st, tb, b, s, sheet, pen, next_active, out):
-    """The plain layout of the position `scratch_features` describes: each sheet
-    (`plain_sheet_features`, s's own first, then the others in seat order after s), a bit
-    per locked row, who rolls next (one bit at 2 players, one per seat in seat order from s
-    beyond), the margin over the best other score / 50 and a constant 1."""
-    mk, lk = sheet.marks, sheet.locks
+def one_sheet_features(tb, marks, locks, penalties, points, plain, out, i):
+    """`plain_sheet_features` in the plain layout, else `sheet_features`."""
+    if plain:
+        plain_sheet_features(tb, marks, locks, penalties, points, out, i)
+    else:
+        sheet_features(tb, marks, locks, penalties, points, out, i)
+
+
+@batch_kernel
+def sheets_features(st, tb, b, s, sheet, pen, plain, out):
+    """Write every sheet's features from out[0] (`one_sheet_features`): seat s's own, the
+    scratch `sheet` with `pen` penalties, first, then the others' as committed in seat order
+    after s; then a bit per row locked in ``sheet.closed``. Returns (s's score, the best
+    other score)."""
     P = st.marks.shape[1]
     R = rows_of(tb)
-    width = plain_sheet_width(R)
-    own = rules.sheet_score(tb, mk, lk, pen)
+    width = plain_sheet_width(R) if plain else sheet_width(R)
+    own = rules.sheet_score(tb, sheet.marks, sheet.locks, pen)
     best_other = -(1 << 30)
-    plain_sheet_features(tb, mk, lk, pen, own, out, 0)
+    one_sheet_features(tb, sheet.marks, sheet.locks, pen, own, plain, out, 0)
     for k in range(1, P):
         o = (s + k) % P
         other = rules.score(st, tb, b, o)
         if other > best_other:
             best_other = other
-        plain_sheet_features(tb, st.marks[b, o], st.locks[b, o], st.penalties[b, o], other, out, width * k)
-    i = width * P
+        one_sheet_features(tb, st.marks[b, o], st.locks[b, o], st.penalties[b, o], other, plain, out, width * k)
     for r in range(R):
-        out[i + r] = 1.0 if sheet.closed[r] else 0.0
-    i += R
+        out[width * P + r] = 1.0 if sheet.closed[r] else 0.0
+    return own, best_other
+
+
+@batch_kernel
+def rolls_next_features(P, s, next_active, out, i):
+    """Write who rolls next from out[i]: at 2 players one bit (s itself), beyond one bit per
+    seat in seat order from s. Returns the index after them."""
     if P == 2:
         out[i] = 1.0 if next_active == s else 0.0
-        i += 1
-    else:
-        for k in range(P):
-            out[i] = 1.0 if next_active == (s + k) % P else 0.0
-            i += 1
+        return i + 1
+    for k in range(P):
+        out[i + k] = 1.0 if next_active == (s + k) % P else 0.0
+    return i + P
+
+
+@batch_kernel
+def plain_features(st, tb, b, s, sheet, pen, next_active, out):
+    """The plain layout of the position `scratch_features` describes: each sheet
+    (`plain_sheet_features`, s's own first, then the others in seat order after s), a bit
+    per locked row, who rolls next (one bit at 2 players, one per seat in seat order from s
+    beyond), the margin over the best other score / 50 and a constant 1."""
+    P = st.marks.shape[1]
+    R = rows_of(tb)
+    width = plain_sheet_width(R)
+    own, best_other = sheets_features(st, tb, b, s, sheet, pen, True, out)
+    i = width * P + R
+    i = rolls_next_features(P, s, next_active, out, i)
     out[i] = (own - best_other) / 50.0
     out[i + 1] = 1.0
 
@@ -138,13 +164,7 @@ def table_features(st, b, s, next_active, evaluation, own, best_other, out):
     P = st.marks.shape[1]
     R = st.marks.shape[2]
     i = sheet_width(R) * P + R
-    if P == 2:
-        out[i] = 1.0 if next_active == s else 0.0
-        i += 1
-    else:
-        for k in range(P):
-            out[i] = 1.0 if next_active == (s + k) % P else 0.0
-            i += 1
+    i = rolls_next_features(P, s, next_active, out, i)
     out[i] = evaluation / 100.0
     out[i + 1] = (own - best_other) / 50.0
     out[i + 2] = 1.0
@@ -159,20 +179,7 @@ def scratch_features(st, tb, b, s, sheet, pen, next_active, hw, out):
     if hw.shape[0] == 0:
         plain_features(st, tb, b, s, sheet, pen, next_active, out)
         return
-    mk, lk = sheet.marks, sheet.locks
-    P = st.marks.shape[1]
-    width = sheet_width(rows_of(tb))
-    own = rules.sheet_score(tb, mk, lk, pen)
-    best_other = -(1 << 30)
-    sheet_features(tb, mk, lk, pen, own, out, 0)
-    for k in range(1, P):
-        o = (s + k) % P
-        other = rules.score(st, tb, b, o)
-        if other > best_other:
-            best_other = other
-        sheet_features(tb, st.marks[b, o], st.locks[b, o], st.penalties[b, o], other, out, width * k)
-    for r in range(rows_of(tb)):
-        out[width * P + r] = 1.0 if sheet.closed[r] else 0.0
+    own, best_other = sheets_features(st, tb, b, s, sheet, pen, False, out)
     evaluation = evaluate_sheet(st, tb, b, s, sheet, pen, hw)
     table_features(st, b, s, next_active, evaluation, own, best_other, out)
 
