@@ -763,7 +763,8 @@ def test_sigterm_stops_the_run_and_the_ray_it_started(tmp_path):
         assert ray_processes  # the Ray it started: its processes are the driver's children
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(60) == 130
-        assert "interrupted: Ray shut down" in proc.stderr.read()
+        said = proc.stderr.read()  # before or after the run's first checkpoint: either says so
+        assert "interrupted" in said and "Ray shut down" in said, said
         time.sleep(2)
         alive = [p for p in ray_processes if Path(f"/proc/{p}").exists()
                  and Path(f"/proc/{p}/stat").read_text().split()[2] != "Z"]

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from qwixx_env.arena.schedule import bot_seed
-from qwixx_env.core.variant import sheet_of
+from qwixx_env.core.variant import custom_sheet
 from qwixx_env.files import folder_problem, write_atomically
 
 INDEX_NAME = "index.json"
@@ -103,7 +103,7 @@ def write_index(folder: Path, result: Any) -> None:
         "variant": result.variant, "lucky": result.lucky, "num_players": result.num_players,
         "seed": result.seed, "deals": result.deals, "games": games,
     }
-    sheet = sheet_of(result.variant)
+    sheet = custom_sheet(result.variant)
     if sheet is not None:
         index["sheet"] = sheet
     write_atomically(folder / INDEX_NAME, json.dumps(index).encode())

@@ -374,7 +374,7 @@ def unknown_variant(value: object, name: str = "variant") -> ValueError:
                       "register_variant makes one playable by name)")
 
 
-def sheet_of(name: str) -> dict[str, Any] | None:
+def custom_sheet(name: str) -> dict[str, Any] | None:
     """The JSON form (`Variant.as_dict`) of the registered variant `name` where it is not one of
     the package's own (`VARIANT_NAMES`), which every process knows; None for those."""
     return None if name in VARIANT_NAMES else get_variant(name).as_dict()
