@@ -145,18 +145,59 @@ def test_a_tiny_run_learns_from_random_weights(tmp_path):
 
 
 def test_a_run_resumes_where_it_stopped_and_refuses_to_overwrite(tmp_path):
+    import dataclasses
+
     cfg = tiny(tmp_path, games=40, rounds=1, eval_deals=10, eval_opponents=["random"])
     selfplay.SelfPlayRun(cfg, tmp_path / "run", say=lambda line: None).run()
     with pytest.raises(FileExistsError, match="pass --resume"):
         selfplay.SelfPlayRun(cfg, tmp_path / "run", say=lambda line: None).run()
-    import dataclasses
-
-    more = dataclasses.replace(cfg, rounds=2)
-    with pytest.raises(ValueError, match="was run with another config"):
-        selfplay.SelfPlayRun(more, tmp_path / "run", resume=True, say=lambda line: None).run()
+    other = dataclasses.replace(cfg, learning_rate=1e-4)
+    with pytest.raises(ValueError, match=r"was run with other \['learning_rate'\]"):
+        selfplay.SelfPlayRun(other, tmp_path / "run", resume=True, say=lambda line: None).run()
     selfplay.SelfPlayRun(cfg, tmp_path / "run", resume=True, say=lambda line: None).run()  # done: nothing more
     rows = (tmp_path / "run" / "log.jsonl").read_text().splitlines()
     assert [json.loads(r)["round"] for r in rows] == [1]
+    # how long and where a run plays may change: one more round, on two threads
+    more = dataclasses.replace(cfg, rounds=2, threads=2)
+    selfplay.SelfPlayRun(more, tmp_path / "run", resume=True, say=lambda line: None).run()
+    rows = (tmp_path / "run" / "log.jsonl").read_text().splitlines()
+    assert [json.loads(r)["round"] for r in rows] == [1, 2]
+
+
+def test_the_games_of_a_round_do_not_depend_on_how_they_are_cut(tmp_path):
+    """One thread, three threads or two Ray runners: the same seed plays the same games and
+    learns the same network (a run may resume with another number of runners)."""
+    arrays = []
+    for name, over in (("one", {"threads": 1}), ("three", {"threads": 3})):
+        cfg = tiny(tmp_path, games=50, rounds=2, eval_deals=10, eval_opponents=["random"], **over)
+        selfplay.SelfPlayRun(cfg, tmp_path / name, say=lambda line: None).run()
+        arrays.append(np.load(tmp_path / name / "final.npz"))
+    for key in arrays[0].files:
+        np.testing.assert_array_equal(arrays[0][key], arrays[1][key])
+
+
+@pytest.mark.slow
+def test_ray_runners_play_the_rounds_the_threads_play(tmp_path):
+    """The league at scale (`runners:`): two Ray actors play each round's games and the
+    evaluations; the network, the curve and the decisions equal one process's."""
+    pytest.importorskip("ray")
+    base = tiny(tmp_path, games=50, rounds=2, eval_deals=10, eval_opponents=["random"])
+    runners = selfplay.config_from_dict({**base.to_dict(), "runners": 2})
+    out = {}
+    for name, cfg in (("threads", base), ("runners", runners)):
+        out[name] = selfplay.SelfPlayRun(cfg, tmp_path / name, say=lambda line: None).run()
+    assert out["runners"]["decisions"] == out["threads"]["decisions"] > 0
+    assert out["runners"]["final_evaluation"]["random"] == out["threads"]["final_evaluation"]["random"]
+    a, b = np.load(tmp_path / "threads" / "final.npz"), np.load(tmp_path / "runners" / "final.npz")
+    for key in a.files:
+        np.testing.assert_array_equal(a[key], b[key])
+
+
+def test_runners_and_ray_address_are_checked():
+    with pytest.raises(ValueError, match=r"runners: got -1; expected an integer from 0"):
+        selfplay.config_from_dict({"name": "x", "runners": -1})
+    with pytest.raises(ValueError, match=r"ray_address: got 'auto'; expected null when runners is 0"):
+        selfplay.config_from_dict({"name": "x", "ray_address": "auto"})
 
 
 # --- the network files and the bots --------------------------------------------------------------

@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from qwixx_env import extras
 from qwixx_env.arena.stats import win_shares
 from qwixx_env.core.variant import get_variant, variant_names
 from qwixx_env.envs.batched import BatchedQwixx
@@ -64,6 +65,10 @@ EVAL_SEED = 5_000_000
 TRAIN_SEED_STRIDE = 100_000_000
 """Round games of a run with seed k are dealt seeds from (k + 1) * this: never an evaluation's
 or the benchmark's (`qwixx_env.benchmark.FIRST_SEED`, 10**10)."""
+
+HOW_KEYS = ("hours", "rounds", "threads", "runners", "ray_address")
+"""Config keys that say how long and where a run plays, not what it learns: they may change on
+`--resume` (the games a round plays depend on the seed alone)."""
 
 TEACHER_KEYS = ("bc", "warm_start", "inputs", "teacher", "start")
 """Keys of other configs that would bring a teacher in: refused by name."""
@@ -91,7 +96,9 @@ class SelfPlayConfig:
     eval_every: int = 5  # rounds (the first and last round are always evaluated)
     eval_deals: int = 500  # each played with seats swapped: P games a deal, a lineup
     eval_opponents: tuple[str, ...] = ("random", "greedy", "heuristic")
-    threads: int = 2
+    threads: int = 2  # in this process, when runners is 0
+    runners: int = 0  # Ray actors playing each round's games and evaluations (the rllib extra); 0: none
+    ray_address: str | None = None  # a running Ray cluster for the runners; None: a local Ray
 
     def __post_init__(self) -> None:
         def bad(field: str, accepted: str) -> ValueError:
@@ -106,6 +113,12 @@ class SelfPlayConfig:
             value = getattr(self, field)
             if type(value) is not int or value < low:
                 raise bad(field, f"an integer of at least {low}")
+        if type(self.runners) is not int or not 0 <= self.runners <= 256:
+            raise bad("runners", "an integer from 0 (play in this process) to 256 (Ray actors)")
+        if self.ray_address is not None and (not isinstance(self.ray_address, str) or not self.ray_address):
+            raise bad("ray_address", "null (a local Ray) or a Ray cluster's address, e.g. '10.0.0.5:6379' or 'auto'")
+        if self.ray_address is not None and not self.runners:
+            raise bad("ray_address", "null when runners is 0 (games are played in this process then)")
         if self.num_players > 5:
             raise bad("num_players", "2 to 5")
         if type(self.seed) is not int or not 0 <= self.seed < 90:
@@ -196,47 +209,84 @@ def kernel_network(model) -> tuple[np.ndarray, ...]:
 # --- playing --------------------------------------------------------------------------------------
 
 
-def _split(n: int, parts: int) -> list[tuple[int, int]]:
+def split(n: int, parts: int) -> list[tuple[int, int]]:
     """(start, count) of `parts` near-equal slices of range(n)."""
     sizes = [n // parts + (1 if k < n % parts else 0) for k in range(parts)]
     starts = np.cumsum([0, *sizes[:-1]])
     return [(int(a), b) for a, b in zip(starts, sizes) if b > 0]
 
 
-def play(cfg: SelfPlayConfig, learner, snapshot, kinds: np.ndarray, records: np.ndarray, first_seed: int,
-         explore: float) -> dict[str, Any]:
+def play_part(variant: str, num_players: int, learner, snapshot, kinds: np.ndarray, records: np.ndarray,
+              seeds: np.ndarray, explore: float, td_lambda: float) -> dict[str, Any]:
     """Play one game per row of `kinds` ((games, P): `policies.selfplay` seat kinds), game i dealt
-    dice seed first_seed + i, on `cfg.threads` threads. Returns the recorded roll starts
-    (features, win share of the seat, game, seat), every game's final scores and the learner's
-    decisions."""
-    variant = get_variant(cfg.variant)
+    dice seed seeds[i] (its exploration drawn from its own generator, seeded from the same
+    seed). Returns the recorded roll starts' features ``x`` with their TD(lambda) targets ``y``
+    (`training.afterstate.td_labels` under `learner`; float32), every game's final ``scores``
+    and the learner's ``decisions``. One thread's (or one runner's) share of a round: the
+    games of a part are independent of how a round is cut into parts."""
+    table = get_variant(variant)
     width = learner[0].shape[0]
-    P = cfg.num_players
+    n = len(kinds)
+    engine = BatchedQwixx(n, num_players=num_players, variant=variant, autoreset=False)
+    engine.reset(seed=[int(s) for s in seeds])
+    cap = int(records.sum()) * 80 + 1
+    feats = np.zeros((cap, width), np.float64)
+    rows_game = np.zeros(cap, np.int64)
+    rows_seat = np.zeros(cap, np.int64)
+    rng = seeds.astype(np.uint64) * np.uint64(2) + np.uint64(1)
+    max_skip, worry = greedy_defaults(num_players)
+    policies = ScriptedPolicies(max_skip, worry, weights_array(), rng.copy())
+    rows, decisions = play_games(engine.state, table.tables, NO_HEURISTIC, learner, snapshot, kinds, records,
+                                 explore, rng, policies, feats, rows_game, rows_seat,
+                                 new_scratch(table, num_players, learner))
+    scores = engine.engine.scores()
+    x = feats[:rows]
+    share = win_shares(scores)[rows_game[:rows], rows_seat[:rows]].astype(np.float32)
+    y = td_labels(learner, x, share, rows_game[:rows], rows_seat[:rows], td_lambda) if rows else share
+    return {"x": x.astype(np.float32), "y": np.asarray(y, np.float32), "scores": scores, "decisions": int(decisions)}
 
-    def part(piece: tuple[int, int]):
-        start, n = piece
-        engine = BatchedQwixx(n, num_players=P, variant=cfg.variant, autoreset=False)
-        engine.reset(seed=first_seed + start)
-        cap = int(records[start : start + n].sum()) * 80 + 1
-        feats = np.zeros((cap, width), np.float64)
-        rows_game = np.zeros(cap, np.int64)
-        rows_seat = np.zeros(cap, np.int64)
-        rng = np.arange(first_seed + start, first_seed + start + n, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
-        max_skip, worry = greedy_defaults(P)
-        policies = ScriptedPolicies(max_skip, worry, weights_array(), rng.copy())
-        rows, decisions = play_games(engine.state, variant.tables, NO_HEURISTIC, learner, snapshot,
-                                     kinds[start : start + n], records[start : start + n], explore, rng, policies,
-                                     feats, rows_game, rows_seat, new_scratch(variant, P, learner))
-        scores = engine.engine.scores()
-        share = win_shares(scores)
-        return (feats[:rows], share[rows_game[:rows], rows_seat[:rows]], rows_game[:rows] + start, rows_seat[:rows],
-                scores, decisions)
 
-    with ThreadPoolExecutor(cfg.threads) as pool:
-        parts = list(pool.map(part, _split(len(kinds), cfg.threads)))
-    return {"x": np.concatenate([p[0] for p in parts]), "share": np.concatenate([p[1] for p in parts]),
-            "game": np.concatenate([p[2] for p in parts]), "seat": np.concatenate([p[3] for p in parts]),
-            "scores": np.concatenate([p[4] for p in parts]), "decisions": sum(p[5] for p in parts)}
+def join_parts(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The parts of `play_part`, in order, as one."""
+    return {"x": np.concatenate([p["x"] for p in parts]), "y": np.concatenate([p["y"] for p in parts]),
+            "scores": np.concatenate([p["scores"] for p in parts]), "decisions": sum(p["decisions"] for p in parts)}
+
+
+class ThreadPlayers:
+    """Plays a round's games in this process, cut into `threads` parts played at once (the
+    kernels release the GIL)."""
+
+    def __init__(self, cfg: SelfPlayConfig):
+        self.cfg = cfg
+        self.pool = ThreadPoolExecutor(cfg.threads)
+
+    def play(self, learner, snapshot, kinds: np.ndarray, records: np.ndarray, seeds: np.ndarray,
+             explore: float) -> dict[str, Any]:
+        cfg = self.cfg
+
+        def part(piece: tuple[int, int]) -> dict[str, Any]:
+            a, n = piece
+            return play_part(cfg.variant, cfg.num_players, learner, snapshot, kinds[a : a + n], records[a : a + n],
+                             seeds[a : a + n], explore, cfg.td_lambda)
+
+        return join_parts(list(self.pool.map(part, split(len(kinds), cfg.threads))))
+
+    def close(self) -> None:
+        self.pool.shutdown()
+
+
+def players(cfg: SelfPlayConfig) -> Any:
+    """What plays a run's games: `ThreadPlayers`, or with ``runners`` set, Ray actors
+    (`training.selfplay_ray.RayPlayers`, the rllib extra)."""
+    if cfg.runners:
+        absent = extras.missing("rllib", ["ray"])
+        if absent:
+            raise ValueError(f"runners: got {cfg.runners}; {extras.needs('Ray runners', 'rllib', absent)}, "
+                             "or set runners: 0 to play in this process")
+        from qwixx_env.training.selfplay_ray import RayPlayers
+
+        return RayPlayers(cfg)
+    return ThreadPlayers(cfg)
 
 
 def round_kinds(cfg: SelfPlayConfig, round_index: int) -> tuple[np.ndarray, np.ndarray]:
@@ -257,47 +307,41 @@ def round_kinds(cfg: SelfPlayConfig, round_index: int) -> tuple[np.ndarray, np.n
     return kinds, records
 
 
-def evaluate(cfg: SelfPlayConfig, net) -> dict[str, dict[str, float]]:
-    """The learner against each of `eval_opponents` (P - 1 copies), every deal played P times with
-    the learner in each seat: its mean win share, the standard error over deals (the P games of
-    a deal share their dice) and the mean scores."""
-    P, D = cfg.num_players, cfg.eval_deals
-    out = {}
-    for name in cfg.eval_opponents:
-        kind = SCRIPTED + POLICY_NAMES.index(name)
-        kinds = np.full((D * P, P), kind, np.int64)
+def deal_shares(cfg: SelfPlayConfig, net, opponent: str, first_seed: int = EVAL_SEED, deals: int | None = None,
+                playing: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """`net` against P - 1 copies of the scripted `opponent` on `deals` deals (dice seeds from
+    `first_seed`), each played P times with the network in each seat: its win share on each
+    deal (the mean over its seats) and its games' scores ((deals * P, P), the network's seat
+    turning). `playing`: what plays the games (`players`; by default this process's threads)."""
+    P, D = cfg.num_players, cfg.eval_deals if deals is None else deals
+    own = playing is None
+    playing = ThreadPlayers(cfg) if own else playing
+    try:
+        kinds = np.full((D * P, P), SCRIPTED + POLICY_NAMES.index(opponent), np.int64)
         seat = np.tile(np.arange(P), D)
         kinds[np.arange(D * P), seat] = LEARNER
-        seeds = EVAL_SEED + np.repeat(np.arange(D), P)
-        result = _play_seeded(cfg, net, kinds, seeds)
-        share = win_shares(result)[np.arange(D * P), seat].reshape(D, P).mean(axis=1)
+        seeds = first_seed + np.repeat(np.arange(D), P)
+        scores = playing.play(net, net, kinds, np.zeros((D * P, P), np.bool_), seeds, 0.0)["scores"]
+    finally:
+        if own:
+            playing.close()
+    return win_shares(scores)[np.arange(D * P), seat].reshape(D, P).mean(axis=1), scores
+
+
+def evaluate(cfg: SelfPlayConfig, net, playing: Any = None) -> dict[str, dict[str, float]]:
+    """The learner against each of `eval_opponents` on the evaluation deals (`deal_shares` from
+    `EVAL_SEED`): its mean win share, the standard error over deals (the P games of a deal
+    share their dice) and the mean scores."""
+    P, D = cfg.num_players, cfg.eval_deals
+    seat = np.tile(np.arange(P), D)
+    out = {}
+    for name in cfg.eval_opponents:
+        share, result = deal_shares(cfg, net, name, playing=playing)
         mine = result[np.arange(D * P), seat]
         theirs = (result.sum(axis=1) - mine) / (P - 1)
         out[name] = {"win_share": float(share.mean()), "se": float(share.std(ddof=1) / math.sqrt(D)),
                      "score": float(mine.mean()), "opponent_score": float(theirs.mean()), "games": D * P}
     return out
-
-
-def _play_seeded(cfg: SelfPlayConfig, net, kinds: np.ndarray, seeds: np.ndarray) -> np.ndarray:
-    """Final scores of games with the given seat kinds, game i dealt dice seed seeds[i]."""
-    variant = get_variant(cfg.variant)
-    P = cfg.num_players
-
-    def part(piece: tuple[int, int]):
-        start, n = piece
-        engine = BatchedQwixx(n, num_players=P, variant=cfg.variant, autoreset=False)
-        engine.reset(seed=[int(s) for s in seeds[start : start + n]])
-        rng = seeds[start : start + n].astype(np.uint64) * np.uint64(2) + np.uint64(1)
-        max_skip, worry = greedy_defaults(P)
-        policies = ScriptedPolicies(max_skip, worry, weights_array(), rng.copy())
-        none = np.zeros((0, net[0].shape[0]), np.float64)
-        play_games(engine.state, variant.tables, NO_HEURISTIC, net, net, kinds[start : start + n],
-                   np.zeros((n, P), np.bool_), 0.0, rng, policies, none, np.zeros(0, np.int64),
-                   np.zeros(0, np.int64), new_scratch(variant, P, net))
-        return engine.engine.scores()
-
-    with ThreadPoolExecutor(cfg.threads) as pool:
-        return np.concatenate(list(pool.map(part, _split(len(kinds), cfg.threads))))
 
 
 # --- training -------------------------------------------------------------------------------------
@@ -334,6 +378,7 @@ class SelfPlayRun:
     def __init__(self, cfg: SelfPlayConfig, out: str | os.PathLike[str], *, resume: bool = False,
                  say: Any = print):
         self.cfg, self.out, self.resume, self.say = cfg, Path(out), resume, say
+        self.playing: Any = None  # ThreadPlayers or RayPlayers while running
 
     def run(self) -> dict[str, Any]:
         import torch
@@ -348,8 +393,11 @@ class SelfPlayRun:
         snapshot = kernel_network(model)
         if self.resume and (out / "state.pt").is_file():
             saved = torch.load(out / "state.pt", weights_only=False)
-            if saved["config"] != cfg.to_dict():
-                raise ValueError(f"--resume: {out} was run with another config; start a new --out")
+            changed = sorted(k for k, v in cfg.to_dict().items()
+                             if k not in HOW_KEYS and saved["config"].get(k) != v)
+            if changed:
+                raise ValueError(f"--resume: {out} was run with other {changed}; start a new --out "
+                                 f"(only {list(HOW_KEYS)} may change on resume)")
             model.load_state_dict(saved["model"])
             optimizer.load_state_dict(saved["optimizer"])
             snapshot = tuple(saved["snapshot"])
@@ -360,6 +408,14 @@ class SelfPlayRun:
         write_atomically(out / "config.json", (json.dumps(cfg.to_dict(), indent=1) + "\n").encode())
         budget = cfg.hours * 3600.0
         t0 = time.perf_counter() - state["seconds"]
+        self.playing = players(cfg)  # runners start inside the wall time they cost
+        try:
+            return self._rounds(model, optimizer, snapshot, state, t0, budget)
+        finally:
+            self.playing.close()
+
+    def _rounds(self, model, optimizer, snapshot, state: dict[str, Any], t0: float, budget: float) -> dict[str, Any]:
+        cfg, out = self.cfg, self.out
         while state["round"] < cfg.rounds and time.perf_counter() - t0 < budget:
             k = state["round"]
             net = kernel_network(model)
@@ -370,8 +426,8 @@ class SelfPlayRun:
             kinds, records = round_kinds(cfg, k)
             first_seed = (cfg.seed + 1) * TRAIN_SEED_STRIDE + state["games"]
             tp = time.perf_counter()
-            data = play(cfg, net, snapshot, kinds, records, first_seed, cfg.explore)
-            y = td_labels(net, data["x"], data["share"].astype(np.float32), data["game"], data["seat"], cfg.td_lambda)
+            data = self.playing.play(net, snapshot, kinds, records, first_seed + np.arange(cfg.games), cfg.explore)
+            y = data["y"]
             tp = time.perf_counter() - tp
             loss = train_round(model, optimizer, data["x"], y, cfg, cfg.seed * 100_000 + k)
             state["round"] = k + 1
@@ -398,7 +454,7 @@ class SelfPlayRun:
         if state["curve"] and state["curve"][-1]["round"] == state["round"]:
             return  # this round is evaluated already (a resumed or finished run)
         te = time.perf_counter()
-        result = evaluate(self.cfg, net)
+        result = evaluate(self.cfg, net, self.playing)
         row = {"round": state["round"], "minutes": round((time.perf_counter() - t0) / 60, 2),
                "decisions": state["decisions"], "games": state["games"],
                "eval_seconds": round(time.perf_counter() - te, 1),
@@ -428,10 +484,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hours", type=float, help="overrides the config's wall-time budget")
     ap.add_argument("--rounds", type=int, help="overrides the config's rounds")
     ap.add_argument("--threads", type=int, help="overrides the config's threads")
+    ap.add_argument("--runners", type=int, help="overrides the config's runners (Ray actors; 0: this process)")
     a = ap.parse_args(argv)
     try:
         cfg = load_config(a.config)
-        overrides = {k: getattr(a, k) for k in ("seed", "hours", "rounds", "threads") if getattr(a, k) is not None}
+        overrides = {k: getattr(a, k) for k in ("seed", "hours", "rounds", "threads", "runners")
+                     if getattr(a, k) is not None}
         cfg = dataclasses.replace(cfg, **overrides) if overrides else cfg
     except (ValueError, OSError) as err:
         print(f"error: {err}", flush=True)
