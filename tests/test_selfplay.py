@@ -109,6 +109,28 @@ def test_the_shipped_selfplay_configs_load_and_name_no_teacher():
     for name in names:
         cfg = selfplay.load_config(name)
         assert cfg.name == name and set(cfg.eval_opponents) <= {"random", "greedy", "heuristic"}
+        # the one experiment that starts from a pretrained policy says so in its name
+        assert (cfg.start_policy is None) == ("from_ppo" not in name)
+
+
+def test_a_start_policy_is_a_pretrained_network_of_the_runs_table():
+    for bot in ("heuristic", "rollout", "greedy"):
+        with pytest.raises(ValueError, match=rf"start_policy: got '{bot}'; expected a pretrained policy checkpoint"):
+            selfplay.config_from_dict({"name": "x", "start_policy": bot})
+    with pytest.raises(ValueError, match=r"start_policy: got 'ppo-classic-3p', a policy for classic with 3 player"):
+        selfplay.start_policy("ppo-classic-3p", "classic", 2)
+
+
+def test_the_start_rounds_record_the_policys_games_labelled_with_who_won():
+    """ppo-classic-2p in every seat of 6 games: every roll start of both seats is recorded,
+    labelled with its seat's win share, and the decisions are the policy's."""
+    width = plain_num_features(2)
+    data = selfplay.play_policy_part("classic", 2, "ppo-classic-2p", np.arange(40, 46), width)
+    assert data["x"].shape[1] == width and len(data["x"]) == len(data["y"]) > 6 * 2 * 10
+    assert set(np.unique(data["y"])) <= {0.0, 0.5, 1.0}
+    # a game's rows of both seats: the two labels sum to one (a win and a loss, or two halves)
+    assert abs(float(data["y"].mean()) - 0.5) < 1e-6
+    assert data["decisions"] > 6 * 40 and data["scores"].shape == (6, 2)
 
 
 def test_a_bad_config_is_one_line_and_exit_status_2(tmp_path, capsys):

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import math
 import os
@@ -48,11 +49,15 @@ import numpy as np
 
 from qwixx_env import extras
 from qwixx_env.arena.stats import win_shares
+from qwixx_env.core.compile import kernel
+from qwixx_env.core.state import OVER
 from qwixx_env.core.variant import get_variant, variant_names
 from qwixx_env.envs.batched import BatchedQwixx
 from qwixx_env.files import write_atomically
+from qwixx_env.nets.policy import NumpyPolicy
 from qwixx_env.nets.win_chance import write_win_chance
 from qwixx_env.policies.heuristic import weights_array
+from qwixx_env.policies.recorded import record_roll_start
 from qwixx_env.policies.scratch import new_scratch
 from qwixx_env.policies.scripted import POLICY_NAMES, ScriptedPolicies, greedy_defaults
 from qwixx_env.policies.selfplay import LEARNER, SCRIPTED, SNAPSHOT, play_games
@@ -97,6 +102,11 @@ class SelfPlayConfig:
     eval_deals: int = 500  # each played with seats swapped: P games a deal, a lineup
     eval_opponents: tuple[str, ...] = ("random", "greedy", "heuristic")
     threads: int = 2  # in this process, when runners is 0
+    # Not teacher-free: the first start_rounds rounds' games are played by this pretrained policy
+    # network (a checkpoint's name or path) in every seat, their positions labelled with who won
+    # (the learner learns to rate its play), then the learner plays itself as from scratch.
+    start_policy: str | None = None
+    start_rounds: int = 10
     runners: int = 0  # Ray actors playing each round's games and evaluations (the rllib extra); 0: none
     ray_address: str | None = None  # a running Ray cluster for the runners; None: a local Ray
 
@@ -113,6 +123,14 @@ class SelfPlayConfig:
             value = getattr(self, field)
             if type(value) is not int or value < low:
                 raise bad(field, f"an integer of at least {low}")
+        if self.start_policy is not None:
+            if not isinstance(self.start_policy, str) or not self.start_policy:
+                raise bad("start_policy", "null or a pretrained policy checkpoint's name or path")
+            if self.start_policy in POLICY_NAMES or self.start_policy in ("rollout", "afterstate", "solo_optimal"):
+                raise bad("start_policy", "a pretrained policy checkpoint (e.g. 'ppo-classic-2p'); a scripted or "
+                          "search bot is a teacher, which the self-play learner does not take")
+        if type(self.start_rounds) is not int or self.start_rounds < 1:
+            raise bad("start_rounds", "an integer of at least 1")
         if type(self.runners) is not int or not 0 <= self.runners <= 256:
             raise bad("runners", "an integer from 0 (play in this process) to 256 (Ray actors)")
         if self.ray_address is not None and (not isinstance(self.ray_address, str) or not self.ray_address):
@@ -252,6 +270,65 @@ def join_parts(parts: list[dict[str, Any]]) -> dict[str, Any]:
             "scores": np.concatenate([p["scores"] for p in parts]), "decisions": sum(p["decisions"] for p in parts)}
 
 
+@kernel()
+def record_new_rolls(st, tb, plain, last_roll, records, feats, rows_game, rows_seat, n, ws):
+    """For games stepped from Python (`play_policy_part`): every live game whose roll changed
+    since `last_roll` has the plain features of its roll start written from the sides in
+    `records`, as `policies.selfplay.play_games` writes them, and `last_roll` is brought up to
+    date. Returns the rows written so far."""
+    for b in range(st.phase.shape[0]):
+        if st.phase[b] != OVER and st.roll[b] != last_roll[b]:
+            last_roll[b] = st.roll[b]
+            n = record_roll_start(st, tb, b, plain, records, feats, rows_game, rows_seat, n, ws)
+    return n
+
+
+@functools.lru_cache(maxsize=4)
+def start_policy(name: str, variant: str, num_players: int) -> NumpyPolicy:
+    """A pretrained policy network for the start rounds, checked against the run's table."""
+    policy = NumpyPolicy.load(name)
+    if (policy.variant, policy.num_players) != (variant, num_players):
+        raise ValueError(f"start_policy: got {name!r}, a policy for {policy.variant} with {policy.num_players} "
+                         f"player(s); the run plays {variant} with {num_players}")
+    return policy
+
+
+def play_policy_part(variant: str, num_players: int, policy_name: str, seeds: np.ndarray, width: int) -> dict[str, Any]:
+    """Play one game per seed with the pretrained policy `policy_name` in every seat (its
+    deterministic action, `nets.NumpyPolicy`), every seat's roll starts recorded; each row is
+    labelled with its seat's win share of the game (lambda = 1: the value of that policy's
+    play). The same return as `play_part` (``decisions``: the policy's)."""
+    policy = start_policy(policy_name, variant, num_players)
+    table = get_variant(variant)
+    n = len(seeds)
+    engine = BatchedQwixx(n, num_players=num_players, variant=variant, autoreset=False)
+    obs, masks = engine.reset(seed=[int(s) for s in seeds])
+    cap = n * num_players * 80 + 1
+    feats = np.zeros((cap, width), np.float64)
+    rows_game = np.zeros(cap, np.int64)
+    rows_seat = np.zeros(cap, np.int64)
+    last_roll = np.full(n, -1, np.int64)
+    records = np.ones((n, num_players), np.bool_)
+    sizer = (np.zeros((width, 1)), np.zeros(1), np.zeros((1, 1)), np.zeros(1), np.zeros((1, 1)), np.zeros(1))
+    ws = new_scratch(table, num_players, sizer)
+    rows, decisions = 0, 0
+    actions = np.zeros(n, np.int64)
+    while True:
+        rows = record_new_rolls(engine.state, table.tables, NO_HEURISTIC, last_roll, records, feats, rows_game,
+                                rows_seat, rows, ws)
+        live = engine.state.phase != OVER
+        if not live.any():
+            break
+        actions[:] = 0
+        actions[live] = policy(obs[live], masks[live])
+        obs, masks, _, _ = engine.step(actions)
+        decisions += int(live.sum())
+    scores = engine.engine.scores()
+    share = win_shares(scores)[rows_game[:rows], rows_seat[:rows]]
+    return {"x": feats[:rows].astype(np.float32), "y": share.astype(np.float32), "scores": scores,
+            "decisions": decisions}
+
+
 class ThreadPlayers:
     """Plays a round's games in this process, cut into `threads` parts played at once (the
     kernels release the GIL)."""
@@ -270,6 +347,15 @@ class ThreadPlayers:
                              seeds[a : a + n], explore, cfg.td_lambda)
 
         return join_parts(list(self.pool.map(part, split(len(kinds), cfg.threads))))
+
+    def play_policy(self, policy_name: str, seeds: np.ndarray, width: int) -> dict[str, Any]:
+        cfg = self.cfg
+
+        def part(piece: tuple[int, int]) -> dict[str, Any]:
+            a, n = piece
+            return play_policy_part(cfg.variant, cfg.num_players, policy_name, seeds[a : a + n], width)
+
+        return join_parts(list(self.pool.map(part, split(len(seeds), cfg.threads))))
 
     def close(self) -> None:
         self.pool.shutdown()
@@ -426,7 +512,13 @@ class SelfPlayRun:
             kinds, records = round_kinds(cfg, k)
             first_seed = (cfg.seed + 1) * TRAIN_SEED_STRIDE + state["games"]
             tp = time.perf_counter()
-            data = self.playing.play(net, snapshot, kinds, records, first_seed + np.arange(cfg.games), cfg.explore)
+            seeds = first_seed + np.arange(cfg.games)
+            if cfg.start_policy is not None and k < cfg.start_rounds:
+                data = self.playing.play_policy(cfg.start_policy, seeds, net[0].shape[0])
+                state["start_decisions"] = state.get("start_decisions", 0) + data["decisions"]
+                data["decisions"] = 0  # the start policy's, not the learner's
+            else:
+                data = self.playing.play(net, snapshot, kinds, records, seeds, cfg.explore)
             y = data["y"]
             tp = time.perf_counter() - tp
             loss = train_round(model, optimizer, data["x"], y, cfg, cfg.seed * 100_000 + k)
@@ -442,7 +534,9 @@ class SelfPlayRun:
             self._save(model, optimizer, snapshot, state)
         self._evaluate(kernel_network(model), state, t0, final=True)
         self._save(model, optimizer, snapshot, state)
-        meta = {"teacher": None, "learner": "self-play TD(lambda) on afterstates (qwixx_env.training.selfplay)",
+        teacher = None if cfg.start_policy is None else (
+            f"{cfg.start_policy} (played every seat of the first {cfg.start_rounds} rounds)")
+        meta = {"teacher": teacher, "learner": "self-play TD(lambda) on afterstates (qwixx_env.training.selfplay)",
                 "config": cfg.to_dict(), "rounds": state["round"], "games": state["games"],
                 "decisions": state["decisions"], "minutes": round(state["seconds"] / 60, 1),
                 "final_evaluation": state["curve"][-1]}

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import ray
 
-from qwixx_env.training.selfplay import SelfPlayConfig, join_parts, play_part, split
+from qwixx_env.training.selfplay import SelfPlayConfig, join_parts, play_part, play_policy_part, split
 
 OBJECT_STORE_MB = 512
 """A local Ray's object store: a round's positions (about 55 MB at 2 players, 4,000 games) twice."""
@@ -47,6 +47,9 @@ class SelfPlayRunner:
         learner, snapshot = (tuple(np.array(a) for a in net) for net in (learner, snapshot))
         return play_part(self.variant, self.num_players, learner, snapshot, np.array(kinds), np.array(records),
                          np.array(seeds), explore, self.td_lambda)
+
+    def play_policy(self, policy_name: str, seeds: np.ndarray, width: int) -> dict[str, Any]:
+        return play_policy_part(self.variant, self.num_players, policy_name, np.array(seeds), width)
 
     def node(self) -> str:
         """The Ray node this actor runs on."""
@@ -82,6 +85,11 @@ class RayPlayers:
         futures = [actor.play.remote(learner_ref, snapshot_ref, kinds[a : a + n], records[a : a + n],
                                      seeds[a : a + n], explore)
                    for actor, (a, n) in zip(self.actors, split(len(kinds), len(self.actors)))]
+        return join_parts(ray.get(futures))
+
+    def play_policy(self, policy_name: str, seeds: np.ndarray, width: int) -> dict[str, Any]:
+        futures = [actor.play_policy.remote(policy_name, seeds[a : a + n], width)
+                   for actor, (a, n) in zip(self.actors, split(len(seeds), len(self.actors)))]
         return join_parts(ray.get(futures))
 
     def close(self) -> None:
