@@ -260,3 +260,22 @@ def test_each_shipped_selfplay_network_is_a_bot_that_saw_no_teacher(name):
 def test_a_selfplay_bot_refuses_another_table():
     with pytest.raises(ValueError, match=r"num_players: got 3; selfplay-classic-2p plays num_players=2 only"):
         bots.make("selfplay-classic-2p", num_players=3)
+
+
+def test_a_selfplay_network_refuses_rules_it_did_not_learn_under(tmp_path):
+    """A Longo network learned with the lucky cross as a bonus refuses 'instead'; any network
+    refuses a score table other than its sheet's."""
+    from qwixx_env.bots.selfplay import SelfPlayNetwork
+    from qwixx_env.core.options import TableOptions
+
+    width = plain_num_features(2, 4)
+    net = (np.zeros((width, 4)), np.zeros(4), np.zeros((4, 2)), np.zeros(2), np.zeros((2, 1)), np.zeros(1))
+    write_win_chance(tmp_path / "selfplay-longo-2p", net, variant="longo", num_players=2, meta={}, features="plain")
+    network = SelfPlayNetwork(tmp_path / "selfplay-longo-2p")
+    network.check_table(TableOptions(variant="longo", num_players=2))
+    with pytest.raises(ValueError, match=r"lucky: got 'instead'; selfplay-longo-2p plays lucky='bonus' only"):
+        network.check_table(TableOptions(variant="longo", num_players=2, lucky="instead"))
+    table = TableOptions(variant="longo", num_players=2, score_table=tuple(range(0, 30)))
+    with pytest.raises(ValueError, match=r"score_table: got .*plays the sheet's own score table only"):
+        network.check_table(table)
+    assert network.arrays() is network.arrays()  # read once

@@ -36,10 +36,10 @@ class SelfPlayBot(AfterstateBot):
         super().__init__(table, seed=seed)
 
     def check_table(self, table: TableOptions) -> None:  # type: ignore[override]
-        SelfPlayNetwork(self._path).check_table(table)
+        network(self._path).check_table(table)
 
     def network(self, table: TableOptions):
-        return SelfPlayNetwork(self._path).arrays(), NO_HEURISTIC
+        return network(self._path).arrays(), NO_HEURISTIC
 
 
 class SelfPlayNetwork:
@@ -48,16 +48,24 @@ class SelfPlayNetwork:
 
     def __init__(self, path: Path):
         self.path = path  # without suffix
+        self._read: tuple[dict, dict] | None = None
+        self._arrays: tuple | None = None
 
     def spec_and_arrays(self):
-        spec, arrays = read(*json_and_npz(self.path), kind=WIN_CHANCE)
-        if spec.get("features") != "plain":
-            raise ValueError(f"{self.path}: features: got {spec.get('features', 'heuristic')!r}; a self-play network "
-                             "reads the plain features")
-        return spec, arrays
+        """The checked file, read once."""
+        if self._read is None:
+            spec, arrays = read(*json_and_npz(self.path), kind=WIN_CHANCE)
+            if spec.get("features") != "plain":
+                raise ValueError(f"{self.path}: features: got {spec.get('features', 'heuristic')!r}; a self-play "
+                                 "network reads the plain features")
+            self._read = spec, arrays
+        return self._read
 
     def arrays(self):
-        return kernel_arrays(*self.spec_and_arrays())
+        """The network as the kernels take it (made once; every bot of this network shares it)."""
+        if self._arrays is None:
+            self._arrays = kernel_arrays(*self.spec_and_arrays())
+        return self._arrays
 
     def default_table(self) -> TableOptions:
         spec, _ = self.spec_and_arrays()
@@ -70,6 +78,13 @@ class SelfPlayNetwork:
             if getattr(table, option) != getattr(own, option):
                 raise ValueError(f"{option}: got {getattr(table, option)!r}; {self.path.name} plays "
                                  f"{option}={getattr(own, option)!r} only (the table it learned on)")
+        # the learner plays its variant's own rules: Longo's lucky cross as a bonus, the sheet's score table
+        if table.lucky != "bonus":
+            raise ValueError(f"lucky: got {table.lucky!r}; {self.path.name} plays lucky='bonus' only (the rule it "
+                             "learned under)")
+        if table.score_table is not None:
+            raise ValueError(f"score_table: got {table.score_table!r}; {self.path.name} plays the sheet's own score "
+                             "table only (the one it learned under)")
         width = plain_num_features(table.num_players, table.rules.num_rows)
         if width != self.arrays()[0].shape[0]:
             raise ValueError(f"{self.path.name}: reads {self.arrays()[0].shape[0]} features; this table has {width}")
@@ -83,5 +98,15 @@ def shipped() -> list[str]:
     return sorted(p.name[: -len(".json")] for p in networks_dir().glob(f"{PREFIX}*.json"))
 
 
+_NETWORKS: dict[Path, SelfPlayNetwork] = {}
+
+
+def network(path: Path) -> SelfPlayNetwork:
+    """The one `SelfPlayNetwork` of a file in this process (its file is read once)."""
+    if path not in _NETWORKS:
+        _NETWORKS[path] = SelfPlayNetwork(path)
+    return _NETWORKS[path]
+
+
 for _name in shipped():
-    registry.register(_name, SelfPlayNetwork(networks_dir() / _name))
+    registry.register(_name, network(networks_dir() / _name))
