@@ -53,6 +53,9 @@ def simulated_cluster(nodes: int):
     """A Ray cluster on this machine: a head with no CPU (the driver's) and `nodes` one-CPU nodes."""
     from ray.cluster_utils import Cluster
 
+    # Ray starts its workers at niceness 15 (its RAY_worker_niceness), below any other job on the
+    # machine; the arms must compete for the cores alike, as the one-process arm (niceness 0) does.
+    os.environ["RAY_worker_niceness"] = "0"
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "object_store_memory": 400 * 2**20})
     for _ in range(nodes):
         cluster.add_node(num_cpus=1, object_store_memory=200 * 2**20)

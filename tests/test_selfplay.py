@@ -279,3 +279,26 @@ def test_a_selfplay_network_refuses_rules_it_did_not_learn_under(tmp_path):
     with pytest.raises(ValueError, match=r"score_table: got .*plays the sheet's own score table only"):
         network.check_table(table)
     assert network.arrays() is network.arrays()  # read once
+
+
+def test_a_selfplay_run_folder_is_a_bot_spec_for_the_arena_and_the_bench(tmp_path):
+    """`qwixx arena runs/sp heuristic`, `qwixx bench runs/sp`: the run's final network plays
+    as a self-play bot (its table the network's), where a policy checkpoint's path plays PPO."""
+    from qwixx_env.arena import run_arena
+    from qwixx_env.bots.specs import as_spec, make_bot
+    from qwixx_env.bots.selfplay import SelfPlayBot
+    from qwixx_env.core.options import TableOptions
+
+    width = plain_num_features(2)
+    rng = np.random.default_rng(0)
+    net = (rng.normal(size=(width, 8)), np.zeros(8), rng.normal(size=(8, 4)), np.zeros(4), rng.normal(size=(4, 1)),
+           np.zeros(1))
+    (tmp_path / "sp").mkdir()
+    write_win_chance(tmp_path / "sp" / "final", net, variant="classic", num_players=2, meta={}, features="plain")
+    spec = as_spec(str(tmp_path / "sp"))
+    assert spec.label == "sp/final" and spec.default_table() == TableOptions(num_players=2)
+    assert isinstance(make_bot(spec, TableOptions(num_players=2), seed=0), SelfPlayBot)
+    with pytest.raises(ValueError, match=r"num_players: got 3; final plays num_players=2 only"):
+        make_bot(spec, TableOptions(num_players=3), seed=0)
+    result = run_arena([str(tmp_path / "sp"), "random"], num_players=2, games=4, seed=1, workers=1)
+    assert result.bots[0]["games"] == 8  # each of the 4 deals in both seats

@@ -15,12 +15,15 @@ Every shipped network is registered under its file's name; it plays that table o
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 from qwixx_env.bots import registry
 from qwixx_env.bots.afterstate import AfterstateBot
 from qwixx_env.core.options import TableOptions
-from qwixx_env.nets.checkpoint import WIN_CHANCE, json_and_npz, read
+from qwixx_env.nets.checkpoint import MAX_JSON_BYTES, WIN_CHANCE, WIN_CHANCE_FORMAT, json_and_npz, read
+from qwixx_env.nets.installed import resolve
 from qwixx_env.nets.win_chance import kernel_arrays, networks_dir
 from qwixx_env.policies.value import NO_HEURISTIC, plain_num_features
 
@@ -91,6 +94,22 @@ class SelfPlayNetwork:
 
     def __call__(self, table: TableOptions | None = None, *, seed: int | None = None) -> SelfPlayBot:
         return SelfPlayBot(self.path, self.default_table() if table is None else table, seed=seed)
+
+
+def selfplay_file(name_or_path: str | os.PathLike[str]) -> Path | None:
+    """The network (path without suffix) if `name_or_path`, a checkpoint's path or a run folder
+    (`nets.installed.resolve`), is a self-play network file (a win-chance network over the
+    plain features, what ``qwixx-train --engine selfplay`` writes as ``final``); else None."""
+    try:
+        json_path, _ = resolve(name_or_path)
+        if not json_path.is_file() or json_path.stat().st_size > MAX_JSON_BYTES:
+            return None
+        head = json.loads(json_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, TypeError):
+        return None
+    if isinstance(head, dict) and head.get("format") == WIN_CHANCE_FORMAT and head.get("features") == "plain":
+        return json_path.with_suffix("")
+    return None
 
 
 def shipped() -> list[str]:

@@ -9,7 +9,8 @@ play page and OpenSpiel's and RLlib's bots all take the same strings:
 - an installed checkpoint's name (``"ppo-classic-2p"``; each is a registered bot too);
 - a checkpoint file's path, with or without ``.json`` (``"runs/my2p/final"``,
   ``"/abs/runs/my2p/final.json"``), or a training run's folder, meaning its final policy
-  (``"runs/my2p"``; an RLlib run's folder means its exported ``policy``). Text with a path
+  (``"runs/my2p"``; an RLlib run's folder means its exported ``policy``; a self-play run's,
+  ``qwixx-train --engine selfplay``, its network). Text with a path
   separator or a ``.json``/``.npz`` ending before any colon is a path.
 
 In Python a spec may also be a ``(name, params)`` pair or a factory ``factory(*, table, seed)
@@ -35,7 +36,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from qwixx_env.bots import registry
+from qwixx_env.bots import registry, selfplay
 from qwixx_env.bots.pretrained import PretrainedBot, checkpoint_table, load
 from qwixx_env.bots.registry import table_with
 from qwixx_env.core.checks import check_seed
@@ -65,6 +66,9 @@ class BotSpec:
         default for its name (`registry.default_table`: classic with 2 players for the
         scripted bots)."""
         if self.path is not None:
+            network = selfplay.selfplay_file(self.path)
+            if network is not None:
+                return selfplay.network(network).default_table()
             return checkpoint_table(NumpyPolicy.load(self.path))
         if self.name is not None:
             return registry.default_table(self.name)
@@ -93,7 +97,8 @@ def make_bot(spec: BotSpec | str | Any, table: TableOptions, seed: int | None = 
     if lucky is not None and table.rules.lucky_count:  # the bot's own parameter wins over the game's
         table = dataclasses.replace(table, lucky=lucky)
     if spec.path is not None:
-        bot = load(spec.path, table, seed=seed)
+        network = selfplay.selfplay_file(spec.path)  # a self-play run's network, or a policy checkpoint
+        bot = selfplay.network(network)(table, seed=seed) if network is not None else load(spec.path, table, seed=seed)
         bot.name = spec.label  # tables tell runs apart by it, not by the file's stem "final"
         return bot
     if spec.factory is not None:
