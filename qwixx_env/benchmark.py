@@ -20,10 +20,12 @@ bonus) and ``longo-instead-4p/v1``) fixes everything that makes a figure compara
   plays a benchmark deal. The numbers of deals (`Protocol.deals`, `Protocol.harder_deals`)
   give the heuristic lineup's win share a 95% interval of about ±1.5 points at parity.
 - **the figures**: the agent's win share (a k-way tie for the top score counts 1/k) with its
-  95% Wilson interval, its mean margin (its score minus the best other score) and mean score,
-  each with its standard error; solo the mean score with its standard error and, in solo
-  classic, the regret to the exact optimum (`qwixx_env.solver`). The *headline* is the
-  heuristic lineup's win share, with parity 1/P beside it; solo the mean score.
+  95% interval, its mean margin (its score minus the best other score) and mean score, each
+  with its standard error, all clustered by deal (the seatings of a deal share its dice, so
+  errors are taken over deals: `qwixx_env.arena.stats.clustered_interval`); solo the mean
+  score with its standard error and, in solo classic, the regret to the exact optimum
+  (`qwixx_env.solver`). The *headline* is the heuristic lineup's win share, with parity 1/P
+  beside it; solo the mean score.
 
 An agent is a bot spec (``"greedy"``, ``"rollout:leaf=afterstate"``), an installed
 checkpoint's name, a checkpoint file, a training run's folder (a PPO run's ``final``, an
@@ -44,7 +46,7 @@ import os
 import platform
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,7 +55,7 @@ import numpy as np
 
 from qwixx_env import extras, solver
 from qwixx_env.arena import run_arena
-from qwixx_env.arena.stats import Z95, mean_and_se, wilson_interval, win_shares
+from qwixx_env.arena.stats import Z95, clustered_interval, mean_and_se, win_shares
 from qwixx_env.bots import BotSpec, make_bot, selfplay
 from qwixx_env.bots.specs import as_spec, check_params
 from qwixx_env.core.checks import check_int
@@ -77,6 +79,9 @@ ROLLOUT = BotSpec(label="rollout", name="rollout", params={"threads": 1})
 """The search bot of the harder lineup: the registry's `rollout` with its defaults; one thread,
 since the arena's workers already fill the cores (its choices do not depend on the threads)."""
 HEURISTIC = "heuristic"
+ERRORS = "by deal"
+"""The ``errors`` entry of a lineup's figures: its standard errors and intervals are clustered by
+deal. Results written before it (no ``errors``) treat every game as independent (Wilson)."""
 
 
 @dataclass(frozen=True)
@@ -454,12 +459,14 @@ def machine() -> dict[str, Any]:
 
 
 def figures(result: Any, proto: Protocol) -> dict[str, Any]:
-    """The agent's figures (bot 0 of an `ArenaResult`) in the protocol's terms."""
+    """The agent's figures (bot 0 of an `ArenaResult`) in the protocol's terms. The seatings of
+    a deal share its dice, so every error is taken over deals: a standard error is that of the
+    per-deal means, an interval `clustered_interval`'s."""
     seat_bots, scores = result.seat_bots, result.games.scores
     mine = seat_bots == 0
-    agent_scores = scores[mine]
-    score, score_se = mean_and_se(agent_scores)
-    out: dict[str, Any] = {"games": int(mine.sum()), "score_mean": score, "score_se": score_se}
+    agent_scores = scores[mine]  # game order, one seat a game: deal by deal
+    score, score_se = mean_and_se(_per_deal(result, agent_scores))
+    out: dict[str, Any] = {"games": int(mine.sum()), "errors": ERRORS, "score_mean": score, "score_se": score_se}
     if proto.players == 1:
         if proto.table.variant == "classic":
             optimum = float(solver.load_table("classic").root)
@@ -469,16 +476,27 @@ def figures(result: Any, proto: Protocol) -> dict[str, Any]:
     wins = float(shares[mine].sum())
     n = out["games"]
     best_other = np.where(mine, np.iinfo(np.int64).min, scores).max(axis=1)  # the agent has one seat a game
-    margin, margin_se = mean_and_se(agent_scores - best_other)
-    out.update(win_share=wins / n, win_interval=list(wilson_interval(wins, n)), margin_mean=margin,
+    margin, margin_se = mean_and_se(_per_deal(result, agent_scores - best_other))
+    out.update(win_share=wins / n, win_interval=_deal_interval(result, shares, 0), margin_mean=margin,
                margin_se=margin_se)
     # the bots beside it, by label: their win share in these games
     out["others"] = [
-        {"label": row["label"], "win_share": row["win_rate"], "win_interval": row["win_interval"],
+        {"label": row["label"], "win_share": row["win_rate"], "win_interval": _deal_interval(result, shares, b),
          "score_mean": row["score_mean"]}
-        for row in result.bots[1:]
+        for b, row in enumerate(result.bots) if b > 0
     ]
     return out
+
+
+def _per_deal(result: Any, values: np.ndarray) -> np.ndarray:
+    """Per-game values in game order -> their mean in each deal (a deal's games run together)."""
+    return values.reshape(result.deals, -1).mean(axis=1)
+
+
+def _deal_interval(result: Any, shares: np.ndarray, bot: int) -> list[float]:
+    """Bot `bot`'s 95% win-share interval, clustered by deal: the seatings of a deal share its
+    dice (`clustered_interval`). Games run deal by deal, each deal seating a bot equally often."""
+    return list(clustered_interval(shares[result.seat_bots == bot].reshape(result.deals, -1)))
 
 
 def headline(out: dict[str, Any], proto: Protocol) -> dict[str, Any] | None:
@@ -551,10 +569,12 @@ def leaderboard_markdown(records: Sequence[dict[str, Any]], source: str = "../be
         "protocols and how to enter your own agent). Each section is one protocol: the agent plays every seat",
         "in turn beside `heuristic` (the headline: its win share, with parity 1/P), then beside the `rollout`",
         "search bot (the harder lineup, fewer games), on reserved dice that no training run uses. A win share",
-        "is shown with its 95% Wilson interval, margin (the agent's score minus the best other score) and score",
+        "is shown with its 95% interval, margin (the agent's score minus the best other score) and score",
         "with their standard errors; solo tables show the mean score and, in classic, the regret to the exact",
         "optimum. `rollout` itself is left out as an agent: in every seat of a table's 3,000 to 4,000 games it",
         "would take hours (docs/baselines.md has its figures).",
+        "",
+        _errors_note(r for rows in by_table.values() for r, _ in rows),
         "",
         "This page is generated from the results files by `python benchmarks/leaderboard.py page`; each agent's",
         "row links its file. Rerun an agent with `qwixx bench AGENT --all`.",
@@ -609,6 +629,20 @@ def leaderboard_markdown(records: Sequence[dict[str, Any]], source: str = "../be
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
     return "\n".join(out)
+
+
+def _errors_note(results: Iterable[dict[str, Any]]) -> str:
+    """What the leaderboard's errors are: clustered by deal (`ERRORS`) or, in results written
+    before, naive (every game independent, a Wilson interval)."""
+    kinds = {f.get("errors") for r in results for f in r["lineups"].values()}
+    clustered = "Errors and intervals are clustered by deal (the seatings of a deal share its dice)"
+    naive = ("Errors and intervals treat every game as independent (a Wilson interval), though the seatings of a "
+             "deal share its dice: at 4 and 5 players they are somewhat too narrow")
+    if kinds == {ERRORS}:
+        return clustered + "."
+    if ERRORS not in kinds:
+        return naive + "; a rerun clusters them by deal."
+    return f"{clustered} in results files with an `errors` entry. {naive} in the others."
 
 
 def strip(result: dict[str, Any]) -> dict[str, Any]:

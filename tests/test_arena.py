@@ -29,6 +29,7 @@ from qwixx_env.arena import (
     win_shares,
 )
 from qwixx_env.arena.report import arena_figure
+from qwixx_env.arena.stats import clustered_interval
 from qwixx_env.core.options import TableOptions
 
 from conftest import play_game
@@ -178,6 +179,36 @@ def test_wilson_interval_is_exact_at_no_wins_and_all_wins():
 def test_wilson_interval_needs_a_game():
     with pytest.raises(ValueError, match="n: got 0"):
         wilson_interval(0, 0)
+
+
+def test_clustered_interval_counts_a_deal_whose_seatings_agree_as_about_one_game():
+    # 5 players, 4 deals, the bot in every seat of each: it wins all 5 seatings of deals 0
+    # and 2 and none of 1 and 3. p = 0.5; per-deal means 1, 0, 1, 0: s² = 1/3, se² = 1/12,
+    # n_eff = p(1-p)/se² = 3: the Wilson interval of 1.5 wins in 3 games, not 10 in 20.
+    shares = np.array([[1.0] * 5, [0.0] * 5, [1.0] * 5, [0.0] * 5])
+    low, high = clustered_interval(shares)
+    assert (low, high) == pytest.approx(wilson_interval(1.5, 3))
+    naive_low, naive_high = wilson_interval(10, 20)
+    assert high - low > 1.5 * (naive_high - naive_low)
+
+
+def test_clustered_interval_of_independent_looking_games_is_the_wilson_one():
+    # 2 seatings a deal, 8 deals. Per-deal means 1, 1, .5, .5, .5, .5, 0, 0: p = .5,
+    # s² = (4 · .25)/7 = 1/7, se² = 1/56, n_eff = .25 · 56 = 14 (16 games)
+    shares = np.array([[1, 1], [1, 1], [1, 0], [0, 1], [1, 0], [0, 1], [0, 0], [0, 0]], float)
+    assert clustered_interval(shares) == pytest.approx(wilson_interval(7, 14))
+
+
+def test_clustered_interval_without_a_spread_counts_each_deal_once():
+    # no win in 4 deals of 5 seatings: n_eff is the 4 deals, not the 20 games
+    assert clustered_interval(np.zeros((4, 5))) == pytest.approx(wilson_interval(0, 4))
+    assert clustered_interval(np.ones((1, 3))) == pytest.approx(wilson_interval(1, 1))
+
+
+@pytest.mark.parametrize("shares", [np.zeros(4), np.zeros((0, 2))])
+def test_clustered_interval_needs_deals_by_games(shares):
+    with pytest.raises(ValueError, match=r"shares: got an array of shape"):
+        clustered_interval(shares)
 
 
 def test_mean_and_standard_error():

@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from qwixx_env import benchmark
@@ -99,3 +100,43 @@ def test_an_sb3_maskable_ppo_zip_is_an_agent_and_a_table_it_cannot_read_is_refus
         benchmark.run(str(path), "longo-2p", workers=1, limit=1)
     with pytest.raises(ValueError, match=r"no such file"):
         benchmark.run(str(tmp_path / "missing.zip"), "classic-2p", workers=1, limit=1)
+
+
+def _five_player_result(agent_wins_deal):
+    """An `ArenaResult` by hand: 5 players, the agent (bot 0) and four others in the 5
+    seatings of each deal; in a deal the agent wins every seating or none (scores 50 or 10,
+    the others 30)."""
+    from qwixx_env.arena import ArenaResult, lineups
+    from qwixx_env.arena.play import GameArrays
+
+    seats = lineups(5, 5)
+    deals = len(agent_wins_deal)
+    scores = np.full((deals * len(seats), 5), 30, np.int64)
+    for game in range(len(scores)):
+        seat = seats[game % len(seats)].index(0)
+        scores[game, seat] = 50 if agent_wins_deal[game // len(seats)] else 10
+    games = GameArrays(scores=scores, penalties=np.zeros_like(scores), rolls=np.full(len(scores), 30))
+    rows = [{"label": "agent" if b == 0 else f"other{b}", "win_rate": None, "score_mean": None} for b in range(5)]
+    return ArenaResult(labels=[r["label"] for r in rows], lineups=seats, variant="classic", lucky="bonus",
+                       num_players=5, deals=deals, seed=0, games=games, bots=rows, head_to_head=None,
+                       timing={})
+
+
+def test_the_win_share_interval_is_clustered_by_deal():
+    # 4 deals, the agent wins all 5 seatings of deals 0 and 2: 10 wins in 20 games, but the
+    # per-deal means 1, 0, 1, 0 make it worth 1.5 wins in 3 independent games (n_eff = 3)
+    from qwixx_env.arena.stats import wilson_interval
+
+    f = benchmark.figures(_five_player_result([True, False, True, False]), benchmark.protocol("classic-5p"))
+    assert f["games"] == 20 and f["win_share"] == 0.5 and f["errors"] == "by deal"
+    assert f["win_interval"] == pytest.approx(wilson_interval(1.5, 3))
+    low, high = f["win_interval"]
+    naive_low, naive_high = wilson_interval(10, 20)
+    assert high - low > naive_high - naive_low
+    # the margin's error too is over the 4 deals (+20, -20, +20, -20), not the 20 games
+    assert f["margin_mean"] == 0 and f["margin_se"] == pytest.approx(np.std([20, -20, 20, -20], ddof=1) / 2)
+    # the others (each in one seat a deal) lose the deals the agent wins, and share a 4-way tie
+    # (30 each) in the others: per-deal means 0, 1/4, 0, 1/4, p = 1/8, s² = 1/48, se² = 1/192,
+    # n_eff = (1/8)(7/8) · 192 = 21
+    assert [o["label"] for o in f["others"]] == ["other1", "other2", "other3", "other4"]
+    assert f["others"][0]["win_interval"] == pytest.approx(list(wilson_interval(21 / 8, 21)))

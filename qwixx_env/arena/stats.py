@@ -1,4 +1,4 @@
-"""The statistics of a tournament: shared wins, Wilson intervals, means, ratings.
+"""The statistics of a tournament: shared wins, Wilson intervals (plain and deal-clustered), means, ratings.
 
 Every function takes plain numbers or arrays, so each can be checked on hand-computed cases.
 """
@@ -43,7 +43,11 @@ def wilson_interval(wins: float, n: int, z: float = Z95) -> tuple[float, float]:
     """
     if n <= 0:
         raise ValueError(f"n: got {n!r}; expected at least one game")
-    p = wins / n
+    return _wilson(wins / n, n, z)
+
+
+def _wilson(p: float, n: float, z: float) -> tuple[float, float]:
+    """The Wilson interval at win rate `p` over `n` games (`n` may be an effective, fractional count)."""
     z2 = z * z
     denom = 1 + z2 / n
     centre = (p + z2 / (2 * n)) / denom
@@ -52,6 +56,31 @@ def wilson_interval(wins: float, n: int, z: float = Z95) -> tuple[float, float]:
     low = 0.0 if p <= 0 else max(0.0, centre - half)
     high = 1.0 if p >= 1 else min(1.0, centre + half)
     return low, high
+
+
+def clustered_interval(shares: np.ndarray, z: float = Z95) -> tuple[float, float]:
+    """The 95% interval of a win rate from games grouped by deal, the games of a deal sharing dice.
+
+    `shares` is (D, k): row d holds the bot's win shares in its k games of deal d (k the same
+    for every deal). The games of a deal are not independent, so the standard error is taken
+    over deals: se = s / sqrt(D), s the sample standard deviation (D - 1) of the D per-deal
+    mean shares. The interval is the Wilson interval (`wilson_interval`) at the win rate p and
+    the effective number of games n_eff = p(1 - p) / se² (Kish's design effect: n_eff is kD
+    when the games are independent, D when the k games of a deal always agree); where that is
+    undefined (one deal, p at 0 or 1, or every deal alike) n_eff is D, each deal counting as
+    one game.
+    """
+    x = np.asarray(shares, np.float64)
+    if x.ndim != 2 or x.size == 0:
+        raise ValueError(f"shares: got an array of shape {x.shape}; expected (deals, games per deal), both >= 1")
+    deals = x.shape[0]
+    p = float(x.mean())
+    n_eff = float(deals)
+    if deals > 1 and 0 < p < 1:
+        se = float(x.mean(axis=1).std(ddof=1)) / math.sqrt(deals)
+        if se > 0:
+            n_eff = p * (1 - p) / se**2
+    return _wilson(p, n_eff, z)
 
 
 def mean_and_se(values: Sequence[float] | np.ndarray) -> tuple[float, float | None]:
