@@ -29,9 +29,11 @@ bonus) and ``longo-instead-4p/v1``) fixes everything that makes a figure compara
 
 An agent is a bot spec (``"greedy"``, ``"rollout:leaf=afterstate"``), an installed
 checkpoint's name, a checkpoint file, a training run's folder (a PPO run's ``final``, an
-RLlib run's exported ``policy``), an SB3 ``MaskablePPO`` ``.zip`` (needs the train extra), a
-`BotSpec` (a bot factory included), or a Python callable from an observation (the AEC env's
-``{"observation", "action_mask"}``) to an action. Every agent is checked against the table
+RLlib run's exported ``policy``), an SB3 ``MaskablePPO`` ``.zip`` (needs the train extra;
+one that records its game, as `qwixx-train`'s do, is labelled by its run and checked as a
+checkpoint is: `qwixx_env.bots.sb3_zip`), a `BotSpec` (a bot factory included), or a
+Python callable from an observation (the AEC env's ``{"observation", "action_mask"}``) to an
+action. Every agent is checked against the table
 before any game: one that does not play it is refused with a `ValueError` saying what it
 plays. The figures depend only on the agent and the protocol: not on the machine or the
 number of workers (the agent must be deterministic, or seeded by the seed it is made with).
@@ -57,6 +59,8 @@ from qwixx_env import extras, solver
 from qwixx_env.arena import run_arena
 from qwixx_env.arena.stats import Z95, clustered_interval, mean_and_se, win_shares
 from qwixx_env.bots import BotSpec, make_bot, selfplay
+from qwixx_env.bots.pretrained import check_trained_table
+from qwixx_env.bots.sb3_zip import read_game
 from qwixx_env.bots.specs import as_spec, check_params
 from qwixx_env.core.checks import check_int
 from qwixx_env.core.options import TableOptions
@@ -233,12 +237,18 @@ def _sb3_spec(path: str) -> BotSpec:
     absent = extras.missing("train", ["torch", "sb3_contrib"])
     if absent:  # said before any table is tried, not as a table the agent cannot play
         raise ValueError(extras.needs(f"agent {path!r}: an SB3 .zip", "train", absent))
-
+    game = read_game(path)  # a qwixx-train run's: its name and table; None for another zip
+    label = Path(path).stem if game is None else game.name
     checked: set[TableOptions] = set()  # the spaces are compared once per table, not every game
 
     def factory(*, table: TableOptions, seed: int | None = None) -> Sb3Bot:
-        model = _sb3_model(path)
         if table not in checked:
+            if game is not None:  # as a numpy checkpoint is, with the table it does play
+                try:
+                    check_trained_table(table, game.table, game.name, path)
+                except ValueError as err:
+                    raise ValueError(f"{err}{_plays_protocol(game.table)}") from None
+            model = _sb3_model(path)
             env: Any = raw_env(table=table)
             size = env.observation_space("player_0")["observation"].shape
             n = env.action_space("player_0").n
@@ -246,9 +256,9 @@ def _sb3_spec(path: str) -> BotSpec:
                 raise ValueError(f"the model takes observations of shape {model.observation_space.shape} and "
                                  f"{model.action_space.n} actions; this table has {size} and {n}")
             checked.add(table)
-        return Sb3Bot(model, Path(path).stem)
+        return Sb3Bot(_sb3_model(path), label)
 
-    return BotSpec(label=Path(path).stem, factory=factory)
+    return BotSpec(label=label, factory=factory)
 
 
 def agent_spec(agent: Any) -> BotSpec:
@@ -296,8 +306,16 @@ def _what_it_plays(spec: BotSpec) -> str:
     if spec.path is None and spec.name not in (*checkpoint_names(), *selfplay.shipped()):
         return ""
     try:
-        return f" (it plays {protocol_for(spec.default_table()).name})"
+        return _plays_protocol(spec.default_table())
     except (OSError, ValueError):
+        return ""
+
+
+def _plays_protocol(table: TableOptions) -> str:
+    """" (it plays <protocol>)" for a model that plays `table` only ("" if no protocol does)."""
+    try:
+        return f" (it plays {protocol_for(table).name})"
+    except ValueError:
         return ""
 
 

@@ -140,3 +140,58 @@ def test_the_win_share_interval_is_clustered_by_deal():
     # n_eff = (1/8)(7/8) · 192 = 21
     assert [o["label"] for o in f["others"]] == ["other1", "other2", "other3", "other4"]
     assert f["others"][0]["win_interval"] == pytest.approx(list(wilson_interval(21 / 8, 21)))
+
+
+def _tiny_zip(path, **table):
+    """A tiny untrained MaskablePPO saved at `path`, for the table's spaces."""
+    torch = pytest.importorskip("torch")
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    from qwixx_env import QwixxVectorEnv
+    from qwixx_env.envs.sb3 import Sb3VecEnv
+
+    torch.set_num_threads(1)
+    venv = Sb3VecEnv(QwixxVectorEnv(4, opponents="random", **table))
+    model = sb3_contrib.MaskablePPO("MlpPolicy", venv, n_steps=8, batch_size=32, n_epochs=1, seed=0, device="cpu",
+                                    policy_kwargs={"net_arch": [8]})
+    model.save(path)
+    return path
+
+
+def test_a_zip_trained_on_longo_bonus_is_refused_at_longo_instead_as_a_checkpoint_is(tmp_path):
+    from qwixx_env.bots.sb3_zip import write_game
+    from qwixx_env.core.options import TableOptions
+
+    path = _tiny_zip(tmp_path / "model.zip", num_players=2, variant="longo", lucky="bonus")
+    write_game(path, "my-longo", TableOptions(num_players=2, variant="longo", lucky="bonus"))
+    with pytest.raises(ValueError) as zipped:
+        benchmark.run(str(path), "longo-instead-2p", workers=1, limit=1)
+    with pytest.raises(ValueError) as numpy_checkpoint:
+        benchmark.run("ppo-longo-2p", "longo-instead-2p", workers=1, limit=1)
+    # the same words, the name and the file aside
+    expected = ("agent {n!r} does not play longo-instead-2p/v1: lucky: got 'instead'; checkpoint {n!r} ({source}) "
+                "plays lucky='bonus' only (a policy plays the lucky rule it was trained under) (it plays longo-2p/v1)")
+    assert str(zipped.value) == expected.format(n="my-longo", source=path)
+    source = str(numpy_checkpoint.value).split("(", 1)[1].split(")", 1)[0]
+    assert str(numpy_checkpoint.value) == expected.format(n="ppo-longo-2p", source=source)
+    # its own table it plays, labelled by its run's name, not the file's "model"
+    r = benchmark.run(path, "longo-2p", lineups=["heuristic"], workers=1, limit=1)
+    assert r["agent"] == "my-longo" and r["lineups"]["heuristic"]["games"] == 2
+
+
+def test_a_zip_in_an_older_qwixx_train_checkpoint_takes_its_game_from_the_state_beside_it(tmp_path):
+    from qwixx_env.bots.sb3_zip import read_game
+    from qwixx_env.core.options import TableOptions
+
+    folder = tmp_path / "runs" / "old3p" / "checkpoint"
+    folder.mkdir(parents=True)
+    path = _tiny_zip(folder / "model.zip", num_players=3, variant="longo", lucky="instead")
+    (folder / "state.json").write_text(json.dumps({"steps": 8, "config": {
+        "name": "old3p", "variant": "longo", "num_players": 3, "lucky": "instead", "seed": 0}}))
+    game = read_game(path)
+    assert game is not None and game.name == "old3p"
+    assert game.table == TableOptions(num_players=3, variant="longo", lucky="instead")
+    with pytest.raises(ValueError, match=r"lucky: got 'bonus'; checkpoint 'old3p' .* \(it plays longo-instead-3p/v1\)"):
+        benchmark.run(str(path), "longo-3p", workers=1, limit=1)
+    (folder / "state.json").write_text("{}")
+    with pytest.raises(ValueError, match=r"state.json: does not say a model's game \(KeyError: 'config'\)"):
+        benchmark.run(str(path), "longo-instead-3p", workers=1, limit=1)

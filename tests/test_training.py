@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ pytest.importorskip("sb3_contrib")
 pytest.importorskip("tensorboard")
 
 from qwixx_env import bots, qwixx_v0
+from qwixx_env.bots import sb3_zip
 from qwixx_env.nets.checkpoint import WIN_CHANCE, json_and_npz, read
 from qwixx_env.nets.win_chance import kernel_arrays, networks_dir
 from qwixx_env.policies.value import num_features
@@ -405,6 +407,9 @@ def test_a_run_writes_checkpoint_evaluations_curves_and_the_final_policy(run):
     state = checkpoint.read_state(found)
     assert state["steps"] == 2048 and state["config"]["name"] == "tiny"
     assert (found / "model.zip").is_file()
+    # the zip says its run and table itself (`qwixx bench` labels and checks it by them)
+    assert sb3_zip.MEMBER in zipfile.ZipFile(found / "model.zip").namelist()  # read before state.json
+    assert sb3_zip.read_game(found / "model.zip") == sb3_zip.ZipGame("tiny", config_from_dict(tiny()).table)
     assert [e["name"] for e in state["pool"]] == ["snapshot@1024", "snapshot@1536"]  # max_snapshots 2
     for e in state["pool"]:
         assert (found / "snapshots" / f"{e['file']}.npz").is_file()

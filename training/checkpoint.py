@@ -18,8 +18,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from qwixx_env.bots.sb3_zip import MODEL, STATE  # `qwixx bench` reads a model's game from them
+
 NAME, TEMP, OLD = "checkpoint", "checkpoint.tmp", "checkpoint.old"
-STATE, MODEL, SNAPSHOTS = "state.json", "model.zip", "snapshots"
+SNAPSHOTS = "snapshots"
 
 
 def save(run: Path, state: dict[str, Any], write_files: Callable[[Path], None]) -> Path:

@@ -31,6 +31,7 @@ import yaml
 
 from qwixx_env import QwixxVectorEnv
 from qwixx_env.bots import make_bot
+from qwixx_env.bots.sb3_zip import write_game
 from qwixx_env.envs.sb3 import PolicyInputs, Sb3VecEnv
 from qwixx_env.files import write_atomically
 from qwixx_env.nets import NumpyPolicy, with_inputs
@@ -311,6 +312,7 @@ class Trainer:
 
         def files(folder: Path) -> None:
             self.model.save(folder / checkpoint.MODEL)
+            write_game(folder / checkpoint.MODEL, self.cfg.name, self.cfg.table)  # for `qwixx bench`
             self.pool.copy_files(folder / checkpoint.SNAPSHOTS)
 
         checkpoint.save(self.out, self._state(steps), files)

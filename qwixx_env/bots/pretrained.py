@@ -85,17 +85,25 @@ def checkpoint_table(policy: NumpyPolicy) -> TableOptions:
 def check_checkpoint_table(policy: NumpyPolicy, table: TableOptions) -> None:
     """Refuse a table that is not the checkpoint's game (`checkpoint_table`): a `ValueError`
     names the first option that differs (variant, player count, lucky rule) and why."""
+    check_trained_table(table, checkpoint_table(policy), policy.name, policy.source)
+
+
+def check_trained_table(table: TableOptions, plays: TableOptions, name: str, source: str) -> None:
+    """Refuse `table` unless it is `plays`, the game that trained policy `name` (read from
+    `source`) was trained on: a `ValueError` names the first option that differs (variant,
+    player count, lucky rule where the game has lucky numbers) and why. Numpy checkpoints and
+    SB3 ``.zip`` models (`qwixx_env.bots.sb3_zip`) are refused alike."""
     reads = "a policy reads the observation it was trained on"
-    for option, plays, why in (
-        ("variant", policy.variant, reads),
-        ("num_players", policy.num_players, reads),
-        ("lucky", policy.lucky, "a policy plays the lucky rule it was trained under"),
+    lucky = plays.lucky if plays.rules.lucky_count else None
+    for option, trained, why in (
+        ("variant", plays.variant, reads),
+        ("num_players", plays.num_players, reads),
+        ("lucky", lucky, "a policy plays the lucky rule it was trained under"),
     ):
         wanted = getattr(table, option)
-        if plays is not None and wanted != plays:  # lucky None: the game has no lucky numbers
+        if trained is not None and wanted != trained:  # lucky None: the game has no lucky numbers
             raise ValueError(
-                f"{option}: got {wanted!r}; checkpoint {policy.name!r} ({policy.source}) plays "
-                f"{option}={plays!r} only ({why})"
+                f"{option}: got {wanted!r}; checkpoint {name!r} ({source}) plays {option}={trained!r} only ({why})"
             )
 
 
