@@ -109,6 +109,20 @@ def test_a_numpy_player_count_gives_a_plain_json_result():
     assert json.loads(json.dumps(result.to_dict()))["num_players"] == 2
 
 
+def test_the_keys_the_agilerl_docs_name_are_the_arena_rows():
+    # AgileRL's `win_share` returns the arena's row for the trained network; its docs and
+    # docstring name keys a user reads from it
+    import qwixx_env.integrations as integrations
+
+    row = run_arena(["random", "greedy"], games=1, workers=1).bots[0]
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "integrations.md").read_text()
+    named = docs.split("returns the arena's row for it")[1].split("From a shell")[0]
+    source = (Path(integrations.__file__).parent / "agilerl.py").read_text()
+    named += source.split("def win_share(")[1].split('"""')[1].split("in this process):")[1]
+    keys = set(re.findall(r"`+(\w+)`+", named))
+    assert keys >= {"win_rate", "win_interval", "score_mean"} and keys <= set(row), keys - set(row)
+
+
 # --- common random numbers --------------------------------------------------------------
 
 

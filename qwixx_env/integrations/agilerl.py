@@ -194,7 +194,7 @@ class DQNBot:
 def win_share(agent: Any, opponent: str = "greedy", *, num_players: int = 2, variant: str = "classic",
               games: int = 100, seed: int = 0) -> dict[str, Any]:
     """The arena's summary row for `agent` against `opponent` bots (`qwixx_env.arena.run_arena`,
-    every seat order, in this process): ``win_rate``, ``win_interval``, ``mean_score``, ...."""
+    every seat order, in this process): ``win_rate``, ``win_interval``, ``score_mean``, ...."""
 
     def agilerl_dqn(*, table: TableOptions, seed: int | None) -> DQNBot:
         return DQNBot(agent)
