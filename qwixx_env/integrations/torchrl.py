@@ -25,12 +25,14 @@ spec that TorchRL's random actions follow, so a waiting seat's action is always 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
+from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
 from tensordict import TensorDictBase
-from torchrl.data import Categorical, Composite
+from torchrl.data import Categorical, Composite, OneHot
 from torchrl.envs import PettingZooWrapper, TransformedEnv
 from torchrl.envs.transforms import Transform
 
@@ -45,20 +47,22 @@ class WhoDecides(Transform):
     (see the module docstring). `env` is the PettingZoo env that the `PettingZooWrapper` wraps
     and `group_map` the wrapper's (group -> its agents)."""
 
-    def __init__(self, env: AECEnv | ParallelEnv, group_map: dict[str, list[str]]):
+    def __init__(self, env: AECEnv | ParallelEnv, group_map: Mapping[str, Sequence[str]]):
         super().__init__(in_keys=[], out_keys=[])
         self.env, self.group_map = env, {group: list(agents) for group, agents in group_map.items()}
-        self.parallel = isinstance(env, ParallelEnv)
-        n = env.action_space(env.possible_agents[0]).n
-        self.pass_only = torch.zeros(n, dtype=torch.bool)
-        self.pass_only[n - 1] = True  # pass is the last action
+        space = env.action_space(env.possible_agents[0])
+        if not isinstance(space, spaces.Discrete):
+            raise ValueError(f"env: its action space is {space!r}; expected a Qwixx env's Discrete one")
+        self.pass_only = torch.zeros(int(space.n), dtype=torch.bool)
+        self.pass_only[-1] = True  # pass is the last action
 
     def deciding(self) -> set[str]:
         """The seats whose action the next step plays."""
-        if self.parallel:
-            return set(getattr(self.env, "acting_agents", []))
-        over = not self.env.agents or all(self.env.terminations.values())
-        return set() if over else {self.env.agent_selection}
+        env = self.env
+        if isinstance(env, ParallelEnv):
+            return set(getattr(env, "acting_agents", []))
+        over = not env.agents or all(env.terminations.values())
+        return set() if over else {env.agent_selection}
 
     def _call(self, next_tensordict: TensorDictBase) -> TensorDictBase:
         deciding = self.deciding()
@@ -68,8 +72,9 @@ class WhoDecides(Transform):
             mask = next_tensordict.get((group, "action_mask")).clone()
             mask[~decides] = self.pass_only
             next_tensordict.set((group, "action_mask"), mask)
-            if self.container is not None:  # the random actions follow the spec's mask
-                self.container.full_action_spec[group, "action"].update_mask(mask.clone())
+            spec = None if self.container is None else self.container.full_action_spec[group, "action"]
+            if isinstance(spec, (Categorical, OneHot)):  # the random actions follow the spec's mask
+                spec.update_mask(mask.clone())
         return next_tensordict
 
     def _reset(self, tensordict: TensorDictBase, tensordict_reset: TensorDictBase) -> TensorDictBase:
@@ -90,4 +95,6 @@ def torchrl_env(api: str = "parallel", *, seed: int | None = 0, **options: Any) 
     check_choice("api", api, tuple(APIS))
     env = APIS[api](**options)
     wrapped = PettingZooWrapper(env, use_mask=True, seed=seed)
-    return TransformedEnv(wrapped, WhoDecides(env, wrapped.group_map))
+    groups = wrapped.group_map  # a dict once the wrapper is made
+    assert isinstance(groups, dict)
+    return TransformedEnv(wrapped, WhoDecides(env, groups))
