@@ -655,7 +655,7 @@ def _errors_note(results: Iterable[dict[str, Any]]) -> str:
     kinds = {f.get("errors") for r in results for f in r["lineups"].values()}
     clustered = "Errors and intervals are clustered by deal (the seatings of a deal share its dice)"
     naive = ("Errors and intervals treat every game as independent (a Wilson interval), though the seatings of a "
-             "deal share its dice: at 4 and 5 players they are somewhat too narrow")
+             "deal share its dice: at 4 and 5 players they are often too narrow")
     if kinds == {ERRORS}:
         return clustered + "."
     if ERRORS not in kinds:
