@@ -33,10 +33,10 @@ RLlib run's exported ``policy``), an SB3 ``MaskablePPO`` ``.zip`` (needs the tra
 one that records its game, as `qwixx-train`'s do, is labelled by its run and checked as a
 checkpoint is: `qwixx_env.bots.sb3_zip`), a `BotSpec` (a bot factory included), or a
 Python callable from an observation (the AEC env's ``{"observation", "action_mask"}``) to an
-action. Every agent is checked against the table
-before any game: one that does not play it is refused with a `ValueError` saying what it
-plays. The figures depend only on the agent and the protocol: not on the machine or the
-number of workers (the agent must be deterministic, or seeded by the seed it is made with).
+action. Every agent is checked against the table before any game: one that does not play it
+is refused with a `ValueError` saying what it plays. The figures depend only on the agent and
+the protocol: not on the machine or the number of workers (the agent must be deterministic,
+or seeded by the seed it is made with).
 `qwixx bench` is the command line; docs/benchmark.md says how to cite a protocol.
 """
 

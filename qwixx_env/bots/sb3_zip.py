@@ -50,8 +50,8 @@ def write_game(path: str | os.PathLike[str], name: str, table: TableOptions) -> 
 
 def read_game(path: str | os.PathLike[str]) -> ZipGame | None:
     """The game of the SB3 ``.zip`` at `path`: its own `MEMBER`, else (a `qwixx-train`
-    checkpoint's ``model.zip``) the config in the ``state.json`` beside it, else None. A member or state
-    file that is there but unreadable is a `ValueError` naming the file."""
+    checkpoint's ``model.zip``) the config in the ``state.json`` beside it, else None. A member
+    or state file that is there but unreadable is a `ValueError` naming the file."""
     try:
         with zipfile.ZipFile(path) as archive:
             text = archive.read(MEMBER).decode() if MEMBER in archive.namelist() else None
