@@ -6,14 +6,22 @@ its numbers left to right, and the colour of the die each cell is crossed with);
 four rows are the default, and a member of the Qwixx family with other rows (three rows,
 cells of mixed colours) is another `Variant`, registered with `register_variant`.
 `get_variant` turns the user-facing options (``variant="longo", lucky="instead"``) into a
-`Variant`, and `encode_action` /
+`Variant`; `resolve_variant` takes whatever a user may name a variant by (a registered name,
+a sheet file, ``module:attribute``; `Variant.from_file` / `Variant.to_file` read and write the
+file), and `encode_action` /
 `decode_action` translate between action indices and marks such as ``("green", 9)``.
 """
 
 from __future__ import annotations
 
+import importlib
+import json
+import os
+import re
+import sys
 from collections.abc import Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -24,6 +32,7 @@ COLORS = ("red", "yellow", "green", "blue")
 LUCKY_RULES = ("bonus", "instead")
 MAX_ROWS = MAX_DICE = 8  # a sheet has at most 8 rows and 8 colours of dice
 VARIANT_NAMES = ("classic", "longo")  # the package's own; `variant_names()` adds the registered ones
+SHEET_SUFFIXES = (".json", ".toml")  # the files `Variant.from_file` reads and `Variant.to_file` writes
 
 Mark = tuple[str, int] | None
 
@@ -308,6 +317,53 @@ class Variant:
             built.append(Row(row["name"], row["numbers"], row.get("colors", ())))
         return cls(**{**data, "score_table": tuple(int(x) for x in table), "rows": tuple(built)})
 
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> Variant:
+        """The `Variant` of a sheet file: JSON (``.json``) or TOML (``.toml``) holding
+        `from_dict`'s keys, checked as `from_dict` checks them. A file that is not there, does
+        not parse, or holds a bad value is a `ValueError` naming the file and the key."""
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix not in SHEET_SUFFIXES:
+            raise ValueError(f"variant file {str(path)!r}: expected a name ending in {' or '.join(SHEET_SUFFIXES)}")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ValueError(f"variant file {str(path)!r}: no such file") from None
+        except (OSError, UnicodeDecodeError) as err:
+            raise ValueError(f"variant file {str(path)!r}: cannot be read ({err})") from None
+        try:
+            data = json.loads(text) if suffix == ".json" else _toml_loads(text)
+        except ValueError as err:  # json's and tomllib's decode errors are ValueErrors
+            raise ValueError(f"variant file {str(path)!r}: not valid {suffix[1:].upper()} ({err})") from None
+        try:
+            return cls.from_dict(data)
+        except ValueError as err:
+            raise ValueError(f"variant file {str(path)!r}: {err}") from None
+
+    def to_file(self, path: str | os.PathLike[str]) -> Path:
+        """Write the variant as a sheet file that `from_file` reads back equal: JSON or TOML by
+        the name's ending (``.json``, ``.toml``), every argument written out but a row's colours
+        where they are all its own. Returns the path."""
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix not in SHEET_SUFFIXES:
+            raise ValueError(f"path: got {str(path)!r}; expected a name ending in {' or '.join(SHEET_SUFFIXES)}")
+        data = self.as_dict()
+        for row in data["rows"]:  # a row crossed with its own die alone needs no colours: the default
+            if set(row["colors"]) == {row["name"]}:
+                del row["colors"]
+        if suffix == ".json":  # a line per key and per row: a file to read and edit by hand
+            lines = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in data.items() if k != "rows"]
+            rows = ",\n".join(f"    {json.dumps(r)}" for r in data["rows"])
+            text = "{\n" + ",\n".join([*lines, f'  "rows": [\n{rows}\n  ]']) + "\n}\n"
+        else:  # TOML has no null: a lucky_rule of None is left out, which reads back as the default
+            head = [f"{k} = {json.dumps(v)}" for k, v in data.items() if k != "rows" and v is not None]
+            rows = ["\n[[rows]]\n" + "\n".join(f"{k} = {json.dumps(v)}" for k, v in r.items()) for r in data["rows"]]
+            text = "\n".join(head) + "\n" + "\n".join(rows) + "\n"
+        path.write_text(text, encoding="utf-8")
+        return path
+
     def with_score_table(self, score_table: Sequence[int]) -> Variant:
         """The same variant scored with another table (`score_table[n]` for n crosses)."""
         return replace(self, score_table=tuple(int(s) for s in score_table))
@@ -336,24 +392,47 @@ LONGO = Variant(
 _REGISTRY: dict[str, Variant] = {}  # name -> Variant: what a table may name (`register_variant`)
 
 
-def register_variant(variant: Variant) -> Variant:
+def register_variant(variant: Variant, replace: bool = False) -> Variant:
     """Make `variant` playable by its name wherever a table is named: ``TableOptions(variant=
     name)``, ``qwixx_v0.env(variant=name)``, a config, a record (``TableOptions(variant=
     variant)`` registers it itself). Its name must be new, or name an equal `Variant` (then
-    nothing changes); another `Variant` under a taken name is a `ValueError`, as is a name
-    that is not a short word. Returns `variant`. Registration lasts for the process: a program
-    that plays a variant of its own registers it at import, as the package does "classic"
-    and "longo" (a `TableOptions` sent to another process carries its variant along)."""
+    nothing changes); another `Variant` under a taken name is a `ValueError` naming what
+    differs, unless `replace` (for a notebook that edits its sheet: tables built before keep
+    the old definition; the package's own variants are never replaced). A name that is not a
+    short word is a `ValueError`. Returns `variant`. Registration lasts for the process; a
+    `TableOptions` sent to another process, a record and a checkpoint carry their variant
+    along, and `resolve_variant` registers a sheet file's."""
     if not isinstance(variant, Variant):
         raise ValueError(f"register_variant: got {variant!r}; expected a qwixx_env.core.variant.Variant")
     name = variant.name
     if not (isinstance(name, str) and _is_word(name)):
         raise ValueError(f"variant name: got {name!r}; expected a short word (letters, digits, '_' or '-')")
     known = _REGISTRY.get(name)
-    if known is not None and known != variant:
-        raise ValueError(f"variant {name!r} is registered already, as {known!r}; give yours another name")
+    if known is not None and known != variant and (name in VARIANT_NAMES or not replace):
+        again = "" if name in VARIANT_NAMES else ", or register_variant(..., replace=True) to replace it"
+        raise ValueError(f"variant {name!r} is registered already, with another definition "
+                         f"({differences(known, variant)}: registered / yours); give yours another name{again}")
     _REGISTRY[name] = variant
     return variant
+
+
+def differences(a: Variant, b: Variant) -> str:
+    """What differs between two variants, briefly, for an error: ``"faces 6 / 8, rows
+    ['red'] differ"`` (a's value, then b's)."""
+    da, db = a.as_dict(), b.as_dict()
+    out = []
+    for key in (k for k in da if da[k] != db[k]):
+        x, y = da[key], db[key]
+        if key == "rows" and len(x) == len(y):
+            out.append(f"rows {[r['name'] for r, s in zip(x, y) if r != s]} differ")
+        elif key == "rows":
+            out.append(f"{len(x)} / {len(y)} rows")
+        elif key == "score_table":
+            n = next((i for i, (p, q) in enumerate(zip(x, y)) if p != q), min(len(x), len(y)))
+            out.append(f"score_table from {n} crosses ({len(x)} / {len(y)} entries)")
+        else:
+            out.append(f"{key} {x!r} / {y!r}")
+    return ", ".join(out) or "none"
 
 
 def variant_names() -> tuple[str, ...]:
@@ -370,14 +449,75 @@ def unknown_variant(value: object, name: str = "variant") -> ValueError:
     registered in this process, then how to add one."""
     registered = tuple(n for n in _REGISTRY if n not in VARIANT_NAMES)
     also = f", or one registered here: {registered}" if registered else ""
-    return ValueError(f"{name}: got {value!r}; expected one of {VARIANT_NAMES}{also} (or a Variant: "
-                      "register_variant makes one playable by name)")
+    return ValueError(f"{name}: got {value!r}; expected one of {VARIANT_NAMES}{also}, a sheet file "
+                      "(.json or .toml) or module:attribute (or a Variant: register_variant makes one "
+                      "playable by name)")
 
 
 def custom_sheet(name: str) -> dict[str, Any] | None:
     """The JSON form (`Variant.as_dict`) of the registered variant `name` where it is not one of
     the package's own (`VARIANT_NAMES`), which every process knows; None for those."""
     return None if name in VARIANT_NAMES else get_variant(name).as_dict()
+
+
+_MODULE_ATTRIBUTE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+
+def resolve_variant(spec: Any, relative_to: str | os.PathLike[str] | None = None) -> Variant:
+    """The `Variant` a user names, registered (`register_variant`) so that its name plays
+    everywhere in this process: a registered name (``"classic"``), a sheet file (a path ending
+    in ``.json`` or ``.toml``, read by `Variant.from_file`; a relative path is taken from the
+    folder `relative_to` where given, e.g. a config's), ``"module:attribute"`` (a `Variant`, or
+    its `as_dict` data, imported) or a `Variant`. Every door that takes a variant (the
+    commands' ``--variant``, a training config, the play server) goes through here. Anything
+    else, or a definition that differs from the one registered under its name, is a
+    `ValueError` naming it."""
+    if isinstance(spec, Variant):
+        return register_variant(spec)
+    if isinstance(spec, os.PathLike) or (isinstance(spec, str) and spec.lower().endswith(SHEET_SUFFIXES)):
+        path = Path(spec)
+        if relative_to is not None and not path.is_absolute():
+            path = Path(relative_to) / path
+        variant = Variant.from_file(path)
+        return _register_from(variant, f"variant file {str(path)!r}")
+    if isinstance(spec, str) and spec in _REGISTRY:
+        return _REGISTRY[spec]
+    if isinstance(spec, str) and _MODULE_ATTRIBUTE.match(spec):
+        module, _, attribute = spec.partition(":")
+        try:
+            value: Any = importlib.import_module(module)
+            for part in attribute.split("."):
+                value = getattr(value, part)
+        except (ImportError, AttributeError) as err:
+            raise ValueError(f"variant: got {spec!r}; cannot import it ({err})") from None
+        if not isinstance(value, Variant):
+            try:
+                value = Variant.from_dict(value)
+            except ValueError as err:
+                raise ValueError(f"variant {spec!r}: not a Variant nor a Variant's dict ({err})") from None
+        return _register_from(value, f"variant {spec!r}")
+    raise unknown_variant(spec)
+
+
+def _register_from(variant: Variant, source: str) -> Variant:
+    """`register_variant` for a definition read from `source`, its clash named after it."""
+    try:
+        return register_variant(variant)
+    except ValueError as err:
+        raise ValueError(f"{source}: {err}") from None
+
+
+def _toml_loads(text: str) -> Any:
+    """TOML text as data: Python 3.11's tomllib, or the tomli package before it."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10 only
+        try:
+            import tomli as tomllib  # pyright: ignore[reportMissingImports]
+        except ImportError:
+            raise ValueError("reading TOML needs Python 3.11 or the tomli package; write the sheet as JSON "
+                             "instead") from None
+    return tomllib.loads(text)
 
 
 def get_variant(variant: str | Variant = "classic", lucky: str | None = None) -> Variant:
