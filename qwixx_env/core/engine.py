@@ -41,6 +41,7 @@ from qwixx_env.core.options import TableOptions, table_from
 from qwixx_env.core.rewards import REWARD_MODES, rewards_one
 from qwixx_env.core.snapshot import snapshot
 from qwixx_env.core.state import LUCKY, NO_DECISION, OVER, WHITE, State, check_state, new_state, seed_to_rng
+from qwixx_env.core.variant import custom_sheet
 
 RECORD_FORMAT = "qwixx_env.record/1"
 _INT64 = np.dtype(np.int64)  # numpy's one int64 dtype object: an `is` test is the cheapest dtype check
@@ -822,13 +823,18 @@ class Engine:
     def record(self, game: int = 0) -> dict[str, Any]:
         """Game `game` so far as a JSON-serialisable record (`qwixx_env.replay` rebuilds it);
         needs ``history=True``. It is the game's full history, not one seat's view: made during
-        a white action it includes the choices already made in it."""
+        a white action it includes the choices already made in it. A variant that is not the
+        package's own goes with it whole (``"sheet"``, `Variant.as_dict`), so that the record
+        replays in a process where it is not registered."""
         if not self.history:
             raise RuntimeError("record(): this engine keeps no history; build it with Engine(..., history=True)")
         rec = json.loads(json.dumps(self._history[game]))
         rec["options"] = self.table.as_dict()
+        sheet = custom_sheet(self.table.variant)
+        if sheet is not None:
+            rec["sheet"] = sheet
         rec["snapshot"] = self.snapshot(game)
-        keys = ("format", "options", "seed", "rng_state", "rolls", "decisions", "illegal_end", "snapshot")
+        keys = ("format", "options", "sheet", "seed", "rng_state", "rolls", "decisions", "illegal_end", "snapshot")
         return {k: rec[k] for k in keys if k in rec}
 
     def clone(self) -> Engine:

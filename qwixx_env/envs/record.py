@@ -1,7 +1,10 @@
 """Game records: `raw_env.record()` exports a game as JSON, `replay(record)` rebuilds it.
 
 A record holds the options, the seed (if one was given), the generator state the game started
-from, the dice of every roll and every decision as ``[seat, action]``. Replaying restores the
+from, the dice of every roll and every decision as ``[seat, action]``; for a variant that is not
+the package's own, the whole sheet too (``"sheet"``, `Variant.as_dict`), registered by the
+replay where it is not yet (records kept before they carried it replay where their variant is
+registered). Replaying restores the
 generator state and repeats the decisions through the same rules, checking each roll's dice
 against the record, so a record that does not match the rules is reported, not trusted.
 """
@@ -17,6 +20,14 @@ import numpy as np
 from qwixx_env.core.checks import check_seed
 from qwixx_env.core.rewards import check_illegal_reward
 from qwixx_env.core.state import OVER
+from qwixx_env.core.variant import (
+    VARIANT_NAMES,
+    Variant,
+    differences,
+    get_variant,
+    register_variant,
+    variant_names,
+)
 from qwixx_env.envs.qwixx_v0 import RECORD_FORMAT, raw_env
 
 _OPTION_NAMES = ("num_players", "variant", "lucky", "lucky_numbers", "start_player", "reward", "score_table")
@@ -37,6 +48,11 @@ def replay(record: dict[str, Any] | str | Path, render_mode: str | None = None) 
         got = rec.get("format") if isinstance(rec, dict) else rec
         raise ValueError(f"record format: got {got!r}; expected a dict with format {RECORD_FORMAT!r}")
     options = _field(rec, "options", dict)
+    if "sheet" in rec:
+        _register_sheet(rec["sheet"], options.get("variant"))
+    elif isinstance(options.get("variant"), str) and options["variant"] not in variant_names():
+        raise ValueError(f"record options: variant {options['variant']!r} is not registered in this process and the "
+                         "record carries no sheet (kept before records carried theirs); register_variant it first")
     rolls, decisions = _field(rec, "rolls", list, []), _field(rec, "decisions", list, [])
     game = raw_env(render_mode=render_mode, **{k: v for k, v in options.items() if k in _OPTION_NAMES})
     rng_state = rec.get("rng_state")
@@ -81,10 +97,33 @@ def replay(record: dict[str, Any] | str | Path, render_mode: str | None = None) 
             f"record rolls: got {len(rolls)}; the replay of its decisions reaches {reached} roll(s)"
         )
     if "snapshot" in rec and not _same_position(rec["snapshot"], game.snapshot()):
+        unsure = "" if "sheet" in rec or game.table.variant in VARIANT_NAMES else (
+            f", or the variant {game.table.variant!r} registered here is not the one it was played with (a record "
+            "kept before records carried their sheet)")
         raise ValueError(
-            "record snapshot: differs from the position its decisions replay to (the record was changed)"
+            f"record snapshot: differs from the position its decisions replay to (the record was changed{unsure})"
         )
     return game
+
+
+def _register_sheet(sheet: Any, name: Any) -> None:
+    """Register the variant a record carries (`Variant.as_dict`), which must be the one its
+    options name; one that differs from the variant registered under that name is refused,
+    naming what differs."""
+    try:
+        variant = Variant.from_dict(sheet)
+    except ValueError as err:
+        raise ValueError(f"record sheet: {err}") from None
+    if variant.name != name:
+        raise ValueError(f"record sheet: names the variant {variant.name!r}; its options play {name!r}")
+    try:
+        register_variant(variant)
+    except ValueError:
+        raise ValueError(
+            f"record sheet: the record's variant {name!r} is not the one registered in this process under that "
+            f"name ({differences(get_variant(name), variant)}, here / in the record); replay it in a fresh "
+            "process, or register_variant(..., replace=True) the record's"
+        ) from None
 
 
 def _same_position(recorded: Any, replayed: dict[str, Any]) -> bool:

@@ -2,7 +2,8 @@
 
 A network file is a pair with one name: ``<name>.npz``, the weights (plain arrays,
 `numpy.savez`, stored uncompressed), and ``<name>.json``, what they are: the format (a name
-and a version), the game (variant, lucky rule, players), the input and output sizes, the
+and a version), the game (variant, lucky rule, players; for a variant that is not the
+package's own, the whole sheet as ``sheet``, registered on loading), the input and output sizes, the
 layers of each network with their activations, the npz's sha256 and size, and free-form
 ``meta`` (how it was trained). Two kinds share the format and its checks:
 
@@ -42,7 +43,16 @@ import numpy as np
 
 from qwixx_env.core.observation import layout_for
 from qwixx_env.core.options import check_num_players
-from qwixx_env.core.variant import LUCKY_RULES, Variant, get_variant, unknown_variant, variant_names
+from qwixx_env.core.variant import (
+    LUCKY_RULES,
+    Variant,
+    custom_sheet,
+    differences,
+    get_variant,
+    register_variant,
+    unknown_variant,
+    variant_names,
+)
 from qwixx_env.files import write_atomically
 from qwixx_env.policies.value import num_features, plain_num_features
 
@@ -94,14 +104,14 @@ class Kind:
 POLICY = Kind(
     FORMAT,
     ("format", "variant", "lucky", "num_players", "observation_size", "num_actions", "networks", "weights", "meta"),
-    ("inputs",),
+    ("inputs", "sheet"),
     NETWORKS,
     np.dtype("<f4"),
 )
 WIN_CHANCE = Kind(
     WIN_CHANCE_FORMAT,
     ("format", "variant", "num_players", "num_features", "networks", "weights", "meta"),
-    ("features",),
+    ("features", "sheet"),
     ("win_chance",),
     np.dtype("<f8"),
 )
@@ -274,6 +284,8 @@ def check_description(spec: Any, source: str, kind: Kind = POLICY) -> None:
         extra = sorted(set(spec) - set(kind.fields + kind.optional))
         optional = f" (and optionally {list(kind.optional)})" if kind.optional else ""
         raise bad(f"fields: missing {missing}, unexpected {extra}; expected {list(kind.fields)}{optional}")
+    if "sheet" in spec:  # a variant not the package's own comes whole: registered here if it is not yet
+        _register_sheet(spec["sheet"], spec["variant"], bad)
     if spec["variant"] not in variant_names():
         raise bad(str(unknown_variant(spec["variant"])))
     variant = get_variant(spec["variant"])
@@ -322,6 +334,24 @@ def _count(value: Any, field: str, bad: Any) -> int:
     if type(value) is not int or value < 1:
         raise bad(f"{field}: got {value!r}; expected a positive integer")
     return value
+
+
+def _register_sheet(sheet: Any, name: Any, bad: Any) -> None:
+    """Register the variant a network file carries (`Variant.as_dict`), which must be the one
+    it names; one that differs from the variant registered under that name is refused, naming
+    what differs."""
+    try:
+        variant = Variant.from_dict(sheet)
+    except ValueError as err:
+        raise bad(f"sheet: {err}") from None
+    if variant.name != name:
+        raise bad(f"sheet: names the variant {variant.name!r}; the file plays {name!r}")
+    try:
+        register_variant(variant)
+    except ValueError:
+        raise bad(f"sheet: the file's variant {name!r} is not the one registered in this process under that name "
+                  f"({differences(get_variant(name), variant)}, here / in the file); load it in a fresh process, "
+                  "or register_variant(..., replace=True) the file's") from None
 
 
 def _check_policy_fields(spec: dict[str, Any], variant: Variant, num_players: int, bad: Any) -> int:
@@ -404,6 +434,9 @@ def write(path: str | os.PathLike[str], spec: dict[str, Any], layers: dict[str, 
     data = buffer.getvalue()
     spec = {**spec, "format": kind.format, "networks": networks,
             "weights": {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}}
+    sheet = custom_sheet(spec["variant"]) if spec.get("variant") in variant_names() else None
+    if sheet is not None:  # a variant not the package's own goes with the file, to load where it is not registered
+        spec["sheet"] = sheet
     spec = {field: spec[field] for field in kind.fields + kind.optional if field in spec}
     check_description(spec, str(json_path), kind)
     _load_arrays(data, spec, str(npz_path), kind)  # shapes and values, before anything is written
