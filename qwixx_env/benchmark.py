@@ -63,7 +63,8 @@ from qwixx_env.bots.pretrained import check_trained_table
 from qwixx_env.bots.sb3_zip import read_game
 from qwixx_env.bots.specs import as_spec, check_params
 from qwixx_env.core.checks import check_int
-from qwixx_env.core.options import TableOptions
+from qwixx_env.core.options import MAX_PLAYERS, TableOptions
+from qwixx_env.core.variant import VARIANT_NAMES, get_variant, variant_names
 from qwixx_env.envs.qwixx_v0 import raw_env
 from qwixx_env.nets import checkpoint_names
 
@@ -96,6 +97,8 @@ class Protocol:
     name: str
     table: TableOptions
     index: int
+    user: bool = False
+    """A protocol of a user's sheet (``NAME-Np/user``), not one of the package's (`PROTOCOLS`)."""
 
     @property
     def players(self) -> int:
@@ -138,7 +141,7 @@ class Protocol:
     def describe(self) -> dict[str, Any]:
         """The protocol as JSON-ready data (recorded with every result)."""
         t = self.table
-        return {
+        out = {
             "name": self.name,
             "variant": t.variant,
             "lucky": t.lucky if t.rules.lucky_count else None,
@@ -153,6 +156,9 @@ class Protocol:
                 for lineup in self.lineups()
             },
         }
+        if self.user:  # the figures are only as comparable as the sheet: it goes with them
+            out.update(user=True, sheet=get_variant(t.variant).as_dict())
+        return out
 
 
 def _protocols() -> dict[str, Protocol]:
@@ -170,20 +176,52 @@ PROTOCOLS: dict[str, Protocol] = _protocols()
 Longo (instead) 1-5."""
 
 
+def user_protocol(variant: str, players: int) -> Protocol:
+    """The protocol ``NAME-Np/user`` of a registered variant that is not the package's own (a
+    user's sheet, `qwixx_env.core.variant.resolve_variant`): the lineups, deals and dice seeds
+    of ``classic-Np/v1``, on that sheet under its own lucky rule. Its figures compare agents on
+    that sheet only, and its results are marked ``"user": true`` with the sheet beside them."""
+    if variant in VARIANT_NAMES or variant not in variant_names():
+        mine = [n for n in variant_names() if n not in VARIANT_NAMES]
+        raise ValueError(f"protocol: got a user sheet {variant!r}; expected one registered here {mine} (a sheet "
+                         "file given to --variant registers it); the package's own have protocols of their own")
+    players = check_int("players", players, minimum=1, maximum=MAX_PLAYERS)
+    base = PROTOCOLS[f"classic-{players}p/v{VERSION}"]
+    table = TableOptions(num_players=players, variant=variant, lucky=get_variant(variant).lucky_rule or "bonus")
+    return Protocol(f"{variant}-{players}p/user", table, base.index, user=True)
+
+
+def user_protocols() -> list[Protocol]:
+    """The protocols of every user's sheet registered in this process, 1 to 5 players each."""
+    return [user_protocol(v, p) for v in variant_names() if v not in VARIANT_NAMES for p in range(1, MAX_PLAYERS + 1)]
+
+
 def protocol(name: str | Protocol) -> Protocol:
-    """A protocol by name (``"classic-2p/v1"``; without ``/vN`` the current version)."""
+    """A protocol by name (``"classic-2p/v1"``; without ``/vN`` the current version), or a user's
+    sheet's (``"mixx-2p/user"``, or ``"mixx-2p"``; `user_protocol`)."""
     if isinstance(name, Protocol):
         return name
     if isinstance(name, str):
         full = name if "/" in name else f"{name}/v{VERSION}"
         if full in PROTOCOLS:
             return PROTOCOLS[full]
-    raise ValueError(f"protocol: got {name!r}; expected one of {list(PROTOCOLS)} (the version may be left out)")
+        stem, _, version = name.partition("/")
+        variant, _, players = stem.rpartition("-")
+        if version in ("", "user") and variant and variant not in VARIANT_NAMES and variant in variant_names() \
+                and players[:-1].isdigit() and players.endswith("p"):
+            return user_protocol(variant, int(players[:-1]))
+    mine = [f"{v}-Np/user" for v in variant_names() if v not in VARIANT_NAMES]
+    also = f", or a user sheet's {mine}" if mine else ", or NAME-Np/user for a user's sheet given to --variant"
+    raise ValueError(f"protocol: got {name!r}; expected one of {list(PROTOCOLS)} (the version may be left out){also}")
 
 
 def protocol_for(table: TableOptions) -> Protocol:
-    """The protocol of a table."""
+    """The protocol of a table: the package's, or a user sheet's (`user_protocol`)."""
     for p in PROTOCOLS.values():
+        if p.table == table:
+            return p
+    if table.variant not in VARIANT_NAMES:
+        p = user_protocol(table.variant, table.num_players)
         if p.table == table:
             return p
     raise ValueError(f"table: got {table!r}; no protocol plays it")
@@ -411,7 +449,7 @@ def run_all(
     """`run` on every protocol the agent plays (or those of `tables`); tables it does not play
     are listed under ``"skipped"`` with why. ``progress(protocol, lineup, done, total)``."""
     spec = agent_spec(agent)
-    protos = list(PROTOCOLS.values()) if tables is None else [protocol(t) for t in tables]
+    protos = [*PROTOCOLS.values(), *user_protocols()] if tables is None else [protocol(t) for t in tables]
     started = time.perf_counter()
     results, skipped = [], {}
     for proto in protos:
@@ -486,8 +524,8 @@ def figures(result: Any, proto: Protocol) -> dict[str, Any]:
     score, score_se = mean_and_se(_per_deal(result, agent_scores))
     out: dict[str, Any] = {"games": int(mine.sum()), "errors": ERRORS, "score_mean": score, "score_se": score_se}
     if proto.players == 1:
-        if proto.table.variant == "classic":
-            optimum = float(solver.load_table("classic").root)
+        if solver.solvable(proto.table.rules):
+            optimum = float(solver.load_table(proto.table.rules).root)
             out.update(optimum=optimum, regret=optimum - score, regret_se=score_se)
         return out
     shares = win_shares(scores)
@@ -553,7 +591,8 @@ def results_text(results: Sequence[dict[str, Any]]) -> str:
         parity = "" if d["parity"] is None else f", parity {_pct(d['parity'])}"
         lines.append(f"{r['protocol']} ({d['variant']}{'' if d['lucky'] is None else ' ' + d['lucky']}, "
                      f"{d['num_players']} player{'s' if d['num_players'] > 1 else ''}{parity}): {r['agent']}"
-                     + ("" if r["complete"] else "  [PARTIAL: not the whole protocol, not a figure to quote]"))
+                     + ("" if r["complete"] else "  [PARTIAL: not the whole protocol, not a figure to quote]")
+                     + ("  [a user's sheet: not one of the package's protocols]" if d.get("user") else ""))
         for lineup, f in r["lineups"].items():
             if d["num_players"] == 1:
                 regret = (f", regret to the optimum {f['optimum']:.2f}: {_pm(f['regret'], f['regret_se'])}"
@@ -611,15 +650,15 @@ def leaderboard_markdown(records: Sequence[dict[str, Any]], source: str = "../be
         if proto.players == 1:
             a = d["lineups"]["heuristic"]
             out += [f"Alone, {a['deals']:,} deals (dice seeds from {a['first_seed']:,}).", ""]
-            classic = proto.table.variant == "classic"
-            out.append("| agent | mean score | " + ("regret to the optimum | " if classic else "") + "games |")
-            out.append("|---|---:|" + ("---:|" if classic else "") + "---:|")
+            exact = solver.solvable(proto.table.rules)  # the solver's optimum is beside the scores
+            out.append("| agent | mean score | " + ("regret to the optimum | " if exact else "") + "games |")
+            out.append("|---|---:|" + ("---:|" if exact else "") + "---:|")
             for r, agent in rows:
                 f = r["lineups"]["heuristic"]
-                regret = f"{_pm(f['regret'], f['regret_se'])} |" if classic else ""
+                regret = f"{_pm(f['regret'], f['regret_se'])} |" if exact else ""
                 out.append(f"| [{agent}]({source}/{agent}.json) | {_pm(f['score_mean'], f['score_se'])} | {regret}"
                            f" {f['games']:,} |")
-            if classic:
+            if exact:
                 optimum = next((r["lineups"]["heuristic"].get("optimum") for r, _ in rows), None)
                 if optimum is not None:
                     out += ["", f"The exact optimum (expected score of optimal solo play): {optimum:.4f}."]
@@ -689,4 +728,6 @@ __all__ = [
     "run",
     "run_all",
     "strip",
+    "user_protocol",
+    "user_protocols",
 ]

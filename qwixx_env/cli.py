@@ -19,6 +19,7 @@ stderr is a terminal; otherwise the progress is printed there as plain lines.
     qwixx arena greedy heuristic --json out.json --png out.png --workers 2 --seed 7
     qwixx arena ppo-classic-3p heuristic rollout   # 3 players: the checkpoint's game
     qwixx arena runs/my2p/final random greedy heuristic   # your trained policy (or its run folder, runs/my2p)
+    qwixx arena random heuristic --variant mixx.toml      # a sheet of your own (docs/environment.md)
 
 It prints a table (plain text, or rich's with the ``arena`` extra), and with ``--json`` / ``--png``
 writes the full result and a plot (``--png`` needs matplotlib: the ``arena`` extra);
@@ -31,6 +32,7 @@ docs/benchmark.md)::
     qwixx bench heuristic --table longo-instead-3p --workers 2
     qwixx bench runs/my2p --all --json my2p.json   # every table the agent plays
     qwixx bench model.zip --table classic-2p       # an SB3 MaskablePPO model (the train extra)
+    qwixx bench heuristic --variant mixx.toml --table mixx-3p   # a sheet of your own: mixx-3p/user
 
 ``qwixx play``: play against bots in the terminal, with a coach (see `qwixx_env.play.terminal`
 and docs/play.md)::
@@ -46,9 +48,13 @@ and docs/play.md)::
     qwixx serve --port 8080 --open       # another port, and open the page in the browser
     qwixx serve --max-games 20           # hold at most 20 games (finished or idle ones dropped first)
     qwixx serve --store games/           # keep every game in games/; resumed after a restart
+    qwixx serve --variant mixx.toml      # also offer a sheet of your own on the page
     qwixx serve --host 0.0.0.0           # a table for friends on the home network: prints the
                                          # address with its token (http://192.168.1.5:8000/?token=...)
     qwixx serve --host 0.0.0.0 --allow-host qwixx.lan   # also answer to this name
+
+Every ``--variant`` takes ``classic``, ``longo``, a sheet file of your own (``.json`` or
+``.toml``, `qwixx_env.core.variant.Variant.from_file`) or ``module:attribute``.
 """
 
 from __future__ import annotations
@@ -67,7 +73,7 @@ from qwixx_env.arena import run_arena
 from qwixx_env.arena.records import INDEX_NAME, records_problem
 from qwixx_env.arena.report import print_report, save_png
 from qwixx_env.arena.schedule import parse_bot
-from qwixx_env.core.variant import VARIANT_NAMES, Variant, get_variant
+from qwixx_env.core.variant import VARIANT_NAMES, Variant, resolve_variant
 from qwixx_env.files import folder_problem, write_atomically
 from qwixx_env.nets import NumpyPolicy, checkpoint_names
 from qwixx_env.play import saved, terminal
@@ -91,10 +97,12 @@ def _plain_progress(doing: str, things: str) -> Callable[[int, int], None]:
 
 def _solve(args: argparse.Namespace) -> int:
     try:
-        path = table_path(_solvable_variant(args.variant), args.cache_dir)
+        variant = _variant_option(args.variant)
+        path = table_path(_solvable_variant(variant), args.cache_dir)
     except ValueError as err:
         print(f"qwixx solve: {err}", file=sys.stderr)
         return 2
+    args.variant = variant.name  # registered now: the solver and the messages name it
     sheet, locked = None, ()
     if args.sheet is not None:  # read before solving: a typo should not cost a solve
         try:
@@ -232,7 +240,8 @@ def _bench(args: argparse.Namespace) -> int:
     progress = benchmark.progress_display(args.quiet)
     started = time.perf_counter()
     try:
-        tables = None if args.all else [args.table or benchmark.default_protocol(args.agent)]
+        sheet = None if args.variant is None else _variant_option(args.variant).name  # registered: its protocols
+        tables = None if args.all else [args.table or _bench_table(args.agent, sheet)]
         record = benchmark.run_all(args.agent, workers=args.workers, tables=tables, limit=args.limit,
                                    progress=lambda p, lineup, d, t: progress(f"{p} {lineup}", d, t))
         results = record["results"]
@@ -248,6 +257,19 @@ def _bench(args: argparse.Namespace) -> int:
     if args.json:
         write_atomically(Path(args.json), (json.dumps(record, indent=1, allow_nan=False) + "\n").encode())
     return 0
+
+
+def _bench_table(agent: str, sheet: str | None) -> benchmark.Protocol:
+    """`qwixx bench`'s table when none is given: the agent's own; with ``--variant``, that
+    sheet's protocol at the agent's player count where it plays that sheet, else 2 players."""
+    if sheet is None:
+        return benchmark.default_protocol(agent)
+    try:
+        table = benchmark.agent_spec(agent).default_table()
+    except (OSError, ValueError):
+        table = None
+    players = table.num_players if table is not None and table.variant == sheet else 2
+    return benchmark.protocol(f"{sheet}-{players}p")
 
 
 def _play(args: argparse.Namespace) -> int:
@@ -287,8 +309,12 @@ def _serve(args: argparse.Namespace) -> int:
     from qwixx_env.play.server import serve
 
     try:
+        sheets = [_variant_option(given).name for given in args.variant]  # registered before any game resumes
+    except ValueError as err:
+        return fail(str(err))
+    try:
         serve(host=args.host, port=args.port, open_page=args.open, max_games=args.max_games, store=args.store,
-              token=args.token, allow_hosts=args.allow_host)
+              token=args.token, allow_hosts=args.allow_host, variants=list(dict.fromkeys([*VARIANT_NAMES, *sheets])))
     except ValueError as err:  # a bad --token, refused before the server starts
         return fail(f"--{err}")
     except KeyboardInterrupt:  # Ctrl-C, raised again by uvicorn once it has shut down
@@ -324,7 +350,8 @@ def _table_for(args: argparse.Namespace) -> tuple[str, int]:
                 raise ValueError(f"bot {entry.label!r}: {err}") from None
             plays[entry.label] = (policy.variant, policy.num_players)
     chosen = []
-    for option, given, index, default in (("--variant", args.variant, 0, "classic"), ("--players", args.players, 1, 2)):
+    variant = None if args.variant is None else _variant_option(args.variant).name
+    for option, given, index, default in (("--variant", variant, 0, "classic"), ("--players", args.players, 1, 2)):
         if given is not None:
             chosen.append(given)
             continue
@@ -335,11 +362,20 @@ def _table_for(args: argparse.Namespace) -> tuple[str, int]:
     return chosen[0], chosen[1]
 
 
-def _solvable_variant(name: str) -> Variant:
-    """The variant named `name`, or a `ValueError` where the solo solver does not cover it."""
-    v = get_variant(name)
+def _solvable_variant(v: Variant) -> Variant:
+    """`v`, or a `ValueError` where the solo solver does not cover it."""
     check_solvable(v)
     return v
+
+
+def _variant_option(given: str) -> Variant:
+    """The variant of a ``--variant`` option (a name, a sheet file or module:attribute),
+    registered for this process; a `ValueError` names the option."""
+    try:
+        return resolve_variant(given)
+    except ValueError as err:
+        text = str(err)
+        raise ValueError(f"--{text}" if text.startswith("variant:") else f"--variant: {text}") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -353,7 +389,8 @@ def main(argv: list[str] | None = None) -> int:
         description="Solve solo Qwixx exactly (or load the cached value table) and print the "
         "optimal expected score and the time taken.",
     )
-    solve.add_argument("--variant", default="classic", choices=VARIANT_NAMES, help="only classic is solvable")
+    solve.add_argument("--variant", default="classic", metavar="VARIANT",
+                       help="classic, or a sheet of its shape (a sheet file, .json or .toml, or module:attribute)")
     solve.add_argument("--rebuild", action="store_true", help="solve again even if the table is cached")
     solve.add_argument(
         "--cache-dir", default=None,
@@ -381,8 +418,9 @@ def main(argv: list[str] | None = None) -> int:
         help="seats at the table, 1 to 5 (default: what the checkpoints named play, else 2)",
     )
     arena.add_argument(
-        "--variant", default=None, choices=VARIANT_NAMES,
-        help="default: what the checkpoints named play, else classic",
+        "--variant", default=None, metavar="VARIANT",
+        help="classic, longo, a sheet file (.json or .toml) or module:attribute "
+        "(default: what the checkpoints named play, else classic)",
     )
     arena.add_argument("--lucky", default=None, choices=("bonus", "instead"), help="Longo's lucky rule (default bonus)")
     arena.add_argument("--games", type=int, default=100, help="deals; each is played by every lineup (default 100)")
@@ -408,6 +446,9 @@ def main(argv: list[str] | None = None) -> int:
                        help="e.g. classic-2p, longo-instead-4p/v1 (default: the agent's own table; "
                        "classic-2p for a scripted bot)")
     bench.add_argument("--all", action="store_true", help="every table the agent plays")
+    bench.add_argument("--variant", default=None, metavar="SHEET",
+                       help="a sheet of your own (a .json or .toml file, or module:attribute): its protocols "
+                       "NAME-Np/user join the tables (default table: NAME-2p, or the agent's player count)")
     bench.add_argument("--workers", type=int, default=None, help="processes (default: all cores); "
                        "the figures do not depend on it")
     bench.add_argument("--json", default=None, metavar="PATH", help="write the results as JSON")
@@ -421,8 +462,9 @@ def main(argv: list[str] | None = None) -> int:
         "(r7, g12, p) or number, ? for the coach's values. The game record is saved at the end, "
         f"and when the input ends or on Ctrl-C. See {extras.DOCS}play/.",
     )
-    play.add_argument("--variant", default=None, choices=VARIANT_NAMES,
-                      help="default: what the pretrained bots named play, else classic")
+    play.add_argument("--variant", default=None, metavar="VARIANT",
+                      help="classic, longo, a sheet file (.json or .toml) or module:attribute "
+                      "(default: what the pretrained bots named play, else classic)")
     play.add_argument("--lucky", default=None, choices=("bonus", "instead"),
                       help="Longo's lucky rule (default bonus)")
     play.add_argument("--players", type=int, default=None,
@@ -458,6 +500,9 @@ def main(argv: list[str] | None = None) -> int:
                        "none on loopback); printed in the page's address")
     serve.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                        help="another name the server is reached at (checked against the Host header); repeatable")
+    serve.add_argument("--variant", action="append", default=[], metavar="SHEET",
+                       help="also offer this variant on the page: a sheet file (.json or .toml) or "
+                       "module:attribute; repeatable")
     serve.add_argument("--store", metavar="DIR", default=None,
                        help="keep every game in DIR (written after each decision) and resume the games kept "
                        "there at start; without it nothing is written")

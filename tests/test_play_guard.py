@@ -512,7 +512,7 @@ import sys
 from qwixx_env.cli import main
 from qwixx_env.play import server
 server.default_tasks = lambda catalogue: []
-server.bot_catalogue = lambda: []
+server.bot_catalogue = lambda variants=(): []
 sys.exit(main(sys.argv[1:]))
 """
 

@@ -405,7 +405,7 @@ def test_qwixx_serve_parses_and_hands_over(monkeypatch):
     monkeypatch.setattr(server, "serve", lambda **kw: got.update(kw))
     assert cli_main(["serve", "--port", "8123", "--max-games", "7", "--open"]) == 0
     assert got == {"host": "127.0.0.1", "port": 8123, "open_page": True, "max_games": 7, "store": None,
-                   "token": None, "allow_hosts": []}
+                   "token": None, "allow_hosts": [], "variants": ["classic", "longo"]}
     token = "t" * 20
     assert cli_main(["serve", "--host", "0.0.0.0", "--token", token, "--allow-host", "a.lan", "--allow-host", "b"]) == 0
     assert got["host"] == "0.0.0.0" and got["token"] == token and got["allow_hosts"] == ["a.lan", "b"]

@@ -138,7 +138,7 @@ def test_ctrl_c_saves_the_record_and_exits_130(tmp_path):
         (["--players", "0"], r"--players: got 0; expected an integer from 1 to 5"),
         (["--players", "4", "--bots", "random,greedy"], r"--bots: got 2 bots for 4 players"),
         (["--seat", "2"], r"--seat: got 2; expected an integer from 0 to 1"),
-        (["--lucky", "instead"], r"--lucky: got 'instead'; the lucky rule is for --variant longo only"),
+        (["--lucky", "instead"], r"--lucky: got 'instead'; the lucky rule is for a variant with lucky numbers"),
         (["--coach-bot", "ppo-classic-3p"], r"--coach-bot: 'ppo-classic-3p' cannot play classic with 2 players"),
         (["--record", "/"], r"--record: '/' is a folder"),
         (["--record", "/no/such/folder/g.json"],

@@ -21,11 +21,11 @@ from typing import Any
 from qwixx_env.bots.specs import check_spec
 from qwixx_env.core.options import TableOptions
 from qwixx_env.core.rewards import REWARD_MODES
-from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES
+from qwixx_env.core.variant import LUCKY_RULES
 from qwixx_env.nets import AFTERSTATE_TABLES, INPUTS, afterstate_tables
 from qwixx_env.training import add_run_options
 from qwixx_env.training.config_schema import build, plain
-from qwixx_env.training.config_yaml import config_path, read_yaml
+from qwixx_env.training.config_yaml import config_path, read_yaml, with_variant
 
 LADDER = ("random", "greedy", "heuristic")  # the scripted bots a learner is measured against
 ACTIVATIONS = ("tanh", "relu")
@@ -148,7 +148,8 @@ class TrainConfig(PlaysTable):
     name: str  # the run's name; its default folder is runs/<name>
     total_steps: int = field(metadata=_check(low=1))  # learner decisions (PPO rounds up to whole rollouts)
     seed: int = field(default=0, metadata=_check(low=0, high=2**32 - 1))  # PPO, the games and the evaluation deals
-    variant: str = field(default="classic", metadata=_check(choices=VARIANT_NAMES))
+    # classic, longo, a registered name; in a file also a sheet file (relative to it) or module:attribute
+    variant: str = field(default="classic")
     lucky: str = field(default="bonus", metadata=_check(choices=LUCKY_RULES))  # Longo's lucky-number rule
     num_players: int = field(default=2, metadata=_check(low=1, high=5))
     reward: str | None = field(default=None, metadata=_check(choices=REWARD_MODES))  # None: the env's default
@@ -191,7 +192,8 @@ RLLIB_ONLY_KEYS = ("iterations", "env_runners", "ray", "num_learners")
 def load_config(path: str | Path) -> TrainConfig:
     """Read and check a YAML config file (see the module docstring): a path, or a shipped
     config's name (``classic_2p``; `config_path`)."""
-    data = read_yaml(config_path(path))
+    path = config_path(path)
+    data = read_yaml(path)
     if isinstance(data, dict) and data.get("engine") == "selfplay":
         raise ValueError(f"{path}: a self-play config (engine: selfplay); run it with "
                          f"`qwixx-train --engine selfplay {path}`")
@@ -200,12 +202,13 @@ def load_config(path: str | Path) -> TrainConfig:
         raise ValueError(
             f"{path}: an RLlib config (it sets {keys}); run it with `qwixx-train --engine rllib {path}`"
         )
-    return config_from_dict(data)
+    return config_from_dict(data, path.parent)
 
 
-def config_from_dict(data: Any) -> TrainConfig:
-    """Check plain data (as read from YAML) and build the `TrainConfig`."""
-    cfg = build(TrainConfig, data, "")
+def config_from_dict(data: Any, relative_to: str | Path | None = None) -> TrainConfig:
+    """Check plain data (as read from YAML) and build the `TrainConfig`; a ``variant`` that
+    names a sheet file is read from the folder `relative_to` when relative (`with_variant`)."""
+    cfg = build(TrainConfig, with_variant(data, relative_to), "")
     _check_together(cfg)
     return cfg
 

@@ -1,5 +1,6 @@
 """Reading a training config's YAML file: a key set twice is refused, ``extends:`` starts
-from a base file, and a number YAML read as text gets a hint on how to write it."""
+from a base file, a number YAML read as text gets a hint on how to write it, and ``variant:``
+may name a sheet file relative to the config (`with_variant`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from qwixx_env.core.variant import resolve_variant
 
 
 class _UniqueKeys(yaml.SafeLoader):
@@ -45,6 +48,22 @@ def shipped_dir() -> Path:
 def shipped_configs() -> list[str]:
     """The names of the shipped configs (``classic_2p`` for ``classic_2p.yaml``), sorted."""
     return sorted(p.stem for p in shipped_dir().glob("*.yaml"))
+
+
+def with_variant(data: Any, relative_to: str | os.PathLike[str] | None = None) -> Any:
+    """A config's data with its ``variant`` (a registered name, a sheet file's path, taken
+    from the folder `relative_to` (the config's) when relative, or ``module:attribute``)
+    registered and replaced by the variant's name, which is what the run, its saved config
+    and its checkpoints name (the checkpoints carry the sheet itself). Data without a
+    ``variant`` text is returned as it is, for the schema's checks to name."""
+    if not isinstance(data, dict) or not isinstance(data.get("variant"), str):
+        return data
+    try:
+        variant = resolve_variant(data["variant"], relative_to)
+    except ValueError as err:
+        text = str(err)
+        raise ValueError(text if text.startswith("variant") else f"variant: {text}") from None
+    return {**data, "variant": variant.name}
 
 
 def config_path(name_or_path: str | os.PathLike[str]) -> Path:

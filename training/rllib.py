@@ -48,7 +48,7 @@ from ray.rllib.utils.metrics import ENV_RUNNER_SAMPLING_TIMER, LEARNER_UPDATE_TI
 from qwixx_env.bots import make_bot
 from qwixx_env.bots.specs import check_spec
 from qwixx_env.core.rewards import REWARD_MODES
-from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES
+from qwixx_env.core.variant import LUCKY_RULES
 from qwixx_env.files import write_atomically
 from qwixx_env.integrations.rllib import (
     ACTIVATIONS,
@@ -74,7 +74,7 @@ from qwixx_env.training.config import (
 )
 from qwixx_env.training.config import config_from_dict as train_config_from_dict
 from qwixx_env.training.config_schema import build, plain
-from qwixx_env.training.config_yaml import config_path, read_yaml
+from qwixx_env.training.config_yaml import config_path, read_yaml, with_variant
 from qwixx_env.training.league import WARM_START, League, shipped_policies
 
 KEEP_CHECKPOINTS = 2
@@ -145,7 +145,7 @@ class RLlibConfig(PlaysTable):
     name: str  # the run's name; its default folder is runs/<name>
     iterations: int = field(metadata=_check(low=1))  # training iterations (algo.train() calls)
     seed: int = field(default=0, metadata=_check(low=0, high=2**32 - 1))
-    variant: str = field(default="classic", metadata=_check(choices=VARIANT_NAMES))
+    variant: str = field(default="classic")  # as TrainConfig's: a sheet file is read by config_from_dict
     lucky: str = field(default="bonus", metadata=_check(choices=LUCKY_RULES))
     num_players: int = field(default=2, metadata=_check(low=1, high=5))
     reward: str | None = field(default=None, metadata=_check(choices=REWARD_MODES))
@@ -185,11 +185,14 @@ class RLlibConfig(PlaysTable):
 
 def load_config(path: str | Path) -> RLlibConfig:
     """Read and check an RLlib YAML config: a path, or a shipped config's name (`config_path`)."""
-    return config_from_dict(read_yaml(config_path(path)))
+    path = config_path(path)
+    return config_from_dict(read_yaml(path), path.parent)
 
 
-def config_from_dict(data: Any) -> RLlibConfig:
-    """Check plain data (as read from YAML) and build the `RLlibConfig`."""
+def config_from_dict(data: Any, relative_to: str | Path | None = None) -> RLlibConfig:
+    """Check plain data (as read from YAML) and build the `RLlibConfig` (a sheet file's
+    ``variant`` relative to `relative_to`, as `training.config.config_from_dict` reads it)."""
+    data = with_variant(data, relative_to)
     opponents = data.get("opponents") if isinstance(data, dict) else None
     if isinstance(opponents, dict) and not set(opponents) <= {"scripted", "self_play"}:  # 0.1's {self: 3, greedy: 1}
         raise ValueError(f"opponents: got {opponents!r}; expected opponents.scripted (bot spec -> weight) and/or "

@@ -63,7 +63,7 @@ from qwixx_env.policies.scripted import POLICY_NAMES, ScriptedPolicies, greedy_d
 from qwixx_env.policies.selfplay import LEARNER, SCRIPTED, SNAPSHOT, play_games
 from qwixx_env.policies.value import NO_HEURISTIC, plain_num_features
 from qwixx_env.training.afterstate import td_labels
-from qwixx_env.training.config_yaml import config_path, read_yaml
+from qwixx_env.training.config_yaml import config_path, read_yaml, with_variant
 
 EVAL_SEED = 5_000_000
 """First dice seed of the evaluation deals (the same deals at every evaluation; no round's)."""
@@ -159,11 +159,17 @@ class SelfPlayConfig:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()}
 
 
-def config_from_dict(data: Any, source: str = "config") -> SelfPlayConfig:
+def config_from_dict(data: Any, source: str = "config", relative_to: str | os.PathLike[str] | None = None
+                     ) -> SelfPlayConfig:
     """A checked `SelfPlayConfig` from plain data (as read from YAML). A key that would bring
-    a teacher in (`TEACHER_KEYS`) is refused by name, as is any key the learner does not know."""
+    a teacher in (`TEACHER_KEYS`) is refused by name, as is any key the learner does not know;
+    a ``variant`` naming a sheet file is read relative to `relative_to` (`with_variant`)."""
     if not isinstance(data, dict):
         raise ValueError(f"{source}: got {type(data).__name__}; expected a mapping of keys to values")
+    try:
+        data = with_variant(data, relative_to)
+    except ValueError as err:
+        raise ValueError(f"{source}: {err}") from None
     teacher = [key for key in TEACHER_KEYS if key in data]
     if teacher:
         shown = ", ".join(f"{key}: {data[key]!r}" for key in teacher)
@@ -197,7 +203,7 @@ def config_from_dict(data: Any, source: str = "config") -> SelfPlayConfig:
 def load_config(name_or_path: str | os.PathLike[str]) -> SelfPlayConfig:
     """A self-play config from a YAML file's path or a shipped config's name."""
     path = config_path(name_or_path)
-    return config_from_dict(read_yaml(path), str(path))
+    return config_from_dict(read_yaml(path), str(path), path.parent)
 
 
 # --- the network ----------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ from qwixx_env import bots
 from qwixx_env.bots.registry import factory, plays
 from qwixx_env.core.checks import check_choice, check_int, is_int
 from qwixx_env.core.options import MAX_PLAYERS, TableOptions
-from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES
+from qwixx_env.core.variant import LUCKY_RULES, VARIANT_NAMES, get_variant, variant_names
 from qwixx_env.nets import NumpyPolicy, checkpoint_names
 from qwixx_env.play import coach
 from qwixx_env.play.session import HUMAN, PlaySession, mark_of, public_snapshot, seen_by
@@ -60,22 +60,23 @@ class PlayError(Exception):
         self.message = message
 
 
-def all_tables() -> list[TableOptions]:
-    """Every table the page can start: each variant at 1 to `MAX_PLAYERS` players, under each
-    lucky rule where the variant has lucky numbers."""
+def all_tables(variants: Sequence[str] = VARIANT_NAMES) -> list[TableOptions]:
+    """Every table the page can start: each of `variants` (registered names; default the
+    package's own) at 1 to `MAX_PLAYERS` players, under each lucky rule where the variant has
+    lucky numbers."""
     out = []
-    for variant in VARIANT_NAMES:
+    for variant in variants:
         rules = LUCKY_RULES if TableOptions(variant=variant).rules.lucky_count else (TableOptions().lucky,)
         out += [TableOptions(num_players=p, variant=variant, lucky=r) for p in range(1, MAX_PLAYERS + 1) for r in rules]
     return out
 
 
-def bot_catalogue() -> list[dict[str, Any]]:
-    """Every bot a seat can take: its name, the tables it plays (``{"variant", "players",
-    "lucky"}``, lucky None where the variant has no lucky numbers; from the bot's own
-    `check_table`, `bots.registry.plays`) and, for a pretrained bot, the one game it plays."""
+def bot_catalogue(variants: Sequence[str] = VARIANT_NAMES) -> list[dict[str, Any]]:
+    """Every bot a seat can take: its name, the tables of `variants` it plays (``{"variant",
+    "players", "lucky"}``, lucky None where the variant has no lucky numbers; from the bot's
+    own `check_table`, `bots.registry.plays`) and, for a pretrained bot, the one game it plays."""
     pretrained = set(checkpoint_names())
-    tables = all_tables()
+    tables = all_tables(variants)
     out = []
     for name in bots.available():
         entry: dict[str, Any] = {"name": name, "plays": None}
@@ -88,6 +89,20 @@ def bot_catalogue() -> list[dict[str, Any]]:
         ]
         out.append(entry)
     return out
+
+
+def variant_info(name: str) -> dict[str, Any]:
+    """What the new-game form shows of a registered variant: its name, a line about its dice
+    and rows, and whether it has lucky numbers (the lucky rule is asked then)."""
+    v = get_variant(name)
+    numbers = v.numbers
+    own = "" if name in VARIANT_NAMES else ", a sheet of your own"
+    return {
+        "name": name,
+        "about": f"{v.faces}-sided dice, {v.num_rows} rows of {numbers[0]}–{numbers[-1]}"
+                 + (", lucky numbers" if v.lucky_count else "") + own,
+        "lucky_numbers": bool(v.lucky_count),
+    }
 
 
 def sheet_layout(variant: Any) -> dict[str, Any]:
@@ -173,19 +188,22 @@ class NewGame:
         }
 
 
-def parse_new_game(body: Any, draw_seed: Callable[[], int] = lambda: secrets.randbelow(SEED_LIMIT)) -> NewGame:
+def parse_new_game(body: Any, draw_seed: Callable[[], int] = lambda: secrets.randbelow(SEED_LIMIT),
+                   variants: Sequence[str] | None = None) -> NewGame:
     """Check a new-game request: ``{"variant", "lucky", "players", "seats" or "bots",
     "start_player": seat or "random", "seed": int or null}``. `seats` names every seat
     (``{"kind": "human" or "bot", "name", "bot"}``, at least one person's); `bots` is the short
     form of one person at seat 0 and a bot per other seat (a list of bot names). Every field but
-    those may be left out. A `PlayError` (400) names the first bad field."""
+    those may be left out. `variants`: the variants a game may name (a server's offer; default
+    every registered one). A `PlayError` (400) names the first bad field."""
     if not isinstance(body, dict):
         raise PlayError(400, f"new game: got {type(body).__name__}; expected a JSON object with {NEW_GAME_FIELDS}")
     unknown = sorted(set(body) - set(NEW_GAME_FIELDS))
     if unknown:
         raise PlayError(400, f"new game: unknown field(s) {unknown}; accepted: {list(NEW_GAME_FIELDS)}")
     try:
-        variant = check_choice("variant", body.get("variant", "classic"), VARIANT_NAMES)
+        offered = tuple(variant_names() if variants is None else variants)
+        variant = check_choice("variant", body.get("variant", "classic"), offered)
         lucky = check_choice("lucky", body.get("lucky", "bonus"), LUCKY_RULES)
         players = check_int("players", body.get("players", 2), minimum=1, maximum=MAX_PLAYERS)
         table = TableOptions(

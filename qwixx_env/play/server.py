@@ -74,6 +74,7 @@ from qwixx_env.play.games import (
     drop_finished_or_idle,
     make_bots,
     parse_new_game,
+    variant_info,
 )
 from qwixx_env.play.guard import (
     LOCAL_HOSTS,
@@ -158,6 +159,7 @@ def create_app(
     *,
     token: str | None = None,
     prepare: Preparation | None = None,
+    variants: Sequence[str] = VARIANT_NAMES,
 ) -> Starlette:
     """The app. It holds at most `max_games` games (and as many replays): when full it drops
     a finished game, else one left without a decision for over `idle_limit` seconds, else it
@@ -169,7 +171,9 @@ def create_app(
     not a writable folder. `token`, when given, is needed by every request (`guard.Guard`).
     `prepare` is what the server prepares in the background from its start (`serve` passes
     `prepare.default_tasks`); None prepares nothing, so what a request needs is computed in
-    it on first use."""
+    it on first use. `variants`: the registered variants a new game may name (``qwixx serve
+    --variant FILE`` adds a sheet of the user's to the package's two)."""
+    variants = tuple(variants)
     games: Store[Game] = Store(
         "game", max_games, drop_finished_or_idle(idle_limit),
         drop_rule=f"drops finished games first, then games left without a decision for {idle_limit:g} s",
@@ -234,10 +238,11 @@ def create_app(
 
     async def info(request: Request) -> JSONResponse:
         if not catalogue:
-            catalogue.extend(await run_in_threadpool(bot_catalogue))
+            catalogue.extend(await run_in_threadpool(bot_catalogue, variants))
         return JSONResponse(
             {
-                "bots": catalogue, "variants": list(VARIANT_NAMES), "lucky_rules": list(LUCKY_RULES),
+                "bots": catalogue, "variants": list(variants), "sheets": [variant_info(v) for v in variants],
+                "lucky_rules": list(LUCKY_RULES),
                 "max_players": MAX_PLAYERS, "max_games": games.max_items, "games_held": len(games),
                 "max_body": MAX_BODY, "ready": preparation.status(),
             }
@@ -254,7 +259,7 @@ def create_app(
         return JSONResponse({"games": mine, "max_games": games.max_items, "held": len(games)})
 
     async def new_game(request: Request) -> JSONResponse:
-        new = parse_new_game(await read_json(request))
+        new = parse_new_game(await read_json(request), variants=variants)
         check_bots(new)  # a bot that cannot play the table is refused now, not when the game begins
         needs = needs_of_game(new)
         preparation.refuse_failed(_who(new.bots), needs)  # an item that failed never will be ready
@@ -438,19 +443,22 @@ def serve(
     store: str | Path | None = None,
     token: str | None = None,
     allow_hosts: Sequence[str] = (),
+    variants: Sequence[str] = VARIANT_NAMES,
 ) -> None:
     """Run the server until Ctrl-C, printing the page's address once it listens (and opening
     it if asked); with `store`, games are kept in that folder and the ones kept there resumed.
     Bound beyond loopback it needs a token (`token`, else a random one, in the printed
     address); on loopback only when `token` is given. `allow_hosts` adds Host names it answers
-    to (`guard.hosts_for`). What games need is prepared in the background. A bad `token` is a
-    `ValueError` (`guard.check_token`) before anything starts."""
+    to (`guard.hosts_for`). What games need is prepared in the background. `variants`: the
+    registered variants the page offers. A bad `token` is a `ValueError` (`guard.check_token`)
+    before anything starts."""
     if token is None:
         token = None if is_loopback(host) else new_token()
     else:
         check_token(token)
+    catalogue = bot_catalogue(variants)
     app = create_app(max_games, allowed_hosts=hosts_for(host, allow_hosts), store=store, token=token,
-                     prepare=Preparation(default_tasks(bot_catalogue())))
+                     prepare=Preparation(default_tasks(catalogue)), variants=variants)
     for problem in app.state.store_problems:
         print(f"qwixx serve: {problem}", file=sys.stderr)
     urls = page_urls(host, port, token)

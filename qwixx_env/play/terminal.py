@@ -34,7 +34,7 @@ from typing import IO, Any
 from qwixx_env import bots, extras
 from qwixx_env.core.checks import check_choice, check_int, check_seed
 from qwixx_env.core.options import MAX_PLAYERS, TableOptions
-from qwixx_env.core.variant import CLASSIC, LUCKY_RULES, VARIANT_NAMES, Variant, encode_action, get_variant
+from qwixx_env.core.variant import CLASSIC, LUCKY_RULES, Variant, encode_action, get_variant, resolve_variant
 from qwixx_env.envs.render import color_tags, tagged_rows
 from qwixx_env.files import folder_problem, write_atomically
 from qwixx_env.nets import NumpyPolicy, checkpoint_names
@@ -112,11 +112,15 @@ def setup(
     if variant is None:
         found = {t[0] for t in tables.values()}
         variant = found.pop() if len(found) == 1 else "classic"
-    check_choice("--variant", variant, VARIANT_NAMES)
+    try:
+        variant = resolve_variant(variant).name  # a name, a sheet file or module:attribute
+    except ValueError as err:
+        raise ValueError(f"--{err}" if str(err).startswith("variant:") else f"--variant: {err}") from None
     if lucky is not None:
         check_choice("--lucky", lucky, LUCKY_RULES)
         if not get_variant(variant).lucky_count:
-            raise ValueError(f"--lucky: got {lucky!r}; the lucky rule is for --variant longo only")
+            raise ValueError(f"--lucky: got {lucky!r}; the lucky rule is for a variant with lucky numbers "
+                             f"(--variant longo); {variant} has none")
     elif get_variant(variant).lucky_count:
         found_lucky = {t[2] for t in tables.values() if t[0] == variant and t[2]}
         lucky = found_lucky.pop() if len(found_lucky) == 1 else "bonus"

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from qwixx_env.core.variant import Variant
+from qwixx_env.solver.states import check_solvable
 from qwixx_env.solver.table import ValueTable, cache_dir, load_table, solve, table_path
 
 
@@ -39,4 +40,13 @@ def expected_score(
     return load_table(variant).expected_score(sheet, locked_rows)
 
 
-__all__ = ["ValueTable", "cache_dir", "expected_score", "load_table", "solve", "table_path"]
+def solvable(variant: Variant) -> bool:
+    """Whether the solo solver covers `variant` (`check_solvable` says why not)."""
+    try:
+        check_solvable(variant)
+    except ValueError:
+        return False
+    return True
+
+
+__all__ = ["ValueTable", "cache_dir", "expected_score", "load_table", "solvable", "solve", "table_path"]

@@ -449,7 +449,7 @@ function renderInfo() {
   const g = S.game;
   const o = g.options;
   $("play-info").replaceChildren(
-    h("div", {}, "Game ", h("b", { text: g.id }), ` · ${o.variant === "longo" ? `Longo (lucky ${o.lucky})` : "Qwixx"} · ${o.players} player${o.players > 1 ? "s" : ""}`),
+    h("div", {}, "Game ", h("b", { text: g.id }), ` · ${variantTitle(o.variant)}${(sheetInfo(o.variant) || {}).lucky_numbers ? ` (lucky ${o.lucky})` : ""} · ${o.players} player${o.players > 1 ? "s" : ""}`),
     h("div", {}, "Seed ", h("b", { text: String(o.seed), id: "game-seed" }), ` · starts: ${o.start_player === "random" ? "random" : seatName(g, o.start_player)}`),
     h("div", {}, `Bots: ${o.bots.length ? o.bots.join(", ") : "none (solo)"}`),
   );
@@ -1017,6 +1017,24 @@ async function openGameReplay(step) {
 
 // --- new game ----------------------------------------------------------------------------
 
+// the variants the server offers come from /api/info: the package's two are in the page's form,
+// a sheet of the user's (qwixx serve --variant FILE) is added to it; nothing here knows a variant by name
+function sheetInfo(name) {
+  return ((S.info && S.info.sheets) || []).find((s) => s.name === name);
+}
+function variantTitle(name) {
+  const input = document.querySelector(`input[name=variant][value="${CSS.escape(name)}"]`);
+  return input ? input.nextElementSibling.firstChild.textContent : name;
+}
+function addVariantChoices() {
+  const row = document.querySelector("input[name=variant]").closest(".choice-row");
+  for (const s of S.info.sheets || []) {
+    if (document.querySelector(`input[name=variant][value="${CSS.escape(s.name)}"]`)) continue;
+    const input = h("input", { type: "radio", name: "variant", value: s.name });
+    input.addEventListener("change", renderNewForm);
+    row.append(h("label", { class: "pill" }, input, h("span", {}, s.name, h("small", { text: s.about }))));
+  }
+}
 function formValue(name) {
   const el = document.querySelector(`input[name=${name}]:checked`);
   return el ? el.value : null;
@@ -1029,7 +1047,7 @@ function renderNewForm() {
   if (!S.info) return;
   const variant = formValue("variant") || "classic";
   const lucky = formValue("lucky") || "bonus";
-  $("lucky-row").hidden = variant !== "longo";
+  $("lucky-row").hidden = !(sheetInfo(variant) || {}).lucky_numbers;
   const playersRow = $("players-row");
   if (!playersRow.children.length) {
     for (let p = 1; p <= S.info.max_players; p++) {
@@ -1282,6 +1300,7 @@ async function boot() {
     toast(`The server does not answer: ${err.message}`, true);
     return;
   }
+  addVariantChoices();
   renderNewForm();
   takeReady(S.info.ready || {});
   refreshGamesList();
