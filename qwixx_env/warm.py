@@ -8,8 +8,8 @@ those entry points use: the AEC environment (`qwixx_v0`) and its Parallel view, 
 heuristic bot and the coach's values (`qwixx_env.play.coach`). Kernels do not depend on the
 player count (a value, not a type); the AEC and batched kernels come in two versions, with and
 without the lucky-cross rules (an `Engine` of a variant without lucky numbers compiles its
-kernel without them), so those two are warmed for classic and for Longo. A warm cache makes
-this a no-op in all but the time to load it.
+kernel without them), so those two are warmed for each of the package's variants (classic and
+Longo, `VARIANT_NAMES`). A warm cache makes this a no-op in all but the time to load it.
 """
 
 from __future__ import annotations
@@ -17,11 +17,13 @@ from __future__ import annotations
 import logging
 import sys
 import time
+from functools import partial
 
 import numpy as np
 
 from qwixx_env import BatchedQwixx, QwixxVectorEnv, bots, qwixx_v0
 from qwixx_env.core.compile import cache_location, first_compile_notice
+from qwixx_env.core.variant import VARIANT_NAMES, get_variant
 from qwixx_env.play import coach
 
 logger = logging.getLogger("qwixx_env")
@@ -48,7 +50,7 @@ def _batched_steps(variant: str = "classic") -> None:
 
 
 def _parallel_views() -> None:
-    for variant in ("classic", "longo"):  # its kernel, as the AEC env's, with and without lucky crosses
+    for variant in VARIANT_NAMES:  # its kernel, as the AEC env's, with and without lucky crosses
         qwixx_v0.parallel_env(num_players=2, variant=variant).reset(seed=0)
 
 
@@ -60,7 +62,8 @@ def _vector_steps() -> None:
 
 
 def _coach_values() -> None:
-    for variant in ("longo", "classic"):  # the heuristic's values, then the afterstate network's
+    # the heuristic's values (lucky numbers), then the afterstate network's (none)
+    for variant in sorted(VARIANT_NAMES, key=lambda v: not get_variant(v).lucky_count):
         env = qwixx_v0.raw_env(num_players=2, variant=variant)
         env.reset(seed=0)
         coach.advise(env)
@@ -68,12 +71,10 @@ def _coach_values() -> None:
 
 # What is warmed, in order: (name, function).
 ENTRY_POINTS = (
-    ("qwixx_v0 (AEC)", _aec_game),
-    ("qwixx_v0 (AEC), Longo", lambda: _aec_game(variant="longo")),
+    *((f"qwixx_v0 (AEC), {variant}", partial(_aec_game, variant=variant)) for variant in VARIANT_NAMES),
     ("heuristic bot", lambda: _aec_game("heuristic")),
     ("qwixx_v0.parallel_env", _parallel_views),
-    ("BatchedQwixx", _batched_steps),
-    ("BatchedQwixx, Longo", lambda: _batched_steps("longo")),
+    *((f"BatchedQwixx, {variant}", partial(_batched_steps, variant)) for variant in VARIANT_NAMES),
     ("QwixxVectorEnv", _vector_steps),
     ("play coach", _coach_values),
 )
