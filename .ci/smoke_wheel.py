@@ -7,7 +7,10 @@ holding the wheel; .ci/test-wheel runs the three stages in turn, installing more
   fenced ```python blocks, read from the file so that they cannot drift), ``qwixx --version``
   against the metadata, ``qwixx arena`` as plain text, the environment's demo, a pretrained bot
   loaded and played, ``qwixx-train`` without the train extra (--help and --list work, a run
-  and --show name the extra), and the shipped training configs.
+  and --show name the extra), the shipped training configs, and a sheet of your own: the
+  worked example of docs/environment.md's "Sheets of your own", written as a file in this
+  folder, through ``qwixx arena`` (its records kept), ``qwixx play`` (scripted input),
+  ``qwixx bench`` (a few deals of its solo protocol) and ``replay`` in a fresh process.
 - ``arena``: with the ``arena`` extra: ``qwixx arena --png``.
 - ``train``: with torch and the ``train`` extra: the training guide's first ```bash block, every
   line run as written in this folder (the config that ``--show`` writes is edited down to a few
@@ -31,6 +34,7 @@ from importlib import metadata, resources
 from pathlib import Path
 
 FENCED_PYTHON = re.compile(r"^```python[ \t]*\n(.*?)^```", re.S | re.M)
+FENCED_TOML = re.compile(r"^```toml[ \t]*\n(.*?)^```", re.S | re.M)
 
 
 def readme_snippets(readme: Path) -> list[str]:
@@ -170,6 +174,38 @@ def core(readme: Path) -> None:
     check(f"the training configs ship ({len(shipped)})", {"classic_2p.yaml", "demo.yaml"} <= set(shipped), shipped)
 
 
+def sheet_of_your_own(guide: Path) -> None:
+    """The environment guide's sheet file, written here as a user would save it, through every
+    command that takes it; its records replay in a process that never registered it."""
+    blocks = FENCED_TOML.findall(guide.read_text(encoding="utf-8"))
+    check(f"{guide.name} has the worked sheet file (a toml block)", len(blocks) == 1, len(blocks))
+    Path("mixx.toml").write_text(blocks[0], encoding="utf-8")
+    done = command("qwixx", "arena", "random", "greedy", "--variant", "mixx.toml", "--games", "3", "--workers", "2",
+                   "--records", "mixx_games", "--quiet")
+    check("qwixx arena --variant mixx.toml plays it and keeps its records",
+          done.returncode == 0 and "mixx, 2 player(s)" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:])
+    script = Path(sys.executable).parent / "qwixx"
+    done = subprocess.run([str(script), "play", "--variant", "mixx.toml", "--seed", "2", "--record", "mixx_play.json",
+                           "--color", "never"], input="p\n" * 400, capture_output=True, text=True, timeout=300)
+    check("qwixx play --variant mixx.toml plays a game from scripted input",
+          done.returncode == 0 and "Game over" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:])
+    done = command("qwixx", "bench", "greedy", "--variant", "mixx.toml", "--table", "mixx-1p", "--limit", "3",
+                   "--workers", "1", "--quiet")
+    check("qwixx bench --variant mixx.toml scores on its protocol, marked as a user's",
+          done.returncode == 0 and "mixx-1p/user" in done.stdout and "a user's sheet" in done.stdout,
+          done.stdout[-2000:] + done.stderr[-2000:])
+    games = sorted(p for p in Path("mixx_games").glob("game*.json"))
+    replayed = ("import json, sys\nfrom qwixx_env import replay\nfrom qwixx_env.core.variant import variant_names\n"
+                "assert 'mixx' not in variant_names()\n"
+                "for path in sys.argv[1:]:\n"
+                "    assert replay(path).snapshot() == json.load(open(path))['snapshot'], path\n"
+                "print('replayed', len(sys.argv) - 1)\n")
+    done = subprocess.run([sys.executable, "-c", replayed, "mixx_play.json", *map(str, games)], capture_output=True,
+                          text=True, timeout=300)
+    check(f"replay rebuilds its {len(games) + 1} records in a fresh process with nothing registered",
+          done.returncode == 0 and len(games) == 6, done.stdout + done.stderr[-2000:])
+
+
 def arena() -> None:
     """With the arena extra: the arena's picture."""
     out = Path("arena.png")
@@ -227,6 +263,7 @@ def main(argv: list[str]) -> None:
     stage, readme, guide = argv[0], Path(argv[1]).resolve(), Path(argv[2]).resolve()
     if stage == "core":
         core(readme)
+        sheet_of_your_own(guide.parent / "environment.md")
     elif stage == "arena":
         arena()
     else:

@@ -18,7 +18,7 @@ from qwixx_env.training.config import config_from_dict, load_config
 UP = tuple(range(2, 13))
 
 
-def write_sheet(folder, name: str, suffix: str = ".toml"):
+def write_sheet(folder, name: str, suffix: str = ".json"):  # JSON: TOML needs Python 3.11 or tomli
     """A colour-mixed two-row sheet ('Mixx'-style) written to `folder`; returns its path."""
     rows = (Row("a", UP, ("red", "yellow") * 5 + ("red",)), Row("b", UP[::-1], ("green", "blue") * 5 + ("green",)))
     sheet = Variant(name=name, faces=6, lock_cells=1, lock_threshold=5, score_table=CLASSIC.score_table,
@@ -96,14 +96,14 @@ def test_a_training_config_names_a_sheet_file_relative_to_itself(tmp_path):
     folder.mkdir()
     write_sheet(folder, "doors_train")
     (folder / "mixx_2p.yaml").write_text(
-        "name: mixx\ntotal_steps: 1024\nvariant: doors_train.toml\nnum_envs: 8\n"
+        "name: mixx\ntotal_steps: 1024\nvariant: doors_train.json\nnum_envs: 8\n"
         "ppo: {n_steps: 64, batch_size: 256}\nopponents: {scripted: {greedy: 1}}\n"
     )
     cfg = load_config(folder / "mixx_2p.yaml")
-    assert cfg.variant == "doors_train" and cfg.table.rules == Variant.from_file(folder / "doors_train.toml")
+    assert cfg.variant == "doors_train" and cfg.table.rules == Variant.from_file(folder / "doors_train.json")
     assert config_from_dict(cfg.to_dict()).variant == "doors_train"  # a run's saved config reads back by name
-    with pytest.raises(ValueError, match=r"variant file '.*nothing.toml': no such file"):
-        config_from_dict({**cfg.to_dict(), "variant": "nothing.toml"}, folder)
+    with pytest.raises(ValueError, match=r"variant file '.*nothing.json': no such file"):
+        config_from_dict({**cfg.to_dict(), "variant": "nothing.json"}, folder)
     with pytest.raises(ValueError, match=r"variant: got 'mixx'; expected one of \('classic', 'longo'\)"):
         config_from_dict({**cfg.to_dict(), "variant": "mixx"})
 
