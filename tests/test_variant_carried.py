@@ -6,6 +6,7 @@ definition that differs under the same name is named as such."""
 from __future__ import annotations
 
 import json
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -15,6 +16,7 @@ import pytest
 
 from qwixx_env import qwixx_v0, replay
 from qwixx_env.core.observation import layout_for
+from qwixx_env.core.options import TableOptions
 from qwixx_env.core.variant import CLASSIC, Row, Variant, register_variant
 from qwixx_env.nets import NumpyPolicy
 from qwixx_env.nets.checkpoint import CheckpointError, write_policy
@@ -114,3 +116,16 @@ def test_a_record_and_a_checkpoint_replay_and_play_in_a_fresh_process_with_nothi
            "no sheet" in out.stdout
     assert f"SCORES: {[p['score'] for p in record['snapshot']['players']]}" in out.stdout
     assert "BOT: True" in out.stdout
+
+
+def test_a_table_of_a_users_sheet_pickles_with_it_for_a_worker_that_never_registered_it():
+    table = TableOptions(num_players=3, variant=sheet("carried_pickled"), reward="score")
+    read_back = ("import pickle, sys\nfrom qwixx_env.core.variant import variant_names\n"
+                 "assert 'carried_pickled' not in variant_names()\n"
+                 "table = pickle.loads(sys.stdin.buffer.read())\n"
+                 "print(table.rules.dice_colors, table.num_players, table.reward)\n")
+    out = subprocess.run([sys.executable, "-c", read_back], input=pickle.dumps(table), capture_output=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr.decode()
+    assert out.stdout.decode().strip() == "('red', 'yellow', 'green', 'blue') 3 score"
+    assert pickle.loads(pickle.dumps(TableOptions())) == TableOptions()  # the package's own: by name

@@ -22,7 +22,15 @@ import numpy as np
 
 from qwixx_env.core.checks import check_choice, check_int, is_int
 from qwixx_env.core.rewards import check_reward
-from qwixx_env.core.variant import LUCKY_RULES, Variant, get_variant, register_variant, unknown_variant, variant_names
+from qwixx_env.core.variant import (
+    LUCKY_RULES,
+    Variant,
+    custom_sheet,
+    get_variant,
+    register_variant,
+    unknown_variant,
+    variant_names,
+)
 
 MAX_PLAYERS = 5
 
@@ -120,9 +128,10 @@ class TableOptions:
         return np.array(self.lucky_numbers, np.int64)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        """Pickled with its variant (registered again where it is unpickled): a table of a
-        variant registered in this process plays in another, e.g. the arena's workers."""
-        return _unpickle_table, (get_variant(self.variant), self.as_dict())
+        """Pickled with its variant's sheet where it is not the package's own (`Variant.as_dict`,
+        registered again where it is unpickled): a table of a variant registered in this
+        process plays in another, e.g. the arena's and the benchmark's workers."""
+        return _unpickle_table, (custom_sheet(self.variant), self.as_dict())
 
     def as_dict(self) -> dict[str, Any]:
         """The options as JSON-ready data (lists for the sequences), as a game record stores them."""
@@ -137,8 +146,9 @@ class TableOptions:
         }
 
 
-def _unpickle_table(variant: Variant, options: dict[str, Any]) -> TableOptions:
-    register_variant(variant)
+def _unpickle_table(sheet: dict[str, Any] | None, options: dict[str, Any]) -> TableOptions:
+    if sheet is not None:
+        register_variant(Variant.from_dict(sheet))
     return TableOptions(**options)
 
 
