@@ -128,6 +128,13 @@ def test_a_server_started_with_a_sheet_file_offers_it_and_plays_it(tmp_path, mon
         r = client.post("/api/games", json={"variant": "doors_serve", "players": 2, "bots": ["greedy"], "seed": 1})
         assert r.status_code == 201, r.text
         assert r.json()["sheet"]["row_names"] == ["a", "b"]
+        record = client.get(f"/api/games/{r.json()['id']}/record").json()
+        assert record["sheet"]["name"] == "doors_serve"  # the game's record carries its sheet
+        assert client.post("/api/replays", json=record).status_code == 201  # and the viewer opens it
+        other = {**record, "sheet": {**record["sheet"], "name": "doors_elsewhere"}}
+        r = client.post("/api/replays", json=other)  # a request never registers a sheet
+        assert r.status_code == 400 and "record sheet: a sheet named 'doors_elsewhere', which this server does " \
+                                        "not know" in r.text
     with TestClient(server.create_app(max_games=3)) as client:  # a server not given the sheet does not offer it
         r = client.post("/api/games", json={"variant": "doors_serve", "players": 2, "bots": ["greedy"]})
         assert r.status_code == 400 and "variant: got 'doors_serve'; expected one of ('classic', 'longo')" in r.text

@@ -14,13 +14,14 @@ from collections.abc import Callable
 from typing import Any
 
 from qwixx_env.core.checks import check_seed
+from qwixx_env.core.variant import variant_names
 from qwixx_env.envs.qwixx_v0 import RECORD_FORMAT, raw_env
 from qwixx_env.envs.record import replay
 from qwixx_env.play.games import PlayError, advice, sheet_layout
 from qwixx_env.play.session import WHITE_PHASES, mark_of
 
 REQUIRED = ("format", "options", "rng_state", "rolls", "decisions")
-OPTIONAL = ("seed", "snapshot", "seat_names")  # seat_names: how the viewer names each seat
+OPTIONAL = ("sheet", "seed", "snapshot", "seat_names")  # seat_names: how the viewer names each seat
 SHOWN = 60  # characters of a bad value a message quotes
 
 
@@ -44,6 +45,19 @@ def _format(name: str, value: Any) -> str:
     return value
 
 
+def _sheet(name: str, value: Any) -> dict[str, Any]:
+    """A record's sheet (a variant not the package's own) is viewed only where the server
+    knows that variant already (``qwixx serve --variant FILE``): a request never registers one,
+    so it never makes the server compile kernels for a sheet of its choosing. `replay` then
+    checks that the record's sheet is the one known here."""
+    known = variant_names()
+    if not (isinstance(value, dict) and value.get("name") in known):
+        got = value.get("name") if isinstance(value, dict) else value
+        raise ValueError(f"{name}: a sheet named {shown(got)}, which this server does not know; expected one of "
+                         f"{list(known)} (start the server with --variant FILE to view its games)")
+    return value
+
+
 def _names(name: str, value: Any) -> list[str]:
     if not (isinstance(value, list) and all(isinstance(n, str) and n for n in value)):
         raise ValueError(f"{name}: got {shown(value)}; expected a list of non-empty names, one per seat")
@@ -60,6 +74,7 @@ FIELDS: dict[str, Callable[[str, Any], Any]] = {
     "rng_state": _of_kind(str, "a 64-bit hex string"),
     "rolls": _of_kind(list, "a list (the dice of each roll)"),
     "decisions": _of_kind(list, "a list of [seat, action] pairs"),
+    "sheet": _sheet,
     "seed": lambda name, value: check_seed(value, name),
     "snapshot": _of_kind(dict, "a JSON object (the position after the last decision)"),
     "seat_names": _names,
