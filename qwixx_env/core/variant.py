@@ -416,6 +416,24 @@ def register_variant(variant: Variant, replace: bool = False) -> Variant:
     return variant
 
 
+def register_sheet(sheet: Any, name: Any, where: str) -> Variant:
+    """Register the variant that a record or network file carries (`Variant.as_dict` data) and
+    return it. It must be the variant the carrier names (`name`), and equal to the one registered
+    under that name, if any: otherwise a `ValueError` that names what differs (`where` names the
+    carrier in it: ``"the record"``), as does a sheet that `Variant.from_dict` refuses."""
+    variant = Variant.from_dict(sheet)
+    if variant.name != name:
+        raise ValueError(f"names the variant {variant.name!r}; {where} plays {name!r}")
+    known = _REGISTRY.get(variant.name)
+    if known is not None and known != variant:
+        raise ValueError(
+            f"{where}'s variant {name!r} is not the one registered in this process under that name "
+            f"({differences(known, variant)}, here / in {where}); open it in a fresh process, or "
+            f"register_variant(..., replace=True) {where}'s"
+        )
+    return register_variant(variant)
+
+
 def differences(a: Variant, b: Variant) -> str:
     """What differs between two variants, briefly, for an error: ``"faces 6 / 8, rows
     ['red'] differ"`` (a's value, then b's)."""

@@ -20,14 +20,7 @@ import numpy as np
 from qwixx_env.core.checks import check_seed
 from qwixx_env.core.rewards import check_illegal_reward
 from qwixx_env.core.state import OVER
-from qwixx_env.core.variant import (
-    VARIANT_NAMES,
-    Variant,
-    differences,
-    get_variant,
-    register_variant,
-    variant_names,
-)
+from qwixx_env.core.variant import VARIANT_NAMES, register_sheet, variant_names
 from qwixx_env.envs.qwixx_v0 import RECORD_FORMAT, raw_env
 
 _OPTION_NAMES = ("num_players", "variant", "lucky", "lucky_numbers", "start_player", "reward", "score_table")
@@ -49,7 +42,10 @@ def replay(record: dict[str, Any] | str | Path, render_mode: str | None = None) 
         raise ValueError(f"record format: got {got!r}; expected a dict with format {RECORD_FORMAT!r}")
     options = _field(rec, "options", dict)
     if "sheet" in rec:
-        _register_sheet(rec["sheet"], options.get("variant"))
+        try:
+            register_sheet(rec["sheet"], options.get("variant"), "the record")
+        except ValueError as err:
+            raise ValueError(f"record sheet: {err}") from None
     elif isinstance(options.get("variant"), str) and options["variant"] not in variant_names():
         raise ValueError(f"record options: variant {options['variant']!r} is not registered in this process and the "
                          "record carries no sheet (kept before records carried theirs); register_variant it first")
@@ -104,26 +100,6 @@ def replay(record: dict[str, Any] | str | Path, render_mode: str | None = None) 
             f"record snapshot: differs from the position its decisions replay to (the record was changed{unsure})"
         )
     return game
-
-
-def _register_sheet(sheet: Any, name: Any) -> None:
-    """Register the variant a record carries (`Variant.as_dict`), which must be the one its
-    options name; one that differs from the variant registered under that name is refused,
-    naming what differs."""
-    try:
-        variant = Variant.from_dict(sheet)
-    except ValueError as err:
-        raise ValueError(f"record sheet: {err}") from None
-    if variant.name != name:
-        raise ValueError(f"record sheet: names the variant {variant.name!r}; its options play {name!r}")
-    try:
-        register_variant(variant)
-    except ValueError:
-        raise ValueError(
-            f"record sheet: the record's variant {name!r} is not the one registered in this process under that "
-            f"name ({differences(get_variant(name), variant)}, here / in the record); replay it in a fresh "
-            "process, or register_variant(..., replace=True) the record's"
-        ) from None
 
 
 def _same_position(recorded: Any, replayed: dict[str, Any]) -> bool:

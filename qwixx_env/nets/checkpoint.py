@@ -47,9 +47,8 @@ from qwixx_env.core.variant import (
     LUCKY_RULES,
     Variant,
     custom_sheet,
-    differences,
     get_variant,
-    register_variant,
+    register_sheet,
     unknown_variant,
     variant_names,
 )
@@ -285,7 +284,10 @@ def check_description(spec: Any, source: str, kind: Kind = POLICY) -> None:
         optional = f" (and optionally {list(kind.optional)})" if kind.optional else ""
         raise bad(f"fields: missing {missing}, unexpected {extra}; expected {list(kind.fields)}{optional}")
     if "sheet" in spec:  # a variant not the package's own comes whole: registered here if it is not yet
-        _register_sheet(spec["sheet"], spec["variant"], bad)
+        try:
+            register_sheet(spec["sheet"], spec["variant"], "the file")
+        except ValueError as err:
+            raise bad(f"sheet: {err}") from None
     if spec["variant"] not in variant_names():
         raise bad(str(unknown_variant(spec["variant"])))
     variant = get_variant(spec["variant"])
@@ -334,24 +336,6 @@ def _count(value: Any, field: str, bad: Any) -> int:
     if type(value) is not int or value < 1:
         raise bad(f"{field}: got {value!r}; expected a positive integer")
     return value
-
-
-def _register_sheet(sheet: Any, name: Any, bad: Any) -> None:
-    """Register the variant a network file carries (`Variant.as_dict`), which must be the one
-    it names; one that differs from the variant registered under that name is refused, naming
-    what differs."""
-    try:
-        variant = Variant.from_dict(sheet)
-    except ValueError as err:
-        raise bad(f"sheet: {err}") from None
-    if variant.name != name:
-        raise bad(f"sheet: names the variant {variant.name!r}; the file plays {name!r}")
-    try:
-        register_variant(variant)
-    except ValueError:
-        raise bad(f"sheet: the file's variant {name!r} is not the one registered in this process under that name "
-                  f"({differences(get_variant(name), variant)}, here / in the file); load it in a fresh process, "
-                  "or register_variant(..., replace=True) the file's") from None
 
 
 def _check_policy_fields(spec: dict[str, Any], variant: Variant, num_players: int, bad: Any) -> int:
