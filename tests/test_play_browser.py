@@ -856,3 +856,26 @@ def test_a_game_whose_bot_is_getting_ready_starts_at_once_and_begins_by_itself(b
             assert dict(browser.execute_script(SEAT_LABELS))["greedy"] == "greedy"
     finally:
         greedy.finish.set()
+
+
+def test_a_server_offers_a_sheet_of_its_own_on_the_new_game_form(browser):
+    """``qwixx serve --variant FILE``: the form lists the server's variants from /api/info (a
+    sheet of the user's added beside the two of the page), asks the lucky rule only for a variant
+    with lucky numbers, and starts a game of the sheet."""
+    app = create_app(max_games=3, variants=["classic", "longo", TRIO.name])
+    with serving(app) as url:
+        browser.get("about:blank")
+        open_page(browser, url)
+        pill = browser.find_element(By.CSS_SELECTOR, f"input[name=variant][value='{TRIO.name}'] + span")
+        assert pill.text.startswith(TRIO.name) and "a sheet of your own" in pill.text
+        lucky = browser.find_element(By.ID, "lucky-row")
+        browser.find_element(By.CSS_SELECTOR, "input[name=variant][value='longo'] + span").click()
+        assert lucky.is_displayed()
+        pill.click()
+        assert not lucky.is_displayed()
+        browser.find_element(By.CSS_SELECTOR, "input[name=players][value='1'] + span").click()
+        browser.find_element(By.ID, "start-game").click()
+        wait(browser, "return document.body.dataset.turn === 'you'", timeout=180)  # its kernels may compile
+        assert f" · {TRIO.name} · 1 player" in browser.find_element(By.ID, "play-info").text
+        ((_, game),) = app.state.games.items()
+        assert game.new.table.variant == TRIO.name
