@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import sys
 import textwrap
 
 import pytest
@@ -105,6 +106,15 @@ def test_a_file_that_is_not_there_or_not_a_sheet_file_is_refused(tmp_path):
     with pytest.raises(ValueError, match=r"variant file '.*bad.json': not valid JSON"):
         (tmp_path / "bad.json").write_text("{")
         Variant.from_file(tmp_path / "bad.json")
+
+
+def test_without_a_toml_reader_a_toml_sheet_says_what_it_needs(tmp_path, monkeypatch):
+    path = dataclasses.replace(CLASSIC, name="files_toml").to_file(tmp_path / "sheet.toml")  # writing needs nothing
+    monkeypatch.setattr(sys, "version_info", (3, 10, 0))  # Python 3.10 ...
+    monkeypatch.setitem(sys.modules, "tomli", None)  # ... without tomli
+    with pytest.raises(ValueError, match=r"variant file '.*sheet.toml': reading TOML needs Python 3.11 or the tomli "
+                                         r"package; write the sheet as JSON instead"):
+        Variant.from_file(path)
 
 
 def test_resolve_variant_takes_a_name_a_file_relative_to_a_folder_and_module_attribute(tmp_path, monkeypatch):

@@ -19,7 +19,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -333,7 +333,11 @@ class Variant:
         except (OSError, UnicodeDecodeError) as err:
             raise ValueError(f"variant file {str(path)!r}: cannot be read ({err})") from None
         try:
-            data = json.loads(text) if suffix == ".json" else _toml_loads(text)
+            loads = json.loads if suffix == ".json" else _toml_loads()
+        except ValueError as err:
+            raise ValueError(f"variant file {str(path)!r}: {err}") from None
+        try:
+            data = loads(text)
         except ValueError as err:  # json's and tomllib's decode errors are ValueErrors
             raise ValueError(f"variant file {str(path)!r}: not valid {suffix[1:].upper()} ({err})") from None
         try:
@@ -525,8 +529,8 @@ def _register_from(variant: Variant, source: str) -> Variant:
         raise ValueError(f"{source}: {err}") from None
 
 
-def _toml_loads(text: str) -> Any:
-    """TOML text as data: Python 3.11's tomllib, or the tomli package before it."""
+def _toml_loads() -> Callable[[str], Any]:
+    """The TOML reader: Python 3.11's tomllib, or the tomli package before it."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - Python 3.10 only
@@ -535,7 +539,7 @@ def _toml_loads(text: str) -> Any:
         except ImportError:
             raise ValueError("reading TOML needs Python 3.11 or the tomli package; write the sheet as JSON "
                              "instead") from None
-    return tomllib.loads(text)
+    return tomllib.loads
 
 
 def get_variant(variant: str | Variant = "classic", lucky: str | None = None) -> Variant:
