@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
-import sys
 import textwrap
 
 import pytest
 
+import qwixx_env.core.variant as variant_module
 from qwixx_env.core.options import TableOptions
 from qwixx_env.core.variant import (
     CLASSIC,
@@ -110,8 +110,7 @@ def test_a_file_that_is_not_there_or_not_a_sheet_file_is_refused(tmp_path):
 
 def test_without_a_toml_reader_a_toml_sheet_says_what_it_needs(tmp_path, monkeypatch):
     path = dataclasses.replace(CLASSIC, name="files_toml").to_file(tmp_path / "sheet.toml")  # writing needs nothing
-    monkeypatch.setattr(sys, "version_info", (3, 10, 0))  # Python 3.10 ...
-    monkeypatch.setitem(sys.modules, "tomli", None)  # ... without tomli
+    monkeypatch.setattr(variant_module, "tomllib", None)  # Python 3.10 without tomli
     with pytest.raises(ValueError, match=r"variant file '.*sheet.toml': reading TOML needs Python 3.11 or the tomli "
                                          r"package; write the sheet as JSON instead"):
         Variant.from_file(path)

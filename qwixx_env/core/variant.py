@@ -18,7 +18,6 @@ import importlib
 import json
 import os
 import re
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
@@ -27,6 +26,14 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from qwixx_env.core.checks import check_int, is_int
+
+try:  # a sheet file in TOML: the standard library's reader from Python 3.11, else tomli where installed
+    import tomllib  # pyright: ignore[reportMissingImports] (pyright reads as Python 3.10)
+except ImportError:  # pragma: no cover - Python 3.10
+    try:
+        import tomli as tomllib  # pyright: ignore[reportMissingImports]
+    except ImportError:
+        tomllib = None
 
 COLORS = ("red", "yellow", "green", "blue")
 LUCKY_RULES = ("bonus", "instead")
@@ -531,14 +538,8 @@ def _register_from(variant: Variant, source: str) -> Variant:
 
 def _toml_loads() -> Callable[[str], Any]:
     """The TOML reader: Python 3.11's tomllib, or the tomli package before it."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10 only
-        try:
-            import tomli as tomllib  # pyright: ignore[reportMissingImports]
-        except ImportError:
-            raise ValueError("reading TOML needs Python 3.11 or the tomli package; write the sheet as JSON "
-                             "instead") from None
+    if tomllib is None:
+        raise ValueError("reading TOML needs Python 3.11 or the tomli package; write the sheet as JSON instead")
     return tomllib.loads
 
 
