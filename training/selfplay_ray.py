@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import ray
 
+from qwixx_env.core.variant import custom_sheet, register_sheet
 from qwixx_env.training.selfplay import SelfPlayConfig, join_parts, play_part, play_policy_part, split
 
 OBJECT_STORE_MB = 512
@@ -38,7 +39,9 @@ OBJECT_STORE_MB = 512
 class SelfPlayRunner:
     """A Ray actor that plays parts of rounds (`training.selfplay.play_part`)."""
 
-    def __init__(self, variant: str, num_players: int, td_lambda: float):
+    def __init__(self, variant: str, num_players: int, td_lambda: float, sheet: dict[str, Any] | None = None):
+        if sheet is not None:  # a user's sheet: registered in this process too (`custom_sheet`)
+            register_sheet(sheet, variant, "the run")
         self.variant, self.num_players, self.td_lambda = variant, num_players, td_lambda
 
     def play(self, learner, snapshot, kinds: np.ndarray, records: np.ndarray, seeds: np.ndarray,
@@ -72,7 +75,7 @@ class RayPlayers:
                          object_store_memory=OBJECT_STORE_MB * 2**20, include_dashboard=False, log_to_driver=False)
             self.started_ray = True
         self.actors = [SelfPlayRunner.options(scheduling_strategy="SPREAD").remote(  # type: ignore[attr-defined]
-            cfg.variant, cfg.num_players, cfg.td_lambda) for _ in range(cfg.runners)]
+            cfg.variant, cfg.num_players, cfg.td_lambda, custom_sheet(cfg.variant)) for _ in range(cfg.runners)]
 
     def nodes(self) -> list[str]:
         """The Ray node of each runner."""
