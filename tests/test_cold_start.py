@@ -208,3 +208,39 @@ def test_a_kernel_pickles_by_name_so_a_kernel_it_is_passed_to_loads_from_the_cac
     done = subprocess.run([sys.executable, "-c", read_back], input=pickle.dumps((policy_action, rules.apply_batch)),
                           capture_output=True, check=True)
     assert done.stdout.split() == [b"True", b"True"]
+
+
+def test_a_kernel_already_compiled_resolves_while_another_thread_compiles():
+    """Numba's `compile` takes its global compiler lock before it looks for a version it has:
+    a new engine (which resolves its kernel with `compiled`) waited for whatever another thread
+    was compiling, a minute on a cold cache (the play server's requests, behind its background
+    preparation). A kernel this process has resolves without the lock; a new one still waits."""
+    import threading
+
+    from numba.core.compiler_lock import global_compiler_lock
+
+    from qwixx_env import qwixx_v0
+
+    qwixx_v0.raw_env(num_players=2).reset(seed=0)  # this process has its kernel now
+    held, release = threading.Event(), threading.Event()
+
+    def compiling():  # another thread compiling: it holds the lock until the test releases it
+        with global_compiler_lock:
+            held.set()
+            release.wait(120)
+
+    def new_engine(out):  # a new game's environment: its engine resolves its kernel
+        out.append(qwixx_v0.raw_env(num_players=2))
+
+    compiler = threading.Thread(target=compiling)
+    compiler.start()
+    assert held.wait(30)
+    made = []
+    try:
+        worker = threading.Thread(target=new_engine, args=[made])
+        worker.start()
+        worker.join(60)  # without the lock's wait it takes milliseconds; with it, until release
+        assert not worker.is_alive() and len(made) == 1
+    finally:
+        release.set()
+        compiler.join()

@@ -34,7 +34,7 @@ from typing import Any
 import numba
 from numba import njit
 from numba.core import config as numba_config
-from numba.core import event
+from numba.core import event, sigutils
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.registry import CPUDispatcher
 
@@ -170,7 +170,15 @@ class CachedKernel(CPUDispatcher):
         return _kernel_named, (module, name)
 
     def compile(self, sig: Any) -> Any:
-        """Turn the disk cache on (once), then compile or load `sig` as numba does."""
+        """The entry point of `sig` when this process has it already, without numba's global
+        compiler lock; else turn the disk cache on (once), then compile or load `sig` as numba
+        does. Numba's own `compile` takes that lock before it looks: a caller that resolves a
+        kernel it already has (`compiled`, as every new engine does) would wait for whatever
+        another thread compiles meanwhile, for a minute on a cold cache (the play server's
+        requests waited so on its background preparation)."""
+        existing = self.overloads.get(tuple(sigutils.normalize_signature(sig)[0]))
+        if existing is not None:
+            return existing.entry_point
         if not self._caching:
             with global_compiler_lock:  # two threads' first calls turn it on once
                 if not self._caching:
