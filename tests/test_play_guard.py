@@ -18,6 +18,7 @@ import pytest
 pytest.importorskip("starlette", reason="the play extra (starlette) is not installed")
 pytest.importorskip("httpx2", reason="Starlette's TestClient needs httpx2 (the test extra)")
 
+from numba.core.compiler_lock import global_compiler_lock  # noqa: E402
 from starlette.applications import Starlette  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
 from starlette.routing import WebSocketRoute  # noqa: E402
@@ -27,11 +28,13 @@ from test_play_server import play_to_end, refused, sit, state_of  # noqa: E402 (
 
 from qwixx_env.core import compile  # noqa: E402
 from qwixx_env.core.compile import cache_root  # noqa: E402
+from qwixx_env.core.options import TableOptions  # noqa: E402
 from qwixx_env.play import guard, server  # noqa: E402
 from qwixx_env.play.games import Game, PlayError  # noqa: E402
 from qwixx_env.play.guard import MAX_DEPTH, hosts_for, public_message  # noqa: E402
 from qwixx_env.play.prepare import Preparation, Task  # noqa: E402
 from qwixx_env.play.server import create_app  # noqa: E402
+from qwixx_env.play.session import HUMAN, PlaySession  # noqa: E402
 from qwixx_env.play.terminal import EXIT_INTERRUPTED  # noqa: E402
 
 TOKEN = "a-test-token-of-32-url-safe-chars"
@@ -454,9 +457,10 @@ def free_port(host="127.0.0.1"):
 
 
 @contextlib.contextmanager
-def running(monkeypatch, **options):
-    """`server.serve(**options)` in a thread, preparing nothing, until the block ends."""
-    monkeypatch.setattr(server, "default_tasks", lambda catalogue: [])
+def running(monkeypatch, tasks=(), **options):
+    """`server.serve(**options)` in a thread, preparing `tasks` (default nothing), until the block ends."""
+    monkeypatch.setattr(server, "default_tasks", lambda catalogue: list(tasks))
+
     monkeypatch.setattr(server, "_Server", Recorded)
     made = len(Recorded.made)
     runner = threading.Thread(target=server.serve, kwargs=options, daemon=True)
@@ -580,3 +584,127 @@ def test_a_websocket_handshake_passes_the_same_checks():
             with pytest.raises(WebSocketDisconnect) as closed, c.websocket_connect(path, headers=headers):
                 pass
             assert closed.value.code == 1008
+
+
+# --- no request waits on the compiler or reads a checkpoint --------------------------------
+
+
+def call(port, method, path, body=None, secret=None):
+    """One request to a real server (`running`): its status and JSON answer. Its timeout is a
+    bound on a request that would otherwise wait for the test's held lock forever."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    headers = {"Content-Type": "application/json", **({"X-Qwixx-Seat": secret} if secret else {})}
+    conn.request(method, path, None if body is None else json.dumps(body), headers)
+    answer = conn.getresponse()
+    return answer.status, json.loads(answer.read())
+
+
+def wait_until(ready, seconds=60):
+    deadline = time.monotonic() + seconds
+    while not ready():
+        assert time.monotonic() < deadline, "not within the test's bound"
+        time.sleep(0.05)
+
+
+def seen(port, game):
+    """What a look at `game` shows its person (everything a request must leave as it was)."""
+    status, view = call(port, "GET", f"/api/games/{game['id']}", secret=game["joins"][0]["secret"])
+    assert status == 200, view
+    return {k: view.get(k) for k in ("begun", "snapshot", "decisions", "events_total", "legal", "to_decide", "over")}
+
+
+
+def test_api_info_answers_from_the_catalogue_serve_read_at_start(monkeypatch):
+    """`/api/info` read every pretrained bot's checkpoint inside the first request (6-12 s on
+    every start) although `serve` had read them all before listening. Now `serve` reads them
+    once and `/api/info` answers from that; a game in play is unchanged by it."""
+    reads = []
+
+    def catalogue():
+        reads.append(1)
+        return [{"name": "greedy", "plays": None, "tables": [{"variant": "classic", "players": 2, "lucky": None}]}]
+
+    monkeypatch.setattr(server, "bot_catalogue", catalogue)
+    port = free_port()
+    with running(monkeypatch, port=port):
+        assert reads == [1]
+        status, game = call(port, "POST", "/api/games", GAME)
+        assert status == 201 and game["begun"], game
+        before = seen(port, game)
+        for _ in range(2):
+            status, info = call(port, "GET", "/api/info")
+            assert status == 200 and info["bots"] == catalogue()[:1]
+        assert reads == [1, 1, 1]  # serve's and the two this test made: none in a request
+        assert seen(port, game) == before
+
+
+def test_no_request_waits_while_the_preparation_compiles(monkeypatch):
+    """Numba takes its global compiler lock before it looks for a kernel it has: while the
+    preparation compiled a bot (a minute on a cold cache), every request that made an engine
+    (a game beginning, a move, a record) waited for it, 71 s at worst. Here the preparation
+    holds that lock, as a compile does: a game of what is ready begins and plays, its record
+    and `/api/info` answer, a game against the bot being compiled starts at once and says it
+    is getting ready, and once the compile is over it begins; the first game is unchanged."""
+    compiling, done = threading.Event(), threading.Event()
+
+    def tables(progress):  # the game's kernels, in this process from now on
+        PlaySession(TableOptions(num_players=2), [HUMAN, "random"], seed=0).decide(0, 44)
+
+    def greedy(progress):
+        with global_compiler_lock:
+            compiling.set()
+            assert done.wait(120)
+
+    monkeypatch.setattr(server, "bot_catalogue", list)
+    port = free_port()
+    tasks = [Task("tables", "compiling the game's kernels", tables),
+             Task("greedy", "compiling the greedy bot's kernels", greedy)]
+    try:
+        with running(monkeypatch, tasks=tasks, port=port):
+            assert compiling.wait(120)
+            status, game = call(port, "POST", "/api/games", {**GAME, "bots": ["random"]})
+            assert status == 201 and game["begun"], game
+            secret = game["joins"][0]["secret"]
+            view = seen(port, game)
+            move = {"seat": 0, "action": view["legal"][0]["action"], "decision": view["decisions"]}
+            assert call(port, "POST", f"/api/games/{game['id']}/moves", move, secret)[0] == 200
+            assert call(port, "GET", f"/api/games/{game['id']}/record", secret=secret)[0] == 200
+            status, info = call(port, "GET", "/api/info")
+            assert status == 200 and info["ready"]["greedy"]["state"] == "preparing"
+            status, later = call(port, "POST", "/api/games", GAME)
+            assert status == 201 and later["begun"] is False and "greedy is getting ready" in (
+                later["getting_ready"]["message"])
+            before = seen(port, game)
+            done.set()
+            wait_until(lambda: seen(port, later)["begun"])
+            assert seen(port, game) == before
+    finally:
+        done.set()
+
+
+def test_what_a_new_game_waits_for_is_prepared_next():
+    """Items were prepared in list order only: a game against the last bot of the list waited
+    for every other bot's kernels (a game against solo_optimal began 507 s after the start).
+    Now what a game waits for is prepared next: it begins while the others still wait; the
+    game started before is unchanged."""
+    first, middle, last = Gate(), Gate(), Gate()
+    prepare = Preparation([Task("tables", "compiling the game's kernels", lambda p: None),
+                           Task("heuristic", "compiling the heuristic bot's kernels", first),
+                           Task("random", "compiling the random bot's kernels", middle),
+                           Task("greedy", "compiling the greedy bot's kernels", last)])
+    with TestClient(create_app(max_games=5, prepare=prepare)) as c:
+        assert first.running.wait(10)
+        solo = new_game(c, SOLO)
+        before = state_of(c, solo["id"])
+        game = waiting_game(c)  # against greedy, the last of the list
+        first.opened.set()
+        assert last.running.wait(10) and middle.runs == 0  # greedy next, random after it
+        last.opened.set()
+        assert middle.running.wait(10)  # greedy is ready; random is being prepared
+        sit(c, game["id"], game["joins"][0]["secret"])
+        begun = c.get(f"/api/games/{game['id']}").json()
+        assert begun["begun"] and prepare.status()["random"]["state"] == "preparing"
+        middle.opened.set()
+        assert prepare.wait(10) and middle.runs == 1 and last.runs == 1
+        sit(c, solo["id"], solo["joins"][0]["secret"])
+        assert state_of(c, solo["id"]) == before

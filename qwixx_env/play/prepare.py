@@ -65,9 +65,11 @@ class NotReady(PlayError):
 
 
 class Preparation:
-    """The items of `tasks`, prepared in order in one background thread (`start`, once),
-    each with a status (`status`); `require` refuses what is not ready. Items not in `tasks`
-    are not prepared here and count as ready."""
+    """The items of `tasks`, prepared in one background thread (`start`, once), each with a
+    status (`status`); `require` refuses what is not ready. They are prepared in order, except
+    that what a request has waited for (`holdup`) goes next, the first asked first: a new game
+    against the last bot of the list begins once its own items are ready, not after every
+    other bot's. Items not in `tasks` are not prepared here and count as ready."""
 
     def __init__(self, tasks: Sequence[Task]):
         names = [t.name for t in tasks]
@@ -75,6 +77,7 @@ class Preparation:
             raise ValueError(f"tasks: got the names {names}; expected each item once")
         self.tasks = list(tasks)
         self._status = {t.name: {"state": WAITING, "progress": 0.0, "doing": t.doing} for t in tasks}
+        self._asked: list[str] = []  # items a request waited for, in the order first asked: prepared next
         self._lock = threading.Lock()  # guards the statuses and the one start
         self._thread: threading.Thread | None = None
         self._done = threading.Event()
@@ -107,6 +110,9 @@ class Preparation:
         progress), and whether it failed; None when every item is ready. Starts the
         preparation if it has not started."""
         self.start()
+        names = list(names)
+        with self._lock:
+            self._asked += [name for name in names if name in self._status and name not in self._asked]
         status = self.status()
         waiting = [status[name] for name in names if name in status and status[name]["state"] != READY]
         failed = [item for item in waiting if item["state"] == FAILED]
@@ -139,9 +145,19 @@ class Preparation:
         with self._lock:
             self._status[name].update(fields)
 
+    def _next(self) -> Task | None:
+        """The next item to prepare: the first asked for that is still waiting, else the first
+        waiting in order; None when none is left."""
+        with self._lock:
+            waiting = {t.name: t for t in self.tasks if self._status[t.name]["state"] == WAITING}
+            first = next((name for name in self._asked if name in waiting), next(iter(waiting), None))
+            if first is None:
+                return None
+            self._status[first]["state"] = PREPARING
+            return waiting[first]
+
     def _run(self) -> None:
-        for task in self.tasks:
-            self._set(task.name, state=PREPARING)
+        while (task := self._next()) is not None:
             try:
                 task.run(lambda done, name=task.name: self._set(name, progress=min(max(float(done), 0.0), 1.0)))
             except Exception as err:  # one item's failure leaves the others to prepare

@@ -160,6 +160,7 @@ def create_app(
     token: str | None = None,
     prepare: Preparation | None = None,
     variants: Sequence[str] = VARIANT_NAMES,
+    catalogue: list[dict[str, Any]] | None = None,
 ) -> Starlette:
     """The app. It holds at most `max_games` games (and as many replays): when full it drops
     a finished game, else one left without a decision for over `idle_limit` seconds, else it
@@ -172,14 +173,17 @@ def create_app(
     `prepare` is what the server prepares in the background from its start (`serve` passes
     `prepare.default_tasks`); None prepares nothing, so what a request needs is computed in
     it on first use. `variants`: the registered variants a new game may name (``qwixx serve
-    --variant FILE`` adds a sheet of the user's to the package's two)."""
+    --variant FILE`` adds a sheet of the user's to the package's two). `catalogue` is the bots
+    ``/api/info`` offers (`games.bot_catalogue`, which reads every pretrained bot's checkpoint:
+    `serve` passes the one it computed at start, so no request reads one); None computes it on
+    the first ``/api/info``."""
     variants = tuple(variants)
     games: Store[Game] = Store(
         "game", max_games, drop_finished_or_idle(idle_limit),
         drop_rule=f"drops finished games first, then games left without a decision for {idle_limit:g} s",
     )
     replays: Store[Replay] = Store("replay", max_games)
-    catalogue: list[dict[str, Any]] = []
+    offered: list[dict[str, Any]] = [] if catalogue is None else list(catalogue)
     watchers = Watchers()
     preparation = Preparation([]) if prepare is None else prepare
     token = None if token is None else check_token(token)
@@ -237,11 +241,11 @@ def create_app(
         return FileResponse(STATIC / "index.html")
 
     async def info(request: Request) -> JSONResponse:
-        if not catalogue:
-            catalogue.extend(await run_in_threadpool(bot_catalogue, variants))
+        if catalogue is None and not offered:
+            offered.extend(await run_in_threadpool(bot_catalogue, variants))
         return JSONResponse(
             {
-                "bots": catalogue, "variants": list(variants), "sheets": [variant_info(v) for v in variants],
+                "bots": offered, "variants": list(variants), "sheets": [variant_info(v) for v in variants],
                 "lucky_rules": list(LUCKY_RULES),
                 "max_players": MAX_PLAYERS, "max_games": games.max_items, "games_held": len(games),
                 "max_body": MAX_BODY, "ready": preparation.status(),
@@ -456,9 +460,10 @@ def serve(
         token = None if is_loopback(host) else new_token()
     else:
         check_token(token)
-    catalogue = bot_catalogue(variants)
+    catalogue = bot_catalogue(variants)  # read once, here: /api/info answers from it
     app = create_app(max_games, allowed_hosts=hosts_for(host, allow_hosts), store=store, token=token,
-                     prepare=Preparation(default_tasks(catalogue)), variants=variants)
+                     prepare=Preparation(default_tasks(catalogue)), variants=variants, catalogue=catalogue)
+
     for problem in app.state.store_problems:
         print(f"qwixx serve: {problem}", file=sys.stderr)
     urls = page_urls(host, port, token)
