@@ -30,6 +30,7 @@ from qwixx_env.core import compile  # noqa: E402
 from qwixx_env.core.compile import cache_root  # noqa: E402
 from qwixx_env.core.options import TableOptions  # noqa: E402
 from qwixx_env.play import guard, server  # noqa: E402
+from qwixx_env.play import prepare as prepare_module  # noqa: E402
 from qwixx_env.play.games import Game, PlayError  # noqa: E402
 from qwixx_env.play.guard import MAX_DEPTH, hosts_for, public_message  # noqa: E402
 from qwixx_env.play.prepare import Preparation, Task  # noqa: E402
@@ -708,3 +709,56 @@ def test_what_a_new_game_waits_for_is_prepared_next():
         assert prepare.wait(10) and middle.runs == 1 and last.runs == 1
         sit(c, solo["id"], solo["joins"][0]["secret"])
         assert state_of(c, solo["id"]) == before
+
+
+class Child:
+    """A stand-in for the preparing child process (`prepare.Helper`): item "a" it prepares, "b"
+    fails there, "c" it does not know, and at "d" it is gone."""
+
+    def __init__(self):
+        self.asked, self.stopped = [], False
+
+    def prepare(self, name, progress):
+        self.asked.append(name)
+        progress(0.5)
+        if name == "c":
+            raise LookupError(name)
+        if name == "d":
+            raise EOFError("the child process ended (exit status -9)")
+        return "it broke" if name == "b" else None
+
+    def stop(self):
+        self.stopped = True
+
+
+def test_items_are_prepared_in_a_child_process_then_loaded_here(monkeypatch):
+    """A compile in the server's own process holds the interpreter lock for most of a minute,
+    and every request waited its turn for it (2 s at worst with the lock taken off). With
+    `in_child` each item is prepared by the child first and then run here (to load it);
+    what the child does not know, and everything once it is gone, is prepared here."""
+    child = Child()
+    monkeypatch.setattr(prepare_module, "Helper", lambda: child)
+    here = []
+    tasks = [Task(name, f"doing {name}", lambda p, name=name: here.append(name)) for name in "abcde"]
+    preparation = Preparation(tasks, in_child=True)
+    preparation.start()
+    assert preparation.wait(10)
+    assert child.asked == ["a", "b", "c", "d"] and child.stopped  # "e": the child was gone by then
+    assert here == ["a", "c", "d", "e"]  # "a" loads what the child made; "b" failed there
+    states = preparation.status()
+    assert [states[n]["state"] for n in "abcde"] == ["ready", "failed", "ready", "ready", "ready"]
+    assert states["b"]["error"] == "it broke"
+
+
+@pytest.mark.slow  # a fresh Python process
+def test_the_child_process_prepares_the_items_it_is_named():
+    helper = prepare_module.Helper()
+    try:
+        seen = []
+        assert helper.prepare("tables", seen.append) is None
+        assert seen[-1] == 1.0 and seen == sorted(seen)
+        with pytest.raises(LookupError):
+            helper.prepare("no such item", seen.append)
+    finally:
+        helper.stop()
+    assert helper.process.returncode is not None

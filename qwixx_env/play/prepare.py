@@ -4,8 +4,10 @@ A first game or coach request would otherwise compute inside the request: the so
 value table (`solver.load_table` solves for about a minute when nothing is cached, then writes
 the cache file) and the compiled kernels of the bots (numba compiles for seconds when its
 cache is cold, then writes it). A `Preparation` does that work once, in the background, item
-by item (a `Task` each), keeping a status per item that ``/api/info`` reports under
-``"ready"``. No request waits for it: a new game whose items are not ready is created at
+by item (a `Task` each; for ``qwixx serve`` each first in a child process, so that compiling
+never holds this process's interpreter lock), keeping a status per item that ``/api/info``
+reports under ``"ready"``. No request waits for it: a new game whose items are not ready is created at
+
 once and begins when they are (`holdup` says what it waits for), and a coach request that needs
 an item not ready yet is refused at once with a `NotReady` (503, with the item's progress and a
 Retry-After), then works once the item is ready. So requests never compute for long and never
@@ -21,16 +23,21 @@ themselves start from that.
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
 import threading
+import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 
 from qwixx_env import qwixx_v0
 from qwixx_env.core.options import TableOptions
 from qwixx_env.core.variant import CLASSIC
 from qwixx_env.play import coach
-from qwixx_env.play.games import NewGame, PlayError
+from qwixx_env.play.games import NewGame, PlayError, bot_catalogue
 from qwixx_env.play.session import HUMAN, PlaySession
 from qwixx_env.solver import load_table
 
@@ -69,9 +76,16 @@ class Preparation:
     status (`status`); `require` refuses what is not ready. They are prepared in order, except
     that what a request has waited for (`holdup`) goes next, the first asked first: a new game
     against the last bot of the list begins once its own items are ready, not after every
-    other bot's. Items not in `tasks` are not prepared here and count as ready."""
+    other bot's. Items not in `tasks` are not prepared here and count as ready.
 
-    def __init__(self, tasks: Sequence[Task]):
+    `in_child` (what `serve` asks for): each item is first prepared by name in a child process
+    (``python -m qwixx_env.play.prepare``, which holds `default_tasks`), then run here, where
+    it only loads what the child compiled and cached. Numba's compiler is mostly Python: in
+    this process it would hold the interpreter lock for most of a minute per bot, and every
+    request would wait its turn for it, seconds at a time. An item the child does not know,
+    or every item once the child cannot go on, is prepared here."""
+
+    def __init__(self, tasks: Sequence[Task], *, in_child: bool = False):
         names = [t.name for t in tasks]
         if len(set(names)) != len(names):
             raise ValueError(f"tasks: got the names {names}; expected each item once")
@@ -81,6 +95,8 @@ class Preparation:
         self._lock = threading.Lock()  # guards the statuses and the one start
         self._thread: threading.Thread | None = None
         self._done = threading.Event()
+        self.in_child = in_child
+        self._helper: Helper | None = None
         if not tasks:
             self._done.set()
 
@@ -90,6 +106,12 @@ class Preparation:
             if self._thread is None and self.tasks:
                 self._thread = threading.Thread(target=self._run, name="qwixx-prepare", daemon=True)
                 self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the child process, if any (the server does when it stops)."""
+        helper = self._helper
+        if helper is not None:
+            helper.stop()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until every item is ready or failed (at most `timeout` seconds); whether so."""
@@ -157,15 +179,86 @@ class Preparation:
             return waiting[first]
 
     def _run(self) -> None:
-        while (task := self._next()) is not None:
+        if self.in_child:
             try:
-                task.run(lambda done, name=task.name: self._set(name, progress=min(max(float(done), 0.0), 1.0)))
+                self._helper = Helper()
+            except OSError as err:
+                logger.warning("play server: no child process to prepare in (%s); preparing here", err)
+        while (task := self._next()) is not None:
+            def report(done: float, name: str = task.name) -> None:
+                self._set(name, progress=min(max(float(done), 0.0), 1.0))
+
+            failed = self._in_child(task, report)
+            if failed is not None:
+                self._set(task.name, state=FAILED, error=failed)
+                continue
+            try:
+                task.run(report if self._helper is None else lambda done: None)
             except Exception as err:  # one item's failure leaves the others to prepare
                 logger.exception("play server: preparing %s failed", task.name)
                 self._set(task.name, state=FAILED, error=str(err))
             else:
                 self._set(task.name, state=READY, progress=1.0)
+        if self._helper is not None:
+            self._helper.stop()
         self._done.set()
+
+    def _in_child(self, task: Task, report: Progress) -> str | None:
+        """Have the child process prepare `task` (when there is one): the words of its error
+        when it failed there, else None (then this process runs the task: it loads what the
+        child cached, or computes it when the child could not)."""
+        if self._helper is None:
+            return None
+        try:
+            return self._helper.prepare(task.name, report)
+        except LookupError:  # not one of the child's items
+            return None
+        except (OSError, EOFError, ValueError) as err:
+            logger.warning("play server: the preparing child process stopped (%s); preparing here", err)
+            self._helper.stop()
+            self._helper = None
+            return None
+
+
+class Helper:
+    """The child process that prepares items by name for a `Preparation` (``in_child``):
+    ``python -m qwixx_env.play.prepare`` (`helper_main`), this same package, told one item's
+    name a line on its stdin; it answers ``progress F`` lines, then ``ready``, ``failed
+    WORDS`` or ``unknown`` on its stdout. Its other output goes to the server's stderr."""
+
+    def __init__(self) -> None:
+        root = str(Path(__file__).resolve().parents[2])  # the folder holding this qwixx_env
+        path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+        self.process = subprocess.Popen([sys.executable, "-m", "qwixx_env.play.prepare"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": path})
+
+    def prepare(self, name: str, progress: Progress) -> str | None:
+        """Prepare `name` in the child: None once it is ready, the words of its error when it
+        failed; a `LookupError` when the child has no such item, an `EOFError` (or `OSError`,
+        `ValueError`) when the child is gone or says what it should not."""
+        stdin, stdout = self.process.stdin, self.process.stdout
+        assert stdin is not None and stdout is not None, "made with pipes"
+        stdin.write(name + "\n")
+        stdin.flush()
+        for line in stdout:
+            word, _, rest = line.rstrip("\n").partition(" ")
+            if word == "progress":
+                progress(float(rest))
+            elif word == READY:
+                return None
+            elif word == FAILED:
+                return rest
+            elif word == "unknown":
+                raise LookupError(name)
+            else:
+                raise ValueError(f"the child process answered {line!r}")
+        raise EOFError(f"the child process ended (exit status {self.process.wait()})")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+
 
 
 def needs_of_game(new: NewGame) -> list[str]:
@@ -254,3 +347,29 @@ def default_tasks(catalogue: list[dict[str, Any]]) -> list[Task]:
         task = Task(name, f"compiling the {name} bot's kernels", _kernels(_bot_tables(entry), name))
         (later if name == SOLO_BOT else tasks).append(task)
     return [*tasks, Task(SOLO_TABLE, "solving the solo table", _solo_table), *later]
+
+
+def helper_main(lines: Iterable[str], protocol: IO[str]) -> None:
+    """The child process of `Helper`: prepare each item of `default_tasks` named by a line of
+    `lines`, telling `protocol` its progress and then ``ready``, ``failed WORDS`` or ``unknown``."""
+    tasks = {t.name: t for t in default_tasks(bot_catalogue())}
+    for line in lines:
+        task = tasks.get(line.strip())
+        if task is None:
+            protocol.write("unknown\n")
+        else:
+            try:
+                task.run(lambda done: protocol.write(f"progress {float(done)}\n"))
+            except Exception as err:  # the server marks the item failed, with these words
+                traceback.print_exc()
+                protocol.write(f"{FAILED} {' '.join(str(err).split()) or type(err).__name__}\n")
+            else:
+                protocol.write(f"{READY}\n")
+        protocol.flush()
+
+
+if __name__ == "__main__":
+    answers = os.fdopen(os.dup(1), "w")  # the answers' own copy of stdout: nothing else may write there
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr  # what the work prints goes to the server's stderr
+    helper_main(sys.stdin, answers)

@@ -236,6 +236,7 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         preparation.start()
         yield
+        preparation.stop()
 
     async def page(request: Request) -> FileResponse:
         return FileResponse(STATIC / "index.html")
@@ -462,7 +463,8 @@ def serve(
         check_token(token)
     catalogue = bot_catalogue(variants)  # read once, here: /api/info answers from it
     app = create_app(max_games, allowed_hosts=hosts_for(host, allow_hosts), store=store, token=token,
-                     prepare=Preparation(default_tasks(catalogue)), variants=variants, catalogue=catalogue)
+                     prepare=Preparation(default_tasks(catalogue), in_child=True), variants=variants,
+                     catalogue=catalogue)
 
     for problem in app.state.store_problems:
         print(f"qwixx serve: {problem}", file=sys.stderr)
