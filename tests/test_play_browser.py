@@ -879,3 +879,106 @@ def test_a_server_offers_a_sheet_of_its_own_on_the_new_game_form(browser):
         assert f" · {TRIO.name} · 1 player" in browser.find_element(By.ID, "play-info").text
         ((_, game),) = app.state.games.items()
         assert game.new.table.variant == TRIO.name
+
+
+# Whether the element at the centre of each of these is that element (or inside it): nothing
+# drawn over it. The page scrolled to its end first, as a player on a phone would; the status
+# box lets clicks through (pointer-events: none), which elementFromPoint would look through too,
+# so it is made to catch them for the look.
+UNCOVERED = """
+window.scrollTo(0, document.documentElement.scrollHeight);
+const status = document.getElementById('ready-status');
+status.style.pointerEvents = 'auto';
+const out = arguments[0].map((id) => {
+  const el = document.getElementById(id), box = el.getBoundingClientRect();
+  const top = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+  return [id, !!top && (top === el || el.contains(top) || top.contains(el) && top.tagName === 'LABEL')];
+});
+status.style.pointerEvents = '';
+return out;
+"""
+
+
+def test_the_getting_ready_status_covers_nothing_at_400_px(browser):
+    """At 400 px the fixed "Getting ready" box (22 items, 120 px) covered "Who starts" and the
+    Start button, scrolled to the bottom or not. Now it names the item being prepared and
+    three that wait, and the page's foot gets its height: at the end of the page both are
+    uncovered, and the Start button starts the game."""
+    first = SlowItem()
+    waiting = [Task(name, f"compiling the {name} bot's kernels", lambda progress: None)
+               for name in bots.available() if name != "random"]
+    prepare = Preparation([Task("tables", "compiling the game's kernels", lambda progress: None),
+                           Task("random", "compiling the random bot's kernels", first), *waiting])
+    app = create_app(max_games=2, prepare=prepare)
+    try:
+        with serving(app) as url:
+            assert first.running.wait(10)
+            viewport(browser, 400, 760)
+            open_page(browser, url)
+            names = [task.name for task in waiting]
+            assert wait(browser, STATUS) == (f"Getting ready: compiling the random bot's kernels 40% · next: "
+                                             f"{', '.join(names[:3])} and {len(names) - 3} more")
+            assert dict(browser.execute_script(UNCOVERED, ["start-player", "start-game"])) == {
+                "start-player": True, "start-game": True}
+            browser.execute_script("""const sel = document.querySelector('select[name=bot1]');
+              sel.value = 'random'; sel.dispatchEvent(new Event('change'));
+              document.getElementById('speed').value = '0';""")
+            browser.find_element(By.ID, "start-game").click()  # against random, which is getting ready
+            wait(browser, "return document.body.dataset.turn === 'getting-ready'")
+            assert len(app.state.games) == 1
+    finally:
+        first.finish.set()
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+# Each cell that starts a line (the leftmost of its row's cells: a narrow sheet wraps a row in
+# two), given a key badge as a legal cell has: the ones whose badge reaches over the row's name
+# (the narrow sheet's initial), and how many were tried.
+KEYS_OVER_NAMES = """
+const out = [];
+let tried = 0;
+for (const row of document.querySelectorAll(".sheet[data-seat='0'] .row")) {
+  const cells = [...row.querySelectorAll('.cell')];
+  const left = Math.min(...cells.map((c) => c.getBoundingClientRect().left));
+  for (const cell of cells.filter((c) => c.getBoundingClientRect().left < left + 1)) {
+    const key = document.createElement('span');
+    key.className = 'key';
+    key.textContent = '9';
+    cell.append(key);
+    const name = row.querySelector('.row-name').getBoundingClientRect(), box = key.getBoundingClientRect();
+    if (box.left < name.right && box.right > name.left && box.top < name.bottom && box.bottom > name.top) {
+      out.push(cell.getAttribute('aria-label'));
+    }
+    key.remove();
+    tried++;
+  }
+}
+return [out, tried];
+"""
+# A compact sheet's crossed numbers: each on an opaque chip of its own (the cross's arms around it).
+CROSSED_CHIPS = """
+return [...document.querySelectorAll('.sheet.compact .cell.crossed .num')].map((num) => {
+  const [r, g, b, a = 1] = getComputedStyle(num).backgroundColor.match(/[\\d.]+/g).map(Number);
+  return [num.textContent, r > 230 && g > 230 && b > 230 && a >= 0.9];
+});
+"""
+
+
+def test_a_key_badge_leaves_the_row_initial_and_a_crossed_number_reads_on_a_compact_sheet(site, browser):
+    """At 400 px the option's key badge of a cell that starts a line covered the row's
+    initial, and a crossed two-digit number on a compact sheet was hard to tell from the
+    cross. Now no badge reaches over a row's name, and each crossed number of a compact
+    sheet sits on a white chip."""
+    app, url = site
+    game = longo_with_five(app)
+    try:
+        viewport(browser, 400)
+        browser.get("about:blank")
+        browser.get(f"{url}#join={game.id}.{game.seat_secrets[0]}")
+        wait(browser, "return document.body.dataset.turn === 'you'")
+        over, tried = browser.execute_script(KEYS_OVER_NAMES)
+        assert over == [] and tried >= 8, over  # both lines' first cells of each of its 4 rows
+        chips = browser.execute_script(CROSSED_CHIPS)
+        assert chips and all(ok for _, ok in chips), chips
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})

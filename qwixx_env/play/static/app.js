@@ -178,15 +178,21 @@ function labelBots() {
     if (o.value && !o.value.startsWith("@")) o.textContent = botLabel(o.value);
   });
 }
+const READY_NAMED = 3;  // the items waiting that the status names; the rest it counts
 function renderReady() {
   const box = $("ready-status");
   const items = stillPreparing();
   box.hidden = !items.length;
-  if (!items.length) return;
-  const now = items.filter(([, item]) => item.state === "preparing")
-    .map(([, item]) => `${item.doing} ${Math.round(100 * item.progress)}%`);
-  const next = items.filter(([, item]) => item.state === "waiting").map(([name]) => name);
-  box.textContent = `Getting ready: ${[...now, next.length ? `next: ${next.join(", ")}` : null].filter(Boolean).join(" · ")}`;
+  if (items.length) {
+    const now = items.filter(([, item]) => item.state === "preparing")
+      .map(([, item]) => `${item.doing} ${Math.round(100 * item.progress)}%`);
+    const next = items.filter(([, item]) => item.state === "waiting").map(([name]) => name);
+    const more = next.length > READY_NAMED ? ` and ${next.length - READY_NAMED} more` : "";
+    const waiting = next.length ? `next: ${next.slice(0, READY_NAMED).join(", ")}${more}` : null;
+    box.textContent = `Getting ready: ${[...now, waiting].filter(Boolean).join(" · ")}`;
+  }
+  // the box is fixed over the page's foot: the page ends below it, so nothing stays under it
+  document.body.style.paddingBottom = items.length ? `${box.offsetHeight + 12}px` : "";
 }
 function takeReady(ready) {
   // the server's statuses; when an item has become ready (or failed), what waits is sent again
@@ -267,7 +273,10 @@ function drawSheet(sheet, snap, seat, opts) {
       const gone = !isCrossed && (i < last || rowLocked);
       const legal = opts.legal && opts.legal.get(action);
       const isLock = sheet.lock_numbers[row].includes(n);
-      const cls = ["cell", isCrossed && "crossed", gone && "gone", legal && "legal", isLock && "lockcell",
+      // a cell that starts a line (the row's first, or the second line's where a narrow sheet wraps)
+      const starts = i === 0 || i === Math.ceil((K + 1) / 2);
+      const cls = ["cell", starts && "line-start", isCrossed && "crossed", gone && "gone", legal && "legal", isLock && "lockcell",
+
         legal && legal.value !== undefined && "valued",
         opts.pending && opts.pending.has(action) && "pending", opts.flash && opts.flash.has(action) && "flash"]
         .filter(Boolean).join(" ");
