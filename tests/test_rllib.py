@@ -586,11 +586,10 @@ def test_a_restarted_env_runner_and_a_restored_algorithm_play_the_current_league
         assert _pools(algo) == [league]
         [pid] = algo.env_runner_group.foreach_env_runner(lambda r: os.getpid(), local_env_runner=False)
         os.kill(pid, signal.SIGKILL)
-        for _ in range(30):  # each iteration RLlib probes the dead runner; Ray restarts it meanwhile
-            algo.train()  # once back, the runner is synced with the driver's runner, then samples
-            if algo.env_runner_group.num_healthy_remote_workers() == 1:
-                break
-        [new_pid] = algo.env_runner_group.foreach_env_runner(lambda r: os.getpid(), local_env_runner=False)
+        # each iteration RLlib probes the dead runner; Ray restarts it meanwhile, and once back the
+        # runner is synced with the driver's runner, then samples. How many iterations that takes
+        # depends on the machine's load (30 were too few at load 12): wait for it, bounded.
+        new_pid = until(lambda: restarted(algo, pid), "the killed env runner to be back and healthy")
         assert new_pid != pid and _pools(algo) == [league]
         saved = algo.save_to_path(tmp_path / "checkpoint")
         algo.stop()
@@ -601,6 +600,39 @@ def test_a_restarted_env_runner_and_a_restored_algorithm_play_the_current_league
             restored.stop()
     finally:
         ray.shutdown()
+
+
+RLLIB_DEADLINE = 900  # seconds a slow test waits for what it needs from Ray (a restart, a sample)
+
+
+def until(step, what, seconds=RLLIB_DEADLINE):
+    """Call `step` (one training iteration and a look) until it returns something other than
+    None, and return that; fail naming `what` after `seconds`."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while (found := step()) is None:
+        assert time.monotonic() < deadline, f"waited {seconds} s for {what}"
+    return found
+
+
+def restarted(algo, pid):
+    """One iteration, then the pid of the only env runner if it is healthy and not `pid`'s."""
+    import os
+
+    algo.train()
+    if algo.env_runner_group.num_healthy_remote_workers() != 1:
+        return None
+    [now] = algo.env_runner_group.foreach_env_runner(lambda r: os.getpid(), local_env_runner=False)
+    return None if now == pid else now
+
+
+def sampled_steps(result):
+    """The learner decisions sampled so far, from an iteration's result; None for an iteration
+    that sampled nothing (its runners returned no episode in time), whose result has no
+    ``env_runners`` key at all."""
+    steps = result.get("env_runners", {}).get("num_env_steps_sampled_lifetime")
+    return None if steps is None else int(steps)
 
 
 def test_the_log_times_each_iteration_on_its_own(monkeypatch):
@@ -705,17 +737,26 @@ def test_the_league_broadcasts_snapshots_to_env_runners_on_two_nodes(tmp_path):
         cfg = tiny(env_runners={"num_env_runners": 2, "num_envs_per_env_runner": 8})
         algo = algo_config(cfg).build_algo()
         league = make_league(cfg, tmp_path, {})  # no opponent given by path
-        try:
-            league.start(algo)
-            for _ in range(2):
-                result = algo.train()
-                league.after_iteration(algo, int(result["env_runners"]["num_env_steps_sampled_lifetime"]))
-            seen = algo.env_runner_group.foreach_env_runner(
+        def look():
+            return algo.env_runner_group.foreach_env_runner(
                 lambda runner: (ray.get_runtime_context().get_node_id(), vector_env_of(runner).env.learner_decisions,
                                 sorted(str(o) for o in vector_env_of(runner).env.opponents)),
                 local_env_runner=False,
             )
+
+        def two_snapshots_and_both_sampled():
+            steps = sampled_steps(algo.train())
+            if steps is not None:  # a snapshot per sampled iteration (snapshot_every is below a batch)
+                league.after_iteration(algo, steps)
+            seen = look()
+            sampled = len(seen) == 2 and all(decisions > 0 for _, decisions, _ in seen)
+            return seen if len(league.pool.snapshots) >= 2 and sampled else None
+
+        try:
+            league.start(algo)
+            seen = until(two_snapshots_and_both_sampled, "two sampled iterations with both env runners sampling")
         finally:
+
             algo.stop()
     finally:
         ray.shutdown()
@@ -723,9 +764,10 @@ def test_the_league_broadcasts_snapshots_to_env_runners_on_two_nodes(tmp_path):
     assert len({node for node, _, _ in seen}) == 2
     assert all(decisions > 0 for _, decisions, _ in seen)
     snapshots = [s.name for s in league.pool.snapshots]
-    assert len(snapshots) == 2  # one per iteration (snapshot_every is below a batch)
+    assert len(snapshots) >= 2  # one per sampled iteration (snapshot_every is below a batch)
     for _, _, opponents in seen:
-        assert "greedy" in opponents and sum("NumpyPolicy('snapshot_" in o for o in opponents) == 2
+        assert "greedy" in opponents and sum("NumpyPolicy('snapshot_" in o for o in opponents) == len(snapshots)
+
 
 
 @pytest.mark.slow
