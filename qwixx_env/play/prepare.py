@@ -6,9 +6,8 @@ the cache file) and the compiled kernels of the bots (numba compiles for seconds
 cache is cold, then writes it). A `Preparation` does that work once, in the background, item
 by item (a `Task` each; for ``qwixx serve`` each first in a child process, so that compiling
 never holds this process's interpreter lock), keeping a status per item that ``/api/info``
-reports under ``"ready"``. No request waits for it: a new game whose items are not ready is created at
-
-once and begins when they are (`holdup` says what it waits for), and a coach request that needs
+reports under ``"ready"``. No request waits for it: a new game whose items are not ready is
+created at once and begins when they are (`holdup` says what it waits for), and a coach request that needs
 an item not ready yet is refused at once with a `NotReady` (503, with the item's progress and a
 Retry-After), then works once the item is ready. So requests never compute for long and never
 write a file: the cache writes happen here only.
@@ -258,7 +257,6 @@ class Helper:
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait()
-
 
 
 def needs_of_game(new: NewGame) -> list[str]:

@@ -465,7 +465,6 @@ def serve(
     app = create_app(max_games, allowed_hosts=hosts_for(host, allow_hosts), store=store, token=token,
                      prepare=Preparation(default_tasks(catalogue), in_child=True), variants=variants,
                      catalogue=catalogue)
-
     for problem in app.state.store_problems:
         print(f"qwixx serve: {problem}", file=sys.stderr)
     urls = page_urls(host, port, token)

@@ -276,7 +276,6 @@ function drawSheet(sheet, snap, seat, opts) {
       // a cell that starts a line (the row's first, or the second line's where a narrow sheet wraps)
       const starts = i === 0 || i === Math.ceil((K + 1) / 2);
       const cls = ["cell", starts && "line-start", isCrossed && "crossed", gone && "gone", legal && "legal", isLock && "lockcell",
-
         legal && legal.value !== undefined && "valued",
         opts.pending && opts.pending.has(action) && "pending", opts.flash && opts.flash.has(action) && "flash"]
         .filter(Boolean).join(" ");
