@@ -459,8 +459,11 @@ def free_port(host="127.0.0.1"):
 
 @contextlib.contextmanager
 def running(monkeypatch, tasks=(), **options):
-    """`server.serve(**options)` in a thread, preparing `tasks` (default nothing), until the block ends."""
+    """`server.serve(**options)` in a thread, preparing `tasks` (default nothing) in this
+    process (the child process serve uses is tested on its own), until the block ends."""
     monkeypatch.setattr(server, "default_tasks", lambda catalogue: list(tasks))
+    monkeypatch.setattr(server, "Preparation", lambda items, in_child=False: Preparation(items))
+
 
     monkeypatch.setattr(server, "_Server", Recorded)
     made = len(Recorded.made)
