@@ -351,13 +351,18 @@ def helper_main(lines: Iterable[str], protocol: IO[str]) -> None:
     """The child process of `Helper`: prepare each item of `default_tasks` named by a line of
     `lines`, telling `protocol` its progress and then ``ready``, ``failed WORDS`` or ``unknown``."""
     tasks = {t.name: t for t in default_tasks(bot_catalogue())}
+
+    def report(done: float) -> None:
+        protocol.write(f"progress {float(done)}\n")
+        protocol.flush()  # the server shows the progress as it comes
+
     for line in lines:
         task = tasks.get(line.strip())
         if task is None:
             protocol.write("unknown\n")
         else:
             try:
-                task.run(lambda done: protocol.write(f"progress {float(done)}\n"))
+                task.run(report)
             except Exception as err:  # the server marks the item failed, with these words
                 traceback.print_exc()
                 protocol.write(f"{FAILED} {' '.join(str(err).split()) or type(err).__name__}\n")
