@@ -765,3 +765,35 @@ def test_the_child_process_prepares_the_items_it_is_named():
     finally:
         helper.stop()
     assert helper.process.returncode is not None
+
+
+class Stopped(Child):
+    """A child process that prepares until the server stops it, then is gone."""
+
+    def __init__(self):
+        super().__init__()
+        self.killed = threading.Event()
+
+    def prepare(self, name, progress):
+        self.asked.append(name)
+        assert self.killed.wait(60)
+        raise EOFError("the child process ended (exit status -9)")
+
+    def stop(self):
+        self.killed.set()
+
+
+def test_a_stopped_server_stops_preparing_and_says_nothing_of_it(monkeypatch, caplog):
+    """Ctrl-C stops the server, which kills its child process: the preparation took that for a
+    child that had died, warned, and went on preparing in the stopping server. Now nothing more
+    is prepared, and nothing is said."""
+    child = Stopped()
+    monkeypatch.setattr(prepare_module, "Helper", lambda: child)
+    here = []
+    preparation = Preparation([Task(name, f"doing {name}", lambda p, name=name: here.append(name)) for name in "ab"],
+                              in_child=True)
+    preparation.start()
+    wait_until(lambda: child.asked == ["a"])
+    preparation.stop()
+    assert preparation.wait(10)
+    assert child.asked == ["a"] and here == [] and "stopped" not in caplog.text

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -96,6 +97,7 @@ class Preparation:
         self._done = threading.Event()
         self.in_child = in_child
         self._helper: Helper | None = None
+        self._stopped = threading.Event()
         if not tasks:
             self._done.set()
 
@@ -107,7 +109,9 @@ class Preparation:
                 self._thread.start()
 
     def stop(self) -> None:
-        """Stop the child process, if any (the server does when it stops)."""
+        """Stop preparing: no item is started after this, and the child process, if any, is
+        stopped (the server does this when it stops)."""
+        self._stopped.set()
         helper = self._helper
         if helper is not None:
             helper.stop()
@@ -170,6 +174,8 @@ class Preparation:
         """The next item to prepare: the first asked for that is still waiting, else the first
         waiting in order; None when none is left."""
         with self._lock:
+            if self._stopped.is_set():
+                return None
             waiting = {t.name: t for t in self.tasks if self._status[t.name]["state"] == WAITING}
             first = next((name for name in self._asked if name in waiting), next(iter(waiting), None))
             if first is None:
@@ -188,6 +194,8 @@ class Preparation:
                 self._set(name, progress=min(max(float(done), 0.0), 1.0))
 
             failed = self._in_child(task, report)
+            if self._stopped.is_set():
+                break
             if failed is not None:
                 self._set(task.name, state=FAILED, error=failed)
                 continue
@@ -213,7 +221,8 @@ class Preparation:
         except LookupError:  # not one of the child's items
             return None
         except (OSError, EOFError, ValueError) as err:
-            logger.warning("play server: the preparing child process stopped (%s); preparing here", err)
+            if not self._stopped.is_set():  # else the server stopped it
+                logger.warning("play server: the preparing child process stopped (%s); preparing here", err)
             self._helper.stop()
             self._helper = None
             return None
@@ -372,6 +381,7 @@ def helper_main(lines: Iterable[str], protocol: IO[str]) -> None:
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C reaches the server's process group: the server stops this
     answers = os.fdopen(os.dup(1), "w")  # the answers' own copy of stdout: nothing else may write there
     os.dup2(2, 1)
     sys.stdout = sys.stderr  # what the work prints goes to the server's stderr
