@@ -228,6 +228,13 @@ class Preparation:
             return None
 
 
+# The child's command: this same qwixx_env (its folder first on the path unless it is there
+# already, as site-packages is), run as ``python -m qwixx_env.play.prepare``.
+_CHILD = ("import runpy, sys\n"
+          "if sys.argv[1] not in sys.path: sys.path.insert(0, sys.argv[1])\n"
+          "runpy.run_module('qwixx_env.play.prepare', run_name='__main__', alter_sys=True)\n")
+
+
 class Helper:
     """The child process that prepares items by name for a `Preparation` (``in_child``):
     ``python -m qwixx_env.play.prepare`` (`helper_main`), this same package, told one item's
@@ -236,9 +243,8 @@ class Helper:
 
     def __init__(self) -> None:
         root = str(Path(__file__).resolve().parents[2])  # the folder holding this qwixx_env
-        path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
-        self.process = subprocess.Popen([sys.executable, "-m", "qwixx_env.play.prepare"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": path})
+        self.process = subprocess.Popen([sys.executable, "-c", _CHILD, root], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True)
 
     def prepare(self, name: str, progress: Progress) -> str | None:
         """Prepare `name` in the child: None once it is ready, the words of its error when it
