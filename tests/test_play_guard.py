@@ -624,7 +624,7 @@ def test_api_info_answers_from_the_catalogue_serve_read_at_start(monkeypatch):
     once and `/api/info` answers from that; a game in play is unchanged by it."""
     reads = []
 
-    def catalogue():
+    def catalogue(variants=None):
         reads.append(1)
         return [{"name": "greedy", "plays": None, "tables": [{"variant": "classic", "players": 2, "lucky": None}]}]
 
