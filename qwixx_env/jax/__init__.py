@@ -1,0 +1,11 @@
+"""Qwixx in JAX (the ``jax`` extra): one game as an immutable pytree, pure functions in pgx's
+shape, `jit`- and `vmap`-able, agreeing decision for decision with the core (`game`).
+
+>>> from qwixx_env.jax import Qwixx
+>>> env = Qwixx(num_players=2)
+>>> state = env.init_seed(0)
+"""
+
+from qwixx_env.jax.game import Qwixx, State, seed_states, splitmix_below
+
+__all__ = ["Qwixx", "State", "seed_states", "splitmix_below"]
