@@ -10,7 +10,6 @@ jnp = pytest.importorskip("jax.numpy")
 from qwixx_env.core.engine import Engine  # noqa: E402
 from qwixx_env.core.options import TableOptions  # noqa: E402
 from qwixx_env.core.state import COLOR, LUCKY, WHITE, seed_to_rng  # noqa: E402
-from qwixx_env.core.variant import encode_action  # noqa: E402
 from qwixx_env.jax import Qwixx, seed_states, splitmix_below  # noqa: E402
 
 
@@ -27,14 +26,14 @@ def batch_functions(env):
 
 def play_both(table, seeds, rng):
     """Play random legal games from `seeds` in the core's Engine and in JAX, comparing every
-    decision; returns (decisions compared, games, the final scores)."""
+    decision; returns (decisions compared in each phase (white, lucky, colour), the final scores)."""
     n = len(seeds)
     env = Qwixx(table)
     step, view, init = batch_functions(env)
     core = Engine(table, n, observe_turn=True)
     core.reset(seed=list(seeds))
     state = init(jnp.asarray(seed_states(seeds)))
-    decisions = 0
+    decisions = np.zeros(3, np.int64)
     for _ in range(10_000):
         mask, obs, obs_next, rewards, over, scores = (np.asarray(x) for x in view(state))
         live = ~core.is_over()
@@ -43,15 +42,15 @@ def play_both(table, seeds, rng):
         np.testing.assert_array_equal(obs, core.obs)
         np.testing.assert_array_equal(scores, core.scores())
         np.testing.assert_array_equal(obs_next, core.observe((core.seats + 1) % table.num_players))
-        if decisions:
+        if decisions.any():
             np.testing.assert_array_equal(rewards, core.rewards)
         if not live.any():
-            return decisions, n, scores
+            return decisions, scores
         actions = np.argmax(rng.random(mask.shape) * mask + mask, axis=1)  # a random legal action
+        decisions += np.bincount(core.state.phase[live], minlength=3)[:3]
         core.step(np.where(live, actions, 0))
         state = step(state, jnp.asarray(actions, jnp.int32))
         core.observe(core.seats)  # observe_turn wrote it; `observe` above overwrote the buffer
-        decisions += int(live.sum())
     raise AssertionError("the games did not end")
 
 
@@ -84,5 +83,156 @@ TABLES = [
 
 @pytest.mark.parametrize("table", TABLES, ids=lambda t: f"{t.variant}-{t.lucky}-{t.num_players}p-{t.reward}")
 def test_random_games_agree_with_the_core(table):
-    decisions, games, _ = play_both(table, list(range(100, 100 + 64)), np.random.default_rng(table.num_players))
-    assert games == 64 and decisions > 64 * 20
+    decisions, _ = play_both(table, list(range(100, 100 + 64)), np.random.default_rng(table.num_players))
+    assert decisions[WHITE] > 64 * 10 and decisions[COLOR] > 64 * 5
+    if table.rules.lucky_rule == "bonus":
+        assert decisions[LUCKY] > 0  # ties for the lucky cross were broken
+
+
+
+def test_an_illegal_action_ends_the_game_and_costs_the_offender_what_the_guarded_env_charges():
+    env = Qwixx(num_players=3, reward="win")
+    step, mask = jax.jit(env.step), jax.jit(env.legal_action_mask)
+    state = env.init_seed(7)
+    seat = int(env.current_player(state))
+    illegal = int(np.flatnonzero(~np.asarray(mask(state)))[0])
+    after = step(state, illegal)
+    assert bool(env.terminated(after)) and int(after.illegal_end) == seat
+    want = np.zeros(3, np.float32)
+    want[seat] = -2.0  # core.rewards.illegal_return("win", ...)
+    np.testing.assert_array_equal(env.rewards(after), want)
+    assert not np.asarray(mask(after)).any()
+    again = step(after, env.num_actions - 1)  # a game that is over stays over, paying nothing
+    assert bool(env.terminated(again)) and not np.asarray(again.rewards).any()
+    for bad in (-1, env.num_actions):  # outside the action space: illegal too
+        assert int(step(state, bad).illegal_end) == seat
+
+
+def test_a_batch_from_jax_keys_plays_to_the_end_in_one_jit():
+    env = Qwixx(num_players=2, variant="longo")
+    keys = jax.random.split(jax.random.PRNGKey(0), 16)
+
+    def play(key):
+        def turn(carry):
+            state, key, n = carry
+            key, sub = jax.random.split(key)
+            logits = jnp.where(env.legal_action_mask(state), 0.0, -jnp.inf)
+            return env.step(state, jax.random.categorical(sub, logits)), key, n + 1
+
+        state, _, n = jax.lax.while_loop(lambda c: ~env.terminated(c[0]), turn, (env.init(key), key, 0))
+        return env.scores(state), n, state.rng
+
+    scores, decisions, rngs = jax.jit(jax.vmap(play))(keys)
+    assert scores.shape == (16, 2) and (np.asarray(decisions) > 20).all()
+    assert len({tuple(r) for r in np.asarray(rngs).tolist()}) == 16  # every game its own generator
+
+
+def test_a_game_goes_to_the_core_and_back_unchanged():
+    table = TableOptions(num_players=3, variant="longo")
+    env = Qwixx(table)
+    core = Engine(table, 2)
+    core.reset(seed=[5, 6])
+    for b in range(2):
+        state = env.from_core(core.state, b)
+        assert int(state.rng[0]) << 32 | int(state.rng[1]) == int(core.state.rng[b])
+        copy = core.state.clone()
+        copy.marks[...] = 0
+        env.to_core(state, copy, b)
+        for name, value in zip(copy._fields, copy):
+            np.testing.assert_array_equal(value[b], getattr(core.state, name)[b], err_msg=name)
+    with pytest.raises(ValueError, match="game"):
+        env.from_core(core.state, 2)
+    with pytest.raises(ValueError, match="players"):
+        Qwixx(num_players=2, variant="longo").from_core(core.state)
+
+
+def test_init_seed_deals_the_cores_first_roll():
+    for table in (TableOptions(num_players=4), TableOptions(num_players=2, variant="longo", start_player="random")):
+        env = Qwixx(table)
+        core = Engine(table, 1)
+        core.reset(seed=123)
+        state = env.init_seed(123)
+        np.testing.assert_array_equal(state.dice, core.state.dice[0])
+        np.testing.assert_array_equal(state.lucky_numbers, core.state.lucky_numbers[0])
+        assert int(state.active) == int(core.state.active[0])
+
+
+# --- the core's hand-set rule tests, played by the JAX rules ---------------------------------
+
+import inspect  # noqa: E402
+import itertools  # noqa: E402
+
+import test_rules  # noqa: E402
+
+from qwixx_env.core import rules as core_rules  # noqa: E402
+
+_TABLES: dict = {}
+
+
+def jax_table(v, num_players):
+    """The JAX table (and its compiled functions) that plays variant `v` with `num_players`."""
+    key = (v, num_players)
+    if key not in _TABLES:
+        table = TableOptions(num_players=num_players, variant=v.name, lucky=v.lucky_rule or "bonus",
+                             score_table=v.score_table)
+        assert table.rules == v, f"no table plays {v!r}"
+        env = Qwixx(table)
+        _TABLES[key] = (env, jax.jit(env.step), jax.jit(env.legal_action_mask))
+    return _TABLES[key]
+
+
+class JaxRules:
+    """`qwixx_env.core.rules` with `legal_mask` and `apply` played by the JAX game: each game of
+    the core state goes to JAX and back (`Qwixx.from_core`, `to_core`). Counts its calls."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __getattr__(self, name):
+        return getattr(core_rules, name)
+
+    def legal_mask(self, v, st, out=None):
+        self.calls += 1
+        env, _, mask = jax_table(v, st.num_players)
+        got = np.stack([np.asarray(mask(env.from_core(st, b))) for b in range(st.batch_size)]).astype(np.int8)
+        if out is not None:
+            out[...] = got
+            return out
+        return got
+
+    def apply(self, v, st, actions):
+        self.calls += 1
+        env, step, _ = jax_table(v, st.num_players)
+        actions = np.asarray(actions).reshape(st.batch_size)
+        for b in range(st.batch_size):
+            if st.phase[b] != core_rules.OVER:
+                env.to_core(step(env.from_core(st, b), jnp.int32(actions[b])), st, b)
+
+
+def _cases(fn):
+    """The parameter sets of a test function's `parametrize` marks (their product)."""
+    sets = [[{}]]
+    for mark in getattr(fn, "pytestmark", []):
+        if mark.name != "parametrize":
+            continue
+        names, values = mark.args[0], mark.args[1]
+        names = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
+        sets.append([dict(zip(names, value if len(names) > 1 else (value,))) for value in values])
+    return [{k: val for part in combo for k, val in part.items()} for combo in itertools.product(*sets)]
+
+
+RULE_CASES = [
+    pytest.param(name, i, case, id=f"{name}-{i}")
+    for name, fn in sorted(vars(test_rules).items()) if name.startswith("test_") and callable(fn)
+    for i, case in enumerate(_cases(fn))
+    if set(inspect.signature(fn).parameters) == set(case)
+]
+
+
+@pytest.mark.parametrize(("name", "index", "case"), RULE_CASES)
+def test_the_cores_rule_tests_pass_on_the_jax_rules(name, index, case, monkeypatch):
+    shim = JaxRules()
+    monkeypatch.setattr(test_rules, "rules", shim)
+    getattr(test_rules, name)(**case)
+    if not shim.calls:
+        pytest.skip("plays no decision through rules.apply / rules.legal_mask")

@@ -34,7 +34,8 @@ from qwixx_env.core.checks import check_int, is_int
 from qwixx_env.core.observation import SCORE_SCALE, ObservationLayout, layout_for
 from qwixx_env.core.options import TableOptions, table_from
 from qwixx_env.core.rewards import REWARD_MODES, illegal_return, score_bounds
-from qwixx_env.core.state import COLOR, LUCKY, NO_DECISION, NO_SEAT, OVER, WHITE, seed_to_rng
+from qwixx_env.core.state import COLOR, LUCKY, NO_DECISION, NO_SEAT, OVER, WHITE, check_state, seed_to_rng
+from qwixx_env.core.state import State as CoreState
 
 __all__ = ["Qwixx", "State", "seed_states", "splitmix_below"]
 
@@ -465,6 +466,35 @@ class Qwixx:
         shown = (state.phase == LUCKY) & (state.turn == seat) & (mine >= 0) & (mine < R * K)
         parts.append(((jnp.arange(R * K) == mine) & shown).astype(f32))
         return jnp.concatenate(parts)
+
+    # --- the bridge to the core ------------------------------------------------------------
+
+    def from_core(self, state: CoreState, game: int = 0) -> State:
+        """Game `game` of a core `State` of this table's sheet and players, as a JAX state
+        (rewards zero, `last_scores` its scores now): a position built by hand, or replayed."""
+        check_state(self.variant, state)
+        if state.num_players != self.num_players:
+            raise ValueError(f"state: {state.num_players} players; this table has {self.num_players}")
+        game = check_int("game", game, minimum=0, maximum=state.batch_size - 1,
+                         accepted=f"a game index from 0 to {state.batch_size - 1}")
+        fields = {name: jnp.asarray(np.asarray(getattr(state, name)[game]).astype(np.int32))
+                  for name in State._fields if name not in ("locks", "rng", "rewards", "last_scores")}
+        out = State(**fields, locks=jnp.asarray(state.locks[game]), rng=jnp.asarray(_halves(int(state.rng[game]))),
+                    rewards=jnp.zeros(self.num_players, jnp.float32), last_scores=jnp.zeros(self.num_players, _I32))
+        return out._replace(last_scores=self.scores(out))
+
+    def to_core(self, state: State, out: CoreState, game: int = 0) -> None:
+        """Write a JAX state (one game) into game `game` of a core `State`, in place."""
+        check_state(self.variant, out)
+        if out.num_players != self.num_players:
+            raise ValueError(f"out: {out.num_players} players; this table has {self.num_players}")
+        game = check_int("game", game, minimum=0, maximum=out.batch_size - 1,
+                         accepted=f"a game index from 0 to {out.batch_size - 1}")
+        for name in CoreState._fields:
+            if name != "rng":
+                getattr(out, name)[game] = np.asarray(getattr(state, name))
+        high, low = (int(x) for x in np.asarray(state.rng))
+        out.rng[game] = np.uint64(high << 32 | low)
 
     def current_player(self, state: State) -> jax.Array:
         """The seat to decide."""
