@@ -309,7 +309,8 @@ class Qwixx:
         white = white.reshape(-1)
         if self._lucky_rule == "instead":
             actions, best, _ = self._lucky_options(state, s, R * K)
-            white = white | ((jnp.arange(R * K) == actions[:, None]) & (best & self._is_lucky(state, s))[:, None]).any(0)
+            offered = best & self._is_lucky(state, s)
+            white = white | ((jnp.arange(R * K) == actions[:, None]) & offered[:, None]).any(0)
         # lucky tie: the tied rows' next cells, after the seat's own white choice
         if self._lucky_count:
             actions, best, _ = self._lucky_options(state, s, state.pending[s])
