@@ -10,6 +10,7 @@ jnp = pytest.importorskip("jax.numpy")
 from qwixx_env.core.engine import Engine  # noqa: E402
 from qwixx_env.core.options import TableOptions  # noqa: E402
 from qwixx_env.core.state import COLOR, LUCKY, WHITE, seed_to_rng  # noqa: E402
+from qwixx_env.core.variant import Row, Variant, register_variant  # noqa: E402
 from qwixx_env.jax import Qwixx, seed_states, splitmix_below  # noqa: E402
 
 
@@ -68,6 +69,20 @@ def test_splitmix_on_32_bit_words_is_the_cores_generator():
             assert (int(words[0]) << 32 | int(words[1])) == int(core[0])
 
 
+# A sheet of the user's: three rows whose cells take the colours of three dice in turn (a die
+# serves cells of several rows), two lock cells of two colours, other penalties.
+UP = tuple(range(2, 13))
+CYCLE = ("red", "yellow", "green")
+TRIO = register_variant(Variant(
+    name="jax_trio", faces=6, lock_cells=2, lock_threshold=4, max_penalties=3, penalty_points=4,
+    score_table=tuple(k * (k + 1) // 2 for k in range(13)),
+    rows=(
+        Row("top", UP, colors=tuple(CYCLE[i % 3] for i in range(11))),
+        Row("middle", UP[::-1], colors=tuple(CYCLE[(i + 1) % 3] for i in range(11))),
+        Row("bottom", UP, colors=("green",) * 11),
+    ),
+))
+
 TABLES = [
     TableOptions(num_players=1),
     TableOptions(num_players=2),
@@ -78,6 +93,7 @@ TABLES = [
     TableOptions(num_players=3, variant="longo", lucky="instead", start_player="random"),
     TableOptions(num_players=2, variant="longo", lucky_numbers=((7, 9), (8, 6)), reward="score_delta"),
     TableOptions(num_players=1, variant="longo", reward="score"),
+    TableOptions(num_players=3, variant="jax_trio"),
 ]
 
 
