@@ -185,21 +185,22 @@ from qwixx_env.core import rules as core_rules  # noqa: E402
 _TABLES: dict = {}
 
 
-def jax_table(v, num_players):
+def jax_table(v, num_players, start_player=0, lucky_numbers=None):
     """The JAX table (and its compiled functions) that plays variant `v` with `num_players`."""
-    key = (v, num_players)
+    key = (v, num_players, start_player, lucky_numbers)
     if key not in _TABLES:
         table = TableOptions(num_players=num_players, variant=v.name, lucky=v.lucky_rule or "bonus",
-                             score_table=v.score_table)
+                             score_table=v.score_table, start_player=start_player, lucky_numbers=lucky_numbers)
         assert table.rules == v, f"no table plays {v!r}"
         env = Qwixx(table)
-        _TABLES[key] = (env, jax.jit(env.step), jax.jit(env.legal_action_mask))
+        _TABLES[key] = (env, jax.jit(env.step), jax.jit(env.legal_action_mask), jax.jit(env.init_rng))
     return _TABLES[key]
 
 
 class JaxRules:
-    """`qwixx_env.core.rules` with `legal_mask` and `apply` played by the JAX game: each game of
-    the core state goes to JAX and back (`Qwixx.from_core`, `to_core`). Counts its calls."""
+    """`qwixx_env.core.rules` with `reset`, `legal_mask`, `apply` and `scores` played by the JAX
+    game: each game of the core state goes to JAX and back (`Qwixx.from_core`, `to_core`).
+    Counts its calls."""
 
     def __init__(self):
         self.calls = 0
@@ -207,9 +208,25 @@ class JaxRules:
     def __getattr__(self, name):
         return getattr(core_rules, name)
 
+    def reset(self, v, st, *, start_player=0, lucky_numbers=None, games=None):
+        scratch = st.clone()
+        core_rules.reset(v, scratch, start_player=start_player, lucky_numbers=lucky_numbers, games=games)  # its checks
+        fixed = None if lucky_numbers is None else np.asarray(lucky_numbers)
+        if fixed is not None and not fixed.all():
+            if fixed.any():  # some seats fixed, some drawn: no table says that
+                st.copy_from(scratch)
+                return
+            fixed = None
+        self.calls += 1
+        pairs = None if fixed is None else tuple(tuple(int(x) for x in row) for row in fixed)
+        env, _, _, init = jax_table(v, st.num_players, "random" if start_player < 0 else start_player, pairs)
+        for b in range(st.batch_size) if games is None else np.asarray(games).reshape(-1):
+            words = np.array([int(st.rng[b]) >> 32, int(st.rng[b]) & 0xFFFFFFFF], np.uint32)
+            env.to_core(init(jnp.asarray(words)), st, int(b))
+
     def legal_mask(self, v, st, out=None):
         self.calls += 1
-        env, _, mask = jax_table(v, st.num_players)
+        env, _, mask, _ = jax_table(v, st.num_players)
         got = np.stack([np.asarray(mask(env.from_core(st, b))) for b in range(st.batch_size)]).astype(np.int8)
         if out is not None:
             out[...] = got
@@ -218,11 +235,20 @@ class JaxRules:
 
     def apply(self, v, st, actions):
         self.calls += 1
-        env, step, _ = jax_table(v, st.num_players)
+        env, step, _, _ = jax_table(v, st.num_players)
         actions = np.asarray(actions).reshape(st.batch_size)
         for b in range(st.batch_size):
             if st.phase[b] != core_rules.OVER:
                 env.to_core(step(env.from_core(st, b), jnp.int32(actions[b])), st, b)
+
+    def scores(self, v, st, out=None):
+        self.calls += 1
+        env, _, _, _ = jax_table(v, st.num_players)
+        got = np.stack([np.asarray(env.scores(env.from_core(st, b))) for b in range(st.batch_size)]).astype(np.int64)
+        if out is not None:
+            out[...] = got
+            return out
+        return got
 
 
 def _cases(fn):
@@ -251,4 +277,4 @@ def test_the_cores_rule_tests_pass_on_the_jax_rules(name, index, case, monkeypat
     monkeypatch.setattr(test_rules, "rules", shim)
     getattr(test_rules, name)(**case)
     if not shim.calls:
-        pytest.skip("plays no decision through rules.apply / rules.legal_mask")
+        pytest.skip("calls none of rules.reset, legal_mask, apply, scores")
