@@ -33,7 +33,7 @@ import numpy as np
 from qwixx_env.core.checks import check_int, is_int
 from qwixx_env.core.observation import SCORE_SCALE, ObservationLayout, layout_for
 from qwixx_env.core.options import TableOptions, table_from
-from qwixx_env.core.rewards import REWARD_MODES, illegal_return, score_bounds
+from qwixx_env.core.rewards import illegal_return, score_bounds
 from qwixx_env.core.state import COLOR, LUCKY, NO_DECISION, NO_SEAT, OVER, WHITE, check_state, seed_to_rng
 from qwixx_env.core.state import State as CoreState
 
@@ -161,7 +161,6 @@ class Qwixx:
         self.layout: ObservationLayout = layout_for(v, P)
         self.observation_size = self.layout.size
         self.reward_mode = table.reward_mode
-        self._mode = REWARD_MODES.index(self.reward_mode)
         self._illegal = float(illegal_return(self.reward_mode, v))
         self._start_seat = table.start_seat
         self._fixed_lucky = table.lucky_array()
@@ -203,8 +202,7 @@ class Qwixx:
         numbers (fixed by the table, or drawn), the first active seat, the first roll."""
         P = self.num_players
         rng = jnp.asarray(rng, _U32)
-        lucky = np.zeros((P, 2), np.int32)
-        lucky_numbers = jnp.asarray(lucky)
+        lucky_numbers = jnp.zeros((P, 2), _I32)
         if self._lucky_count:
             choices = 2 * self._faces - 1
             rows = []
@@ -397,7 +395,7 @@ class Qwixx:
         now = self.scores(state)
         P = self.num_players
         over = state.phase == OVER
-        mode = REWARD_MODES[self._mode]
+        mode = self.reward_mode
         last = before.last_scores
         if mode == "score_delta":
             rewards, last = now - before.last_scores, now
