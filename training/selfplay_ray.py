@@ -74,7 +74,7 @@ class RayPlayers:
                 ray.init(address="local", num_cpus=max(cfg.runners, os.cpu_count() or 1),
                          object_store_memory=OBJECT_STORE_MB * 2**20, include_dashboard=False, log_to_driver=False)
             self.started_ray = True
-        self.actors = [SelfPlayRunner.options(scheduling_strategy="SPREAD").remote(  # type: ignore[attr-defined]
+        self.actors: list[Any] = [SelfPlayRunner.options(scheduling_strategy="SPREAD").remote(  # type: ignore[attr-defined]
             cfg.variant, cfg.num_players, cfg.td_lambda, custom_sheet(cfg.variant)) for _ in range(cfg.runners)]
 
     def nodes(self) -> list[str]:
