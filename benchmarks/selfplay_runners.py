@@ -112,6 +112,21 @@ def at_round(curve: list[dict[str, Any]], k: float, opponent: str) -> float | No
     return float(np.interp(k, rounds, [row[opponent]["win_share"] for row in curve]))
 
 
+WALL_MINUTES = (2.5, 5.0, 10.0, 20.0, 60.0)
+"""The wall times an arm's strength is read at (None past the curve's last round)."""
+
+
+def strength_per_time(arm: dict[str, Any], curve: list[dict[str, Any]], opponents) -> dict[str, Any]:
+    """`arm` with its strength at each of `WALL_MINUTES` (the curve at the rounds its pace gets
+    through) and the minutes it takes to reach each of the curve's evaluated rounds."""
+    arm["at_minutes"] = {f"{m:g}": {"rounds": round(arm["rounds_per_hour"] * m / 60, 1), **{
+        o: (None if (v := at_round(curve, arm["rounds_per_hour"] * m / 60, o)) is None else round(v, 4))
+        for o in opponents}} for m in WALL_MINUTES}
+    arm["minutes_to_round"] = {str(row["round"]): round(60 * row["round"] / arm["rounds_per_hour"], 2)
+                               for row in curve}
+    return arm
+
+
 def paired(a: np.ndarray, b: np.ndarray) -> dict[str, Any]:
     """Mean of a - b in points, with a 95% interval over deals."""
     d = 100 * (a - b)
@@ -150,11 +165,7 @@ def main() -> None:
         if folder.exists():
             raise SystemExit(f"{folder} exists: remove {out / 'pace'} to measure the pace again")
         arm = pace(cfg, folder, n, a.timing_rounds)
-        for minutes in (a.minutes, 60.0):
-            k = arm["rounds_per_hour"] * minutes / 60
-            arm[f"at_{minutes:g}_minutes"] = {"rounds": round(k, 1), **{
-                o: (None if (v := at_round(curve, k, o)) is None else round(v, 4)) for o in cfg.eval_opponents}}
-        arms.append(arm)
+        arms.append(strength_per_time(arm, curve, cfg.eval_opponents))
         print(f"{'one process' if not n else f'{n} runners'}: {arm['round_seconds']} s a round "
               f"(play {arm['play_seconds']} s), {arm['rounds_per_hour']} rounds an hour")
     # the league's lift over its random start, on fresh deals, paired by deal
@@ -190,13 +201,13 @@ def main() -> None:
     path = Path(a.json)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomically(path, (json.dumps(result, indent=1) + "\n").encode())
-    at = f"heuristic at {a.minutes:g} min"
-    print(f"\n{'arm':<12} {'s/round':>8} {'rounds/h':>9} {'decisions/s':>11} {at:>22}")
+    print(f"\n{'arm':<12} {'s/round':>8} {'rounds/h':>9} {'decisions/s':>11}  vs heuristic at 2.5 / 5 / 10 min")
     for arm in arms:
         name = f"{arm['runners']} runners" if arm["runners"] else "one process"
-        v = arm[f"at_{a.minutes:g}_minutes"]["heuristic"]
-        print(f"{name:<12} {arm['round_seconds']:>8} {arm['rounds_per_hour']:>9} {arm['decisions_per_second']:>11,} "
-              f"{'-' if v is None else format(v, '.1%'):>22}")
+        shown = " / ".join("-" if (v := arm["at_minutes"][m]["heuristic"]) is None else f"{v:.1%}"
+                           for m in ("2.5", "5", "10"))
+        print(f"{name:<12} {arm['round_seconds']:>8} {arm['rounds_per_hour']:>9} {arm['decisions_per_second']:>11,}  "
+              f"{shown}")
     lift = result["fresh"]["lift"]
     print(f"lift over the random start on {a.deals} fresh deals: {lift['points']:+.1f} points "
           f"[{lift['interval'][0]:+.1f}, {lift['interval'][1]:+.1f}]")
