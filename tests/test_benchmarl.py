@@ -29,7 +29,7 @@ ALGORITHMS = {"ippo": IppoConfig, "mappo": MappoConfig}
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 
-def tiny_experiment(algorithm, options, callbacks, folder, frames=240) -> Experiment:
+def tiny_experiment(algorithm, options, callbacks, folder, frames=240, model=None) -> Experiment:
     """Two batches of `frames` / 2 frames from two games at a time, one pass over each batch."""
     config = ExperimentConfig.get_from_yaml()
     config.max_n_frames = frames
@@ -44,7 +44,7 @@ def tiny_experiment(algorithm, options, callbacks, folder, frames=240) -> Experi
     config.save_folder = str(folder)
     task = QwixxTask.QWIXX.get_task(config=options)
     return Experiment(task=task, algorithm_config=ALGORITHMS[algorithm].get_from_yaml(),
-                      model_config=MlpConfig.get_from_yaml(), seed=0, config=config, callbacks=callbacks)
+                      model_config=model or MlpConfig.get_from_yaml(), seed=0, config=config, callbacks=callbacks)
 
 
 def decides(view: ObservationView) -> bool:
@@ -153,6 +153,23 @@ def test_without_the_callback_the_first_batch_says_what_the_task_needs(tmp_path)
     experiment = tiny_experiment("ippo", {"num_players": 2}, [], tmp_path, frames=40)
     with pytest.raises(RuntimeError, match="QwixxCallback"):
         experiment.run()
+
+
+def test_each_evaluation_prints_the_win_share_on_the_console(tmp_path, capsys):
+    callback = QwixxCallback(opponent="random", games=4)
+    experiment = tiny_experiment("ippo", {"num_players": 2}, [callback], tmp_path, frames=80)
+    experiment.config.evaluation = True
+    experiment.config.evaluation_interval = 40
+    experiment.config.evaluation_episodes = 1
+    experiment.config.create_json = True  # BenchMARL evaluates only with a logger or its json
+    experiment.run()
+    out = capsys.readouterr().out
+    assert len(callback.results) == 2
+    for frames, result in callback.results:
+        low, high = result.interval
+        line = (f"qwixx eval at {frames} frames: win share against random {result.win_share:.3f} "
+                f"[{low:.3f}, {high:.3f}] in 4 games")
+        assert line in out
 
 
 def test_docs_snippet_runs_as_written(capsys):

@@ -34,8 +34,8 @@ BenchMARL's custom-task pattern: `QwixxTask`, the enum a user names, and `QwixxC
   carries the returns across it.
 - **The score that means something** is the win share against a bot, with its 95% Wilson
   interval: `evaluate` plays the trained seats against a bot of `qwixx_env.bots` on this
-  package's arena table, and `QwixxCallback(opponent)` does so at every BenchMARL evaluation
-  and logs it.
+  package's arena table, and `QwixxCallback(opponent)` does so at every BenchMARL evaluation,
+  logs it and prints it on the console.
 
 Wrapping the AEC env (`qwixx_v0.env()`) in `PettingZooWrapper` yourself trains on actions the
 env ignores: each frame is one seat's decision, TorchRL gives every other seat an all-ones
@@ -65,6 +65,7 @@ from tensordict import TensorDict, TensorDictBase
 from torchrl.data import Composite
 from torchrl.envs import EnvBase, PettingZooWrapper, Transform
 from torchrl.envs.utils import ExplorationType, MarlGroupMapType, set_exploration_type
+from tqdm import tqdm
 
 from qwixx_env.arena.play import TableConfig, play_games
 from qwixx_env.arena.schedule import bot_entries
@@ -336,19 +337,33 @@ def evaluate(experiment: Experiment, opponent: Any = "greedy", games: int = 100,
     return Evaluation(entries[-1].label, games, wins / games, wilson_interval(wins, games), score_mean, score_se)
 
 
+def console_line(frames: int, result: Evaluation) -> str:
+    """What `QwixxCallback` prints at each evaluation: the win share against the bot with its 95%
+    interval (solo: the mean score and its standard error)."""
+    if result.win_share is None or result.interval is None:
+        se = "" if result.score_se is None else f" +- {result.score_se:.1f}"
+        return f"qwixx eval at {frames} frames: mean score {result.score_mean:.1f}{se} in {result.games} games"
+    low, high = result.interval
+    return (
+        f"qwixx eval at {frames} frames: win share against {result.opponent} {result.win_share:.3f} "
+        f"[{low:.3f}, {high:.3f}] in {result.games} games"
+    )
+
+
 class QwixxCallback(Callback):
     """The callback every experiment on the Qwixx task takes: it lets each seat train on its own
     decisions only (see `DecidingFramesOnly`), and with an `opponent` it plays the trained seats
     against that bot at each of BenchMARL's evaluations (`evaluate`, `games` games from `seed`),
     logs the win share as ``eval/win_share`` with its interval (``eval/win_share_low``,
-    ``eval/win_share_high``) and keeps it in `results` as (frames collected, `Evaluation`) pairs.
+    ``eval/win_share_high``), prints it on the console (`console_line`; ``console=False`` keeps
+    it off) and keeps it in `results` as (frames collected, `Evaluation`) pairs.
 
     BenchMARL evaluates every ``evaluation_interval`` frames when ``evaluation`` is on and it
     has a logger or writes its json (``loggers``, ``create_json``)."""
 
-    def __init__(self, opponent: Any = None, games: int = 100, seed: int = 0):
+    def __init__(self, opponent: Any = None, games: int = 100, seed: int = 0, console: bool = True):
         super().__init__()
-        self.opponent, self.games, self.seed = opponent, games, seed
+        self.opponent, self.games, self.seed, self.console = opponent, games, seed, console
         self.results: list[tuple[int, Evaluation]] = []
 
     def on_setup(self) -> None:
@@ -377,3 +392,5 @@ class QwixxCallback(Callback):
                 {"eval/win_share": result.win_share, "eval/win_share_low": low, "eval/win_share_high": high},
                 step=experiment.n_iters_performed,
             )
+        if self.console:  # beside BenchMARL's progress bar, whose "mean return" is about 0 in self-play
+            tqdm.write(console_line(experiment.total_frames, result))
