@@ -18,7 +18,7 @@ pytest.importorskip("benchmarl", reason=MISSING)
 import torch  # noqa: E402  (BenchMARL needs it: there when BenchMARL is)
 from benchmarl.algorithms import IppoConfig, MappoConfig  # noqa: E402
 from benchmarl.experiment import Callback, Experiment, ExperimentConfig  # noqa: E402
-from benchmarl.models import MlpConfig  # noqa: E402
+from benchmarl.models import GruConfig, MlpConfig  # noqa: E402
 from torchrl.envs import PettingZooWrapper  # noqa: E402
 
 from qwixx_env.integrations.benchmarl import QwixxCallback, QwixxTask, evaluate  # noqa: E402
@@ -153,6 +153,11 @@ def test_without_the_callback_the_first_batch_says_what_the_task_needs(tmp_path)
     experiment = tiny_experiment("ippo", {"num_players": 2}, [], tmp_path, frames=40)
     with pytest.raises(RuntimeError, match="QwixxCallback"):
         experiment.run()
+
+
+def test_a_recurrent_model_is_refused_when_the_experiment_is_made(tmp_path):
+    with pytest.raises(ValueError, match="GruConfig.*has memory.*MlpConfig"):
+        tiny_experiment("ippo", {"num_players": 2}, [QwixxCallback()], tmp_path, model=GruConfig.get_from_yaml())
 
 
 def test_each_evaluation_prints_the_win_share_on_the_console(tmp_path, capsys):

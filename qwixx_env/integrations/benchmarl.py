@@ -36,6 +36,8 @@ BenchMARL's custom-task pattern: `QwixxTask`, the enum a user names, and `QwixxC
   interval: `evaluate` plays the trained seats against a bot of `qwixx_env.bots` on this
   package's arena table, and `QwixxCallback(opponent)` does so at every BenchMARL evaluation,
   logs it and prints it on the console.
+- **No recurrent models**: `QwixxCallback` refuses one when the experiment is made (its
+  sequences would lose the frames each seat does not train on).
 
 Wrapping the AEC env (`qwixx_v0.env()`) in `PettingZooWrapper` yourself trains on actions the
 env ignores: each frame is one seat's decision, TorchRL gives every other seat an all-ones
@@ -356,7 +358,8 @@ class QwixxCallback(Callback):
     against that bot at each of BenchMARL's evaluations (`evaluate`, `games` games from `seed`),
     logs the win share as ``eval/win_share`` with its interval (``eval/win_share_low``,
     ``eval/win_share_high``), prints it on the console (`console_line`; ``console=False`` keeps
-    it off) and keeps it in `results` as (frames collected, `Evaluation`) pairs.
+    it off) and keeps it in `results` as (frames collected, `Evaluation`) pairs. A recurrent model
+    is refused when the experiment is made (see `DecidingFramesOnly`).
 
     BenchMARL evaluates every ``evaluation_interval`` frames when ``evaluation`` is on and it
     has a logger or writes its json (``loggers``, ``create_json``)."""
@@ -374,6 +377,13 @@ class QwixxCallback(Callback):
             for transform in buffer.transform:
                 if isinstance(transform, DecidingFramesOnly):
                     transform.callback_ready = True
+        if experiment.algorithm.has_rnn:
+            raise ValueError(
+                f"model_config: {type(experiment.model_config).__name__} (or the critic's, "
+                f"{type(experiment.critic_model_config).__name__}) has memory; the Qwixx task trains each seat "
+                "on the frames in which it decides only, cut out of the collected sequences, and a recurrent "
+                "model needs them whole: use a model without memory, such as MlpConfig"
+            )
 
     def on_batch_collected(self, batch: TensorDictBase) -> None:
         if self.experiment.on_policy:  # each batch alone, now that batches differ in length
