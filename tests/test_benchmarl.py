@@ -4,12 +4,17 @@ bot with its interval, bad task options are named, and the docs' snippet runs as
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 from test_parallel import run_snippets
 
+import qwixx_env
 from qwixx_env import qwixx_v0
 from qwixx_env.core.observation import ObservationView
 
@@ -21,6 +26,7 @@ from benchmarl.experiment import Callback, Experiment, ExperimentConfig  # noqa:
 from benchmarl.models import GruConfig, MlpConfig  # noqa: E402
 from torchrl.envs import PettingZooWrapper  # noqa: E402
 
+from qwixx_env.core.options import table_from  # noqa: E402
 from qwixx_env.integrations.benchmarl import QwixxCallback, QwixxTask, evaluate  # noqa: E402
 
 ALGORITHMS = {"ippo": IppoConfig, "mappo": MappoConfig}
@@ -147,6 +153,80 @@ def test_the_task_keeps_every_table_option_with_its_defaults_filled_in():
     assert task.config == {"num_players": 3, "variant": "longo", "lucky": "instead", "lucky_numbers": None,
                            "start_player": 0, "reward": "win", "score_table": None}
     assert QwixxTask.QWIXX.get_task().table.num_players == 2  # no config: the default table
+
+
+@pytest.mark.parametrize("task", list(QwixxTask), ids=lambda task: task.name)
+def test_each_task_loads_its_shipped_yaml_by_name(task):
+    loaded = task.get_from_yaml()
+    name = task.name.lower()
+    if name == "qwixx":
+        expected = table_from()  # the default table
+    else:
+        variant, _, players = name.rpartition("_")
+        variant, _, lucky = variant.partition("_")
+        expected = table_from(num_players=int(players[0]), variant=variant, lucky=lucky or "bonus")
+    assert loaded.table == expected and loaded.name == task.name
+    assert task.get_task().config == loaded.config  # no config: the member's YAML
+
+
+def test_get_from_yaml_reads_a_file_of_table_options(tmp_path):
+    path = tmp_path / "mine.yaml"
+    path.write_text("num_players: 4\nvariant: longo\n")
+    assert QwixxTask.QWIXX.get_from_yaml(str(path)).table == table_from(num_players=4, variant="longo")
+    path.write_text("num_players: 7\n")
+    with pytest.raises(ValueError, match="num_players"):
+        QwixxTask.QWIXX.get_from_yaml(str(path))
+
+
+def test_benchmarls_hydra_config_names_the_task():
+    """What BenchMARL's `python -m benchmarl.run algorithm=ippo task=qwixx/longo_3p` composes and
+    loads: the YAML found through this package's Hydra plugin, the task through BenchMARL's registry."""
+    from benchmarl.hydra_config import load_task_config_from_hydra
+    from hydra import compose, initialize_config_module
+    from hydra.core.global_hydra import GlobalHydra
+
+    GlobalHydra.instance().clear()
+    with initialize_config_module(config_module="benchmarl.conf", version_base=None):
+        cfg = compose(config_name="config", overrides=["algorithm=ippo", "task=qwixx/longo_3p", "task.lucky=instead"])
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "TaskConfig python dataclass not found")  # this package checks the options
+        task = load_task_config_from_hydra(cfg.task, "qwixx/longo_3p")
+    assert task.table == table_from(num_players=3, variant="longo", lucky="instead")
+
+
+TINY_RUN = ["experiment.max_n_frames=80", "experiment.on_policy_collected_frames_per_batch=40",
+            "experiment.on_policy_n_envs_per_worker=2", "experiment.on_policy_minibatch_size=20",
+            "experiment.on_policy_n_minibatch_iters=1", "experiment.evaluation_interval=40",
+            "experiment.evaluation_episodes=1", "experiment.loggers=[csv]", "experiment.render=false",
+            "experiment.sampling_device=cpu", "experiment.train_device=cpu", "experiment.buffer_device=cpu"]
+
+
+def run_command_line(module, arguments, folder):
+    """`python -m module arguments...` in `folder`, importing the qwixx_env these tests import."""
+    here = str(Path(qwixx_env.__file__).parents[1])  # this tree, or the venv's site-packages in CI
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([here, os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run([sys.executable, "-m", module, *arguments], cwd=folder, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.slow
+def test_the_command_line_trains_the_named_task_and_prints_the_win_share(tmp_path):
+    """`python -m qwixx_env.integrations.benchmarl_run task=qwixx/<table>`: BenchMARL's run.py with
+    QwixxCallback; BenchMARL's own run.py names the task too, and stops at the first batch saying why."""
+    run = run_command_line("qwixx_env.integrations.benchmarl_run",
+                           ["algorithm=ippo", "task=qwixx/classic_2p", *TINY_RUN, "+qwixx.games=4"], tmp_path)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "qwixx eval at 40 frames: win share against greedy " in run.stdout + run.stderr
+    assert "qwixx eval at 80 frames: win share against greedy " in run.stdout + run.stderr
+    run = run_command_line("benchmarl.run", ["algorithm=ippo", "task=qwixx/classic_2p", *TINY_RUN], tmp_path)
+    assert run.returncode != 0 and "python -m qwixx_env.integrations.benchmarl_run" in run.stderr
+
+
+def test_the_yaml_files_ship_with_the_package():
+    """pyproject.toml lists the folder's YAML files as package data, and the Hydra plugin as a package."""
+    text = (Path(__file__).parents[1] / "pyproject.toml").read_text()
+    assert '"qwixx_env.integrations.benchmarl_conf" = ["task/qwixx/*.yaml"]' in text
+    assert '"hydra_plugins.qwixx_env_benchmarl"' in text
 
 
 def test_without_the_callback_the_first_batch_says_what_the_task_needs(tmp_path):

@@ -36,6 +36,10 @@ BenchMARL's custom-task pattern: `QwixxTask`, the enum a user names, and `QwixxC
   interval: `evaluate` plays the trained seats against a bot of `qwixx_env.bots` on this
   package's arena table, and `QwixxCallback(opponent)` does so at every BenchMARL evaluation,
   logs it and prints it on the console.
+- **Tables by name**: a `QwixxTask` member per table of the training configs, its YAML shipped
+  in `qwixx_env.integrations.benchmarl_conf` (`QwixxTask.CLASSIC_3P.get_from_yaml()`); the
+  package's Hydra plugin puts them on BenchMARL's command line as ``task=qwixx/<name>``
+  (`register_tasks`), run with the callback by ``python -m qwixx_env.integrations.benchmarl_run``.
 - **No recurrent models**: `QwixxCallback` refuses one when the experiment is made (its
   sequences would lose the frames each seat does not train on).
 
@@ -52,13 +56,15 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any, cast
 
 import numpy as np
 import torch
-from benchmarl.environments import Task, TaskClass  # pyright: ignore[reportMissingImports]
+import yaml
+from benchmarl.environments import Task, TaskClass, task_config_registry  # pyright: ignore[reportMissingImports]
 from benchmarl.experiment import Experiment  # pyright: ignore[reportMissingImports]
 from benchmarl.experiment.callback import Callback  # pyright: ignore[reportMissingImports]
 from gymnasium import spaces
@@ -150,7 +156,8 @@ class DecidingFramesOnly(Transform):
         if not self.callback_ready:
             raise RuntimeError(
                 "the Qwixx task trains each seat only on the frames in which it decides, which needs "
-                "qwixx_env.integrations.benchmarl.QwixxCallback() in the Experiment's callbacks"
+                "qwixx_env.integrations.benchmarl.QwixxCallback() in the Experiment's callbacks (on the "
+                "command line: python -m qwixx_env.integrations.benchmarl_run, BenchMARL's run.py with it)"
             )
         if tensordict.ndim != 1:
             raise ValueError(
@@ -256,19 +263,63 @@ def _only(env: EnvBase, key: str) -> Composite:
 
 
 class QwixxTask(Task):
-    """The Qwixx task of BenchMARL: ``QwixxTask.QWIXX.get_task(config={...table options})``;
-    without a config, the default table (2 players, classic)."""
+    """The Qwixx tasks of BenchMARL, one member per table of the shipped configs:
+    ``QwixxTask.QWIXX`` (the default table, 2-player classic), ``CLASSIC_1P`` to ``CLASSIC_5P``,
+    ``LONGO_1P`` to ``LONGO_5P`` and ``LONGO_INSTEAD_1P`` to ``LONGO_INSTEAD_5P``, as the
+    training configs name them. ``QwixxTask.LONGO_3P.get_from_yaml()`` (or ``get_task()``) reads
+    the member's ``task/qwixx/<name>.yaml`` from this package (`benchmarl_conf`);
+    ``get_task(config={...table options})`` takes any table; BenchMARL's command line names them
+    as ``task=qwixx/<name>`` (see `register_tasks`)."""
 
     QWIXX = None
+    CLASSIC_1P = None
+    CLASSIC_2P = None
+    CLASSIC_3P = None
+    CLASSIC_4P = None
+    CLASSIC_5P = None
+    LONGO_1P = None
+    LONGO_2P = None
+    LONGO_3P = None
+    LONGO_4P = None
+    LONGO_5P = None
+    LONGO_INSTEAD_1P = None
+    LONGO_INSTEAD_2P = None
+    LONGO_INSTEAD_3P = None
+    LONGO_INSTEAD_4P = None
+    LONGO_INSTEAD_5P = None
 
     @staticmethod
     def associated_class() -> type[QwixxClass]:
         return QwixxClass
 
     def get_task(self, config: Mapping[str, Any] | None = None) -> QwixxClass:
-        # BenchMARL's own tasks read a default config from its package's yaml files; this one
-        # lives outside BenchMARL, and its default is the default table.
+        if config is None:
+            return self.get_from_yaml()
         return QwixxClass(name=self.name, config=config)
+
+    def get_from_yaml(self, path: str | None = None) -> QwixxClass:
+        """The task with the table options of `path`, a YAML file, or by default of this member's
+        file in this package (BenchMARL's own tasks read theirs from BenchMARL's folder)."""
+        if path is None:
+            text = (resources.files(CONFIG_PACKAGE) / "task" / "qwixx" / f"{self.name.lower()}.yaml").read_text()
+        else:
+            with open(path, encoding="utf-8") as file:
+                text = file.read()
+        config = yaml.safe_load(text)
+        return QwixxClass(name=self.name, config={} if config is None else config)
+
+
+CONFIG_PACKAGE = "qwixx_env.integrations.benchmarl_conf"
+"""The package holding ``task/qwixx/<name>.yaml`` for each `QwixxTask` member."""
+
+
+def register_tasks() -> None:
+    """Adds each `QwixxTask` member to BenchMARL's task registry as ``qwixx/<name>``, the name
+    its command line takes (``python -m benchmarl.run algorithm=ippo task=qwixx/classic_2p``).
+    The Hydra plugin this package ships (``hydra_plugins/qwixx_env_benchmarl``) calls it, and
+    puts the YAML files on Hydra's search path."""
+    tasks = cast("Iterable[QwixxTask]", QwixxTask)  # an Enum (pyright sees BenchMARL's Task as unknown)
+    task_config_registry.update({f"{QwixxClass.env_name()}/{task.name.lower()}": task for task in tasks})
 
 
 class SeatPolicy:
