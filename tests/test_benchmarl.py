@@ -64,7 +64,7 @@ class FrameCount(Callback):
 
     def __init__(self):
         super().__init__()
-        self.deciding = self.waiting = self.trained = self.trained_waiting = 0
+        self.deciding = self.waiting = self.trained = self.trained_waiting = self.trainable = 0
 
     def seat_decides(self, observations: torch.Tensor) -> np.ndarray:
         table = self.experiment.task.table
@@ -76,6 +76,7 @@ class FrameCount(Callback):
             seen = self.seat_decides(observations.reshape(-1, observations.shape[-1]))
             self.deciding += int(seen.sum())
             self.waiting += int((~seen).sum())
+            self.trainable += int(batch[group, "qwixx_trained"].sum())  # marked by QwixxCallback, called first
 
     def on_train_step(self, batch, group):
         seen = self.seat_decides(batch[group, "observation", "observation"][:, 0])
@@ -87,12 +88,79 @@ class FrameCount(Callback):
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_no_loss_sees_a_frame_in_which_its_seat_does_not_decide(algorithm, num_players, tmp_path):
     count = FrameCount()
-    experiment = tiny_experiment(algorithm, {"num_players": num_players}, [count, QwixxCallback()], tmp_path)
+    experiment = tiny_experiment(algorithm, {"num_players": num_players}, [QwixxCallback(), count], tmp_path)
     experiment.run()
     assert experiment.group_map == {f"player_{s}": [f"player_{s}"] for s in range(num_players)}  # a group per seat
     assert count.waiting > 0  # the colour actions: every seat but the active one waits
     assert count.trained_waiting == 0
-    assert count.trained == count.deciding  # one pass over this batch's deciding frames, none older
+    # one pass over this batch's deciding frames, none older, but those whose next decision the batch cuts off
+    assert count.trained == count.trainable and count.deciding - 2 * num_players * 2 <= count.trainable
+
+
+def own_decision_mismatches(batch, group, gamma, lmbda):
+    """Over one processed batch of `group` (one seat): (the trained frames whose advantage is not
+    the GAE of the seat's own decisions, the trained frames followed by a waiting frame). The
+    seat's GAE: the rewards up to its next decision summed, bootstrapped from that decision's value,
+    gamma and lambda once per decision."""
+    decides_next = batch["next", group, "observation", "decides"].flatten(2).bool()[..., 0].numpy()  # (envs, frames)
+    trained = batch[group, "qwixx_trained"].flatten(2)[..., 0].numpy()
+    reward = batch["next", group, "reward"].flatten(2)[..., 0].numpy()
+    done = batch["next", group, "done"].flatten(2)[..., 0].numpy()
+    value = batch[group, "state_value"].flatten(2)[..., 0].numpy()
+    next_value = batch["next", group, "state_value"].flatten(2)[..., 0].numpy()
+    advantage = batch[group, "advantage"].flatten(2)[..., 0].numpy()
+    wrong = across = 0
+    frames = advantage.shape[1]
+    for row in range(frames and advantage.shape[0]):
+        for t in np.flatnonzero(trained[row]):
+            total, u = 0.0, t
+            while True:  # to the seat's next decision or the game's end
+                total += reward[row, u]
+                if done[row, u] or decides_next[row, u]:
+                    break
+                u += 1
+            across += u > t
+            own = total - value[row, t]
+            if not done[row, u]:  # the batch's last frame: GAE has no advantage after it
+                own += gamma * next_value[row, u] + (gamma * lmbda * advantage[row, u + 1] if u + 1 < frames else 0)
+            wrong += not np.isclose(advantage[row, t], own, atol=1e-4)
+    return wrong, across
+
+
+@pytest.mark.parametrize("num_players", [2, 3])
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_ppo_advantages_run_from_each_decision_to_the_seats_next(algorithm, num_players, tmp_path):
+    callback = QwixxCallback()
+    experiment = tiny_experiment(algorithm, {"num_players": num_players}, [callback], tmp_path)
+    processed = []
+    process_batch = experiment.algorithm.process_batch
+
+    def keep(group, batch):
+        out = process_batch(group, batch)
+        processed.append((group, out.clone()))
+        return out
+
+    experiment.algorithm.process_batch = keep
+    experiment.run()
+    wrong = across = trained = 0
+    for group, batch in processed:
+        gamma, lmbda = callback.clock[group]
+        assert (gamma, lmbda) == (pytest.approx(0.99), pytest.approx(0.9))  # BenchMARL's defaults
+        w, a = own_decision_mismatches(batch, group, gamma, lmbda)
+        wrong, across, trained = wrong + w, across + a, trained + int(batch[group, "qwixx_trained"].sum())
+    assert across > 0.2 * trained  # a third or more wait before their next decision (the colour actions)
+    assert wrong == 0  # no trained frame bootstraps from a waiting frame's value
+
+
+def test_a_decision_whose_next_lies_beyond_the_batch_is_not_trained():
+    from qwixx_env.integrations.benchmarl import trained_frames
+
+    decides = torch.tensor([[1, 0, 1, 1, 0, 0]]).bool()
+    decides_next = torch.tensor([[0, 1, 1, 0, 0, 0]]).bool()
+    done_next = torch.tensor([[0, 0, 0, 0, 0, 0]]).bool()
+    assert trained_frames(decides, decides_next, done_next).tolist() == [[True, False, True, False, False, False]]
+    done_next[0, 4] = True  # the game ends: the decision at frame 3 has its whole return in the batch
+    assert trained_frames(decides, decides_next, done_next).tolist() == [[True, False, True, True, False, False]]
 
 
 def test_over_the_aec_env_a_waiting_seat_gets_an_all_ones_mask_that_benchmarl_would_train_on():
@@ -238,6 +306,15 @@ def test_without_the_callback_the_first_batch_says_what_the_task_needs(tmp_path)
 def test_a_recurrent_model_is_refused_when_the_experiment_is_made(tmp_path):
     with pytest.raises(ValueError, match="GruConfig.*has memory.*MlpConfig"):
         tiny_experiment("ippo", {"num_players": 2}, [QwixxCallback()], tmp_path, model=GruConfig.get_from_yaml())
+
+
+def test_advantages_on_minibatches_are_refused_when_the_experiment_is_made(tmp_path):
+    experiment = tiny_experiment("ippo", {"num_players": 2}, [], tmp_path)  # no callback: nothing checked
+    algorithm = IppoConfig.get_from_yaml()
+    algorithm.minibatch_advantage = True
+    with pytest.raises(ValueError, match="minibatch_advantage=False"):
+        Experiment(task=experiment.task, algorithm_config=algorithm, model_config=MlpConfig.get_from_yaml(),
+                   seed=0, config=experiment.config, callbacks=[QwixxCallback()])
 
 
 def test_each_evaluation_prints_the_win_share_on_the_console(tmp_path, capsys):

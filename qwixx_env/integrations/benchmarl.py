@@ -30,8 +30,11 @@ BenchMARL's custom-task pattern: `QwixxTask`, the enum a user names, and `QwixxC
   frame some seats decide while others wait: one seat per group is what lets each seat's
   waiting frames go while the others' decisions stay. It also logs each seat's own return;
   one group of all seats would log the mean of a zero-sum reward, 0 whatever is learned.
-  Advantages are computed over the whole batch first, so a waiting frame's value still
-  carries the returns across it.
+  PPO's advantages (IPPO, MAPPO) run on each seat's own clock (`seat_clock`): from a decision
+  to the seat's next one, the rewards between summed, bootstrapped from the value at that next
+  decision, never from a waiting frame's (which no loss fits). A decision whose next one the
+  batch cuts off is not trained (`trained_frames`). Off-policy algorithms (IQL, VDN, QMIX,
+  MASAC) still bootstrap each deciding frame from the next frame, waiting or not.
 - **The score that means something** is the win share against a bot, with its 95% Wilson
   interval: `evaluate` plays the trained seats against a bot of `qwixx_env.bots` on this
   package's arena table, and `QwixxCallback(opponent)` does so at every BenchMARL evaluation,
@@ -73,6 +76,7 @@ from tensordict import TensorDict, TensorDictBase
 from torchrl.data import Composite
 from torchrl.envs import EnvBase, PettingZooWrapper, Transform
 from torchrl.envs.utils import ExplorationType, MarlGroupMapType, set_exploration_type
+from torchrl.objectives.value import GAE
 from tqdm import tqdm
 
 from qwixx_env.arena.play import TableConfig, play_games
@@ -165,9 +169,46 @@ class DecidingFramesOnly(Transform):
                 "(a recurrent model's sequences cannot drop the frames in which a seat waits): use a model "
                 "without memory, such as MlpConfig"
             )
-        decides = tensordict.get((self.group, "observation", DECIDES))
-        keep = decides.reshape(tensordict.shape[0]).bool()  # (frames, 1 seat, 1) -> (frames,)
+        trained = tensordict.get((self.group, TRAINED), None)  # set by QwixxCallback for PPO's batches
+        if trained is None:
+            trained = tensordict.get((self.group, "observation", DECIDES))
+        keep = trained.reshape(tensordict.shape[0]).bool()  # (frames, 1 seat, 1) -> (frames,)
         return cast(TensorDictBase, tensordict[keep])
+
+
+TRAINED = "qwixx_trained"
+"""The batch entry ``(group, "qwixx_trained")`` that `QwixxCallback` writes for an on-policy batch:
+the seat's deciding frames whose return to the seat's next decision (or the game's end) lies in
+the batch, the frames `DecidingFramesOnly` keeps."""
+
+
+def seat_clock(
+    decides_next: torch.Tensor, done_next: torch.Tensor, gamma: float, lmbda: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """GAE's discount and lambda for each frame of one seat, on the seat's own clock: 1 and 1 for
+    a frame after which the seat waits (the game not over), `gamma` and `lmbda` otherwise.
+
+    With these, GAE's recursion over every frame gives at each of the seat's decisions exactly the
+    GAE of the seat's own decisions: the rewards up to its next decision summed, bootstrapped from
+    the value at that decision (the values of the waiting frames between cancel out). Any shape:
+    `decides_next` (the ``"decides"`` entry of the next observation) and `done_next` alike."""
+    waits = (decides_next == 0) & ~done_next.bool()
+    one = torch.ones((), dtype=torch.float32, device=waits.device)
+    return torch.where(waits, one, gamma), torch.where(waits, one, lmbda)
+
+
+def trained_frames(decides: torch.Tensor, decides_next: torch.Tensor, done_next: torch.Tensor) -> torch.Tensor:
+    """Of a batch's frames (time on dim 1), the seat's deciding frames whose next decision, or the
+    game's end, lies in the batch: the last deciding frame of a game cut by the batch's end, the
+    seat waiting from there on, would bootstrap from a waiting frame's value, never fitted."""
+    decides, decides_next, done_next = decides.bool(), decides_next.bool(), done_next.bool()
+    # reached[t]: from frame t on, the seat decides again or the game ends within the batch
+    reached = torch.zeros_like(decides)
+    ahead = torch.zeros_like(decides.select(1, 0))
+    for t in range(decides.shape[1] - 1, -1, -1):
+        ahead = decides_next.select(1, t) | done_next.select(1, t) | (ahead & ~done_next.select(1, t))
+        reached.select(1, t).copy_(ahead)
+    return decides & reached
 
 
 class QwixxClass(TaskClass):
@@ -419,6 +460,7 @@ class QwixxCallback(Callback):
         super().__init__()
         self.opponent, self.games, self.seed, self.console = opponent, games, seed, console
         self.results: list[tuple[int, Evaluation]] = []
+        self.clock: dict[str, tuple[float, float]] = {}  # each group's GAE gamma and lambda, as configured
 
     def on_setup(self) -> None:
         experiment = self.experiment
@@ -428,6 +470,11 @@ class QwixxCallback(Callback):
             for transform in buffer.transform:
                 if isinstance(transform, DecidingFramesOnly):
                     transform.callback_ready = True
+        if getattr(experiment.algorithm, "minibatch_advantage", False):
+            raise ValueError(
+                "algorithm_config: minibatch_advantage=True; the Qwixx task computes each seat's advantages "
+                "over the whole batch, on the seat's own clock: use minibatch_advantage=False"
+            )
         if experiment.algorithm.has_rnn:
             raise ValueError(
                 f"model_config: {type(experiment.model_config).__name__} (or the critic's, "
@@ -437,9 +484,23 @@ class QwixxCallback(Callback):
             )
 
     def on_batch_collected(self, batch: TensorDictBase) -> None:
-        if self.experiment.on_policy:  # each batch alone, now that batches differ in length
-            for buffer in self.experiment.replay_buffers.values():
-                buffer.empty()
+        experiment = self.experiment
+        if not experiment.on_policy:
+            return
+        for buffer in experiment.replay_buffers.values():  # each batch alone: batches differ in length
+            buffer.empty()
+        # PPO's GAE on each seat's own clock, and only the frames it can train
+        for group in experiment.train_group_map:
+            estimator = experiment.algorithm.get_loss_and_updater(group)[0].value_estimator
+            if not isinstance(estimator, GAE):
+                continue
+            gamma, lmbda = self.clock.setdefault(group, (float(estimator.gamma.flatten()[0]),
+                                                         float(estimator.lmbda.flatten()[0])))
+            decides_next = batch.get(("next", group, "observation", DECIDES))  # (envs, frames, 1 seat, 1)
+            done_next = batch.get(("next", group, "done"))
+            estimator.gamma, estimator.lmbda = seat_clock(decides_next, done_next, gamma, lmbda)
+            decides = batch.get((group, "observation", DECIDES))
+            batch.set((group, TRAINED), trained_frames(decides, decides_next, done_next))
 
     def on_evaluation_end(self, rollouts: list[TensorDictBase]) -> None:
         if self.opponent is None:
