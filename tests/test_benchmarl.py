@@ -21,7 +21,7 @@ from qwixx_env.core.observation import ObservationView
 MISSING = "the benchmarl extra is not installed (it runs in make test-integrations: .ci/test-integrations benchmarl)"
 pytest.importorskip("benchmarl", reason=MISSING)
 import torch  # noqa: E402  (BenchMARL needs it: there when BenchMARL is)
-from benchmarl.algorithms import IppoConfig, MappoConfig  # noqa: E402
+from benchmarl.algorithms import IppoConfig, IqlConfig, MappoConfig, QmixConfig, VdnConfig  # noqa: E402
 from benchmarl.experiment import Callback, Experiment, ExperimentConfig  # noqa: E402
 from benchmarl.models import GruConfig, MlpConfig  # noqa: E402
 from torchrl.envs import PettingZooWrapper  # noqa: E402
@@ -150,6 +150,73 @@ def test_ppo_advantages_run_from_each_decision_to_the_seats_next(algorithm, num_
         wrong, across, trained = wrong + w, across + a, trained + int(batch[group, "qwixx_trained"].sum())
     assert across > 0.2 * trained  # a third or more wait before their next decision (the colour actions)
     assert wrong == 0  # no trained frame bootstraps from a waiting frame's value
+
+
+OFF_POLICY = {"iql": IqlConfig, "vdn": VdnConfig, "qmix": QmixConfig}
+
+
+def tiny_off_policy_experiment(algorithm, options, callbacks, folder) -> Experiment:
+    """Two batches of 60 frames from two games at a time, two optimizer steps of 16 frames each."""
+    config = ExperimentConfig.get_from_yaml()
+    config.max_n_frames = 120
+    config.off_policy_collected_frames_per_batch = 60
+    config.off_policy_n_envs_per_worker = 2
+    config.off_policy_n_optimizer_steps = 2
+    config.off_policy_train_batch_size = 16
+    config.off_policy_memory_size = 1000
+    config.evaluation = False
+    config.loggers = []
+    config.create_json = False
+    config.render = False
+    config.save_folder = str(folder)
+    task = QwixxTask.QWIXX.get_task(config=options)
+    return Experiment(task=task, algorithm_config=OFF_POLICY[algorithm].get_from_yaml(),
+                      model_config=MlpConfig.get_from_yaml(), seed=0, config=config, callbacks=callbacks)
+
+
+class WaitingNext(Callback):
+    """Counts the collected deciding frames whose next frame is one in which their seat waits."""
+
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def on_batch_collected(self, batch):
+        for group in self.experiment.group_map:
+            decides = batch[group, "observation", "decides"].bool()
+            waits_next = ~batch["next", group, "observation", "decides"].bool() & ~batch["next", group, "done"]
+            self.count += int((decides & waits_next).sum())
+
+
+@pytest.mark.parametrize("num_players", [2, 3])
+@pytest.mark.parametrize("algorithm", OFF_POLICY)
+def test_off_policy_transitions_run_from_each_decision_to_the_seats_next(algorithm, num_players, tmp_path):
+    waiting = WaitingNext()
+    experiment = tiny_off_policy_experiment(algorithm, {"num_players": num_players}, [QwixxCallback(), waiting],
+                                            tmp_path)
+    experiment.run()
+    assert waiting.count > 0  # collected: decisions followed by a frame in which the seat waits
+    for group in experiment.group_map:
+        stored = experiment.replay_buffers[group][:]
+        assert len(stored) > 0
+        assert stored[group, "observation", "decides"].all()  # only the seat's decisions
+        # stored: each transition's next frame is the seat's next decision or the game's end
+        assert (stored["next", group, "observation", "decides"].bool() | stored["next", group, "done"]).all()
+
+
+def test_a_transition_is_carried_to_its_successor_with_the_rewards_between_summed():
+    from tensordict import TensorDict
+
+    from qwixx_env.integrations.benchmarl import successor_frames, to_next_decision
+
+    decides_next = torch.tensor([[0, 0, 1, 0], [1, 0, 0, 0]]).bool()  # 2 games (envs) of 4 frames
+    done_next = torch.tensor([[0, 0, 0, 0], [0, 0, 1, 0]]).bool()
+    successor = successor_frames(decides_next, done_next)
+    assert successor.tolist() == [[2, 2, 2, -1], [4, 6, 6, -1]]
+    frames = TensorDict({"next": {"reward": torch.arange(8.0), "obs": torch.arange(10, 18)}}, [8])
+    carried = to_next_decision(frames, successor.reshape(8))
+    assert carried["next", "obs"].tolist() == [12, 12, 12, 13, 14, 16, 16, 17]
+    assert carried["next", "reward"].tolist() == [3, 3, 2, 3, 4, 11, 6, 7]  # 0+1+2, 1+2, 2; 5+6
 
 
 def test_a_decision_whose_next_lies_beyond_the_batch_is_not_trained():

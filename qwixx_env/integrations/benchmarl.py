@@ -33,8 +33,9 @@ BenchMARL's custom-task pattern: `QwixxTask`, the enum a user names, and `QwixxC
   PPO's advantages (IPPO, MAPPO) run on each seat's own clock (`seat_clock`): from a decision
   to the seat's next one, the rewards between summed, bootstrapped from the value at that next
   decision, never from a waiting frame's (which no loss fits). A decision whose next one the
-  batch cuts off is not trained (`trained_frames`). Off-policy algorithms (IQL, VDN, QMIX,
-  MASAC) still bootstrap each deciding frame from the next frame, waiting or not.
+  batch cuts off is not trained (`trained_frames`). Off-policy (IQL, VDN, QMIX, MASAC), each
+  stored transition is carried on to the seat's next decision (`successor_frames`,
+  `to_next_decision`): its next observation, mask and done that decision's, its reward the sum.
 - **The score that means something** is the win share against a bot, with its 95% Wilson
   interval: `evaluate` plays the trained seats against a bot of `qwixx_env.bots` on this
   package's arena table, and `QwixxCallback(opponent)` does so at every BenchMARL evaluation,
@@ -169,11 +170,55 @@ class DecidingFramesOnly(Transform):
                 "(a recurrent model's sequences cannot drop the frames in which a seat waits): use a model "
                 "without memory, such as MlpConfig"
             )
-        trained = tensordict.get((self.group, TRAINED), None)  # set by QwixxCallback for PPO's batches
+        frames = tensordict.shape[0]
+        successor = tensordict.get((self.group, SUCCESSOR), None)  # set by QwixxCallback off-policy
+        if successor is not None:
+            tensordict = to_next_decision(tensordict, successor.reshape(frames))
+        trained = tensordict.get((self.group, TRAINED), None)  # set by QwixxCallback
         if trained is None:
             trained = tensordict.get((self.group, "observation", DECIDES))
-        keep = trained.reshape(tensordict.shape[0]).bool()  # (frames, 1 seat, 1) -> (frames,)
+        keep = trained.reshape(frames).bool()  # (frames, 1 seat, 1) -> (frames,)
         return cast(TensorDictBase, tensordict[keep])
+
+
+SUCCESSOR = "qwixx_successor"
+"""The batch entry ``(group, "qwixx_successor")`` that `QwixxCallback` writes for an off-policy
+batch: for each frame, the index (in the batch flattened, as BenchMARL stores it) of the frame
+whose next observation is the seat's next decision or the game's end; -1 past the batch."""
+
+
+def successor_frames(decides_next: torch.Tensor, done_next: torch.Tensor) -> torch.Tensor:
+    """For each frame of a batch (envs, frames, ...), the flattened index ``env * frames + u`` of
+    the first frame u >= t after which the seat decides or the game ends; -1 if none in the batch."""
+    ends = (decides_next.bool() | done_next.bool()).reshape(decides_next.shape[0], decides_next.shape[1])
+    envs, frames = ends.shape
+    found = torch.full((envs,), -1, dtype=torch.int64)
+    index = torch.empty((envs, frames), dtype=torch.int64)
+    offsets = torch.arange(envs, dtype=torch.int64) * frames
+    for t in range(frames - 1, -1, -1):
+        found = torch.where(ends[:, t], offsets + t, found)
+        index[:, t] = found
+    return index.reshape(decides_next.shape)
+
+
+def to_next_decision(tensordict: TensorDictBase, successor: torch.Tensor) -> TensorDictBase:
+    """Each frame's transition carried on to `successor` (a frame index per frame, as
+    `successor_frames` gives; -1 leaves the frame as it is): every ``"next"`` entry taken from
+    that frame, the rewards summed from this frame to that one."""
+    frames = torch.arange(tensordict.shape[0])
+    reaches = successor >= 0
+    target = torch.where(reaches, successor, frames)
+    following = cast(TensorDictBase, tensordict.get("next"))
+    carried = cast(TensorDictBase, following[target])
+    for key in following.keys(include_nested=True, leaves_only=True):
+        name = key if isinstance(key, str) else key[-1]
+        if name == "reward":
+            reward = following.get(key)
+            total = reward.cumsum(0)
+            carried.set(key, total[target] - total + reward)  # the rewards of frames t..target
+    out = tensordict.clone(recurse=False)
+    out.set("next", carried)
+    return out
 
 
 TRAINED = "qwixx_trained"
@@ -485,22 +530,24 @@ class QwixxCallback(Callback):
 
     def on_batch_collected(self, batch: TensorDictBase) -> None:
         experiment = self.experiment
-        if not experiment.on_policy:
-            return
-        for buffer in experiment.replay_buffers.values():  # each batch alone: batches differ in length
-            buffer.empty()
-        # PPO's GAE on each seat's own clock, and only the frames it can train
+        if experiment.on_policy:
+            for buffer in experiment.replay_buffers.values():  # each batch alone: batches differ in length
+                buffer.empty()
+        # Each seat's transitions from its decision to its next: the frames that have their whole
+        # return in the batch; PPO's GAE on the seat's own clock; off-policy, the successor frames.
         for group in experiment.train_group_map:
-            estimator = experiment.algorithm.get_loss_and_updater(group)[0].value_estimator
-            if not isinstance(estimator, GAE):
-                continue
-            gamma, lmbda = self.clock.setdefault(group, (float(estimator.gamma.flatten()[0]),
-                                                         float(estimator.lmbda.flatten()[0])))
             decides_next = batch.get(("next", group, "observation", DECIDES))  # (envs, frames, 1 seat, 1)
             done_next = batch.get(("next", group, "done"))
-            estimator.gamma, estimator.lmbda = seat_clock(decides_next, done_next, gamma, lmbda)
             decides = batch.get((group, "observation", DECIDES))
             batch.set((group, TRAINED), trained_frames(decides, decides_next, done_next))
+            if not experiment.on_policy:
+                batch.set((group, SUCCESSOR), successor_frames(decides_next, done_next))
+                continue
+            estimator = experiment.algorithm.get_loss_and_updater(group)[0].value_estimator
+            if isinstance(estimator, GAE):
+                gamma, lmbda = self.clock.setdefault(group, (float(estimator.gamma.flatten()[0]),
+                                                             float(estimator.lmbda.flatten()[0])))
+                estimator.gamma, estimator.lmbda = seat_clock(decides_next, done_next, gamma, lmbda)
 
     def on_evaluation_end(self, rollouts: list[TensorDictBase]) -> None:
         if self.opponent is None:
