@@ -285,8 +285,8 @@ def test_a_selfplay_run_folder_is_a_bot_spec_for_the_arena_and_the_bench(tmp_pat
     """`qwixx arena runs/sp heuristic`, `qwixx bench runs/sp`: the run's final network plays
     as a self-play bot (its table the network's), where a policy checkpoint's path plays PPO."""
     from qwixx_env.arena import run_arena
-    from qwixx_env.bots.specs import as_spec, make_bot
     from qwixx_env.bots.selfplay import SelfPlayBot
+    from qwixx_env.bots.specs import as_spec, make_bot
     from qwixx_env.core.options import TableOptions
 
     width = plain_num_features(2)

@@ -397,13 +397,16 @@ class QwixxTask(Task):
 
 CONFIG_PACKAGE = "qwixx_env.integrations.benchmarl_conf"
 """The package holding ``task/qwixx/<name>.yaml`` for each `QwixxTask` member."""
+SEARCH_PATH = f"hydra.searchpath=[pkg://{CONFIG_PACKAGE}]"
+"""The Hydra override that puts those files on a Hydra app's config search path (BenchMARL's
+command line: ``python -m benchmarl.run ... task=qwixx/classic_2p`` with it)."""
 
 
 def register_tasks() -> None:
     """Adds each `QwixxTask` member to BenchMARL's task registry as ``qwixx/<name>``, the name
     its command line takes (``python -m benchmarl.run algorithm=ippo task=qwixx/classic_2p``).
-    The Hydra plugin this package ships (``hydra_plugins/qwixx_env_benchmarl``) calls it, and
-    puts the YAML files on Hydra's search path."""
+    `qwixx_env.integrations.benchmarl_run` calls it and puts the YAML files on Hydra's search
+    path (`SEARCH_PATH`)."""
     tasks = cast("Iterable[QwixxTask]", QwixxTask)  # an Enum (pyright sees BenchMARL's Task as unknown)
     task_config_registry.update({f"{QwixxClass.env_name()}/{task.name.lower()}": task for task in tasks})
 

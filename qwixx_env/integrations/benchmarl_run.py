@@ -4,23 +4,26 @@
         experiment.max_n_frames=600_000 +qwixx.opponent=heuristic +qwixx.games=200
 
 It composes the same Hydra config as ``python -m benchmarl.run`` (BenchMARL's ``conf`` folder,
-with the Qwixx tables on the search path through this package's Hydra plugin), and runs the
+with the Qwixx tables on the search path: it adds `benchmarl.SEARCH_PATH` to the command line), and runs the
 experiment with ``QwixxCallback(opponent, games, seed)``: each seat trains on its own decisions
 only, and each evaluation prints and logs the win share against ``qwixx.opponent`` (default
 ``greedy``; ``null`` for none; the ``+`` because BenchMARL's config has no ``qwixx`` key).
-BenchMARL's ``run.py`` names the task too (``task=qwixx/...``) but takes no callbacks, so its
-run stops at the first batch and points here.
+BenchMARL's ``run.py`` names the task too (``task=qwixx/...`` with ``hydra.searchpath=[pkg://
+qwixx_env.integrations.benchmarl_conf]``) but takes no callbacks, so its run stops at the first
+batch and points here.
 Needs the ``benchmarl`` extra.
 """
 
 from __future__ import annotations
+
+import sys
 
 import hydra  # pyright: ignore[reportMissingImports]
 from benchmarl.hydra_config import load_experiment_from_hydra  # pyright: ignore[reportMissingImports]
 from hydra.core.hydra_config import HydraConfig  # pyright: ignore[reportMissingImports]
 from omegaconf import DictConfig, OmegaConf  # pyright: ignore[reportMissingImports]
 
-from qwixx_env.integrations.benchmarl import QwixxCallback, register_tasks
+from qwixx_env.integrations.benchmarl import SEARCH_PATH, QwixxCallback, register_tasks
 
 DEFAULTS = {"opponent": "greedy", "games": 100, "seed": 0}
 """The ``qwixx.*`` options of the command line and their defaults (`QwixxCallback`'s)."""
@@ -46,4 +49,6 @@ def main(cfg: DictConfig) -> None:
 register_tasks()
 
 if __name__ == "__main__":
+    if not any(arg.startswith("hydra.searchpath") for arg in sys.argv[1:]):
+        sys.argv.insert(1, SEARCH_PATH)  # the Qwixx tables' YAML, as BenchMARL's own tasks have theirs
     main()  # pyright: ignore[reportCallIssue]  (Hydra's decorator passes the config)
