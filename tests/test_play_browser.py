@@ -768,6 +768,16 @@ def test_a_three_row_sheet_of_mixed_colours_is_drawn_from_the_variant(site, brow
     (a colour without shades of its own as CSS names it, an unknown name grey), and its dice."""
     app, url = site
     games = app.state.games
+    # A sheet of three rows has kernels of its own (the rules know R when they compile). A whole
+    # game of it played here first compiles what a move needs, waiting as long as that takes (in
+    # the full suite another test's background preparation may hold numba's compiler lock for
+    # minutes), so that the page's waits below wait on the page alone.
+    warm_up = NewGame(TableOptions(num_players=1, variant=TRIO), (Seat(HUMAN, "You"),), seed=4)
+    session = Game(games.new_id(), warm_up, make_bots(warm_up)).session
+    session.advance()
+    while not session.over:
+        session.decide(0, session.legal()[0]["action"])
+    session.record()
     new = NewGame(TableOptions(num_players=1, variant=TRIO), (Seat(HUMAN, "You"),), seed=3)
     game = Game(games.new_id(), new, make_bots(new))
     games.add(game.id, game)
@@ -791,8 +801,6 @@ def test_a_three_row_sheet_of_mixed_colours_is_drawn_from_the_variant(site, brow
     mark = game.session.legal()[0]["mark"]
     assert option.text.split("\n")[-1] == f"Cross {mark['row']} {mark['number']}"
     option.click()  # and the game goes on from the page
-    # A sheet of three rows has kernels of its own (the rules know R when they compile): its
-    # first move may compile some, which takes longer than a page's usual wait on a busy machine.
     wait(browser, "return +document.body.dataset.decisions >= 1", timeout=180)
     assert game.decisions >= 1
 
