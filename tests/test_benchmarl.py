@@ -41,22 +41,23 @@ ALGORITHMS = {"ippo": IppoConfig, "mappo": MappoConfig}
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 
+def quiet_experiment(algorithm_config, options, callbacks, folder, model=None, **settings) -> Experiment:
+    """An experiment of the Qwixx task with `settings` (ExperimentConfig fields), no
+    evaluation, no loggers or files but its folder."""
+    config = ExperimentConfig.get_from_yaml()
+    for key, value in {**settings, "evaluation": False, "loggers": [], "create_json": False, "render": False,
+                       "save_folder": str(folder)}.items():
+        setattr(config, key, value)
+    return Experiment(task=QwixxTask.QWIXX.get_task(config=options), algorithm_config=algorithm_config,
+                      model_config=model or MlpConfig.get_from_yaml(), seed=0, config=config, callbacks=callbacks)
+
+
 def tiny_experiment(algorithm, options, callbacks, folder, frames=240, model=None) -> Experiment:
     """Two batches of `frames` / 2 frames from two games at a time, one pass over each batch."""
-    config = ExperimentConfig.get_from_yaml()
-    config.max_n_frames = frames
-    config.on_policy_collected_frames_per_batch = frames // 2
-    config.on_policy_n_envs_per_worker = 2
-    config.on_policy_minibatch_size = frames // 4
-    config.on_policy_n_minibatch_iters = 1
-    config.evaluation = False
-    config.loggers = []
-    config.create_json = False
-    config.render = False
-    config.save_folder = str(folder)
-    task = QwixxTask.QWIXX.get_task(config=options)
-    return Experiment(task=task, algorithm_config=ALGORITHMS[algorithm].get_from_yaml(),
-                      model_config=model or MlpConfig.get_from_yaml(), seed=0, config=config, callbacks=callbacks)
+    return quiet_experiment(ALGORITHMS[algorithm].get_from_yaml(), options, callbacks, folder, model,
+                            max_n_frames=frames, on_policy_collected_frames_per_batch=frames // 2,
+                            on_policy_n_envs_per_worker=2, on_policy_minibatch_size=frames // 4,
+                            on_policy_n_minibatch_iters=1)
 
 
 def decides(view: ObservationView) -> bool:
@@ -163,21 +164,10 @@ OFF_POLICY = {"iql": IqlConfig, "vdn": VdnConfig, "qmix": QmixConfig}
 
 def tiny_off_policy_experiment(algorithm, options, callbacks, folder) -> Experiment:
     """Two batches of 60 frames from two games at a time, two optimizer steps of 16 frames each."""
-    config = ExperimentConfig.get_from_yaml()
-    config.max_n_frames = 120
-    config.off_policy_collected_frames_per_batch = 60
-    config.off_policy_n_envs_per_worker = 2
-    config.off_policy_n_optimizer_steps = 2
-    config.off_policy_train_batch_size = 16
-    config.off_policy_memory_size = 1000
-    config.evaluation = False
-    config.loggers = []
-    config.create_json = False
-    config.render = False
-    config.save_folder = str(folder)
-    task = QwixxTask.QWIXX.get_task(config=options)
-    return Experiment(task=task, algorithm_config=OFF_POLICY[algorithm].get_from_yaml(),
-                      model_config=MlpConfig.get_from_yaml(), seed=0, config=config, callbacks=callbacks)
+    return quiet_experiment(OFF_POLICY[algorithm].get_from_yaml(), options, callbacks, folder,
+                            max_n_frames=120, off_policy_collected_frames_per_batch=60, off_policy_n_envs_per_worker=2,
+                            off_policy_n_optimizer_steps=2, off_policy_train_batch_size=16,
+                            off_policy_memory_size=1000)
 
 
 class WaitingNext(Callback):
