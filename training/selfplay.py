@@ -346,22 +346,18 @@ class ThreadPlayers:
     def play(self, learner, snapshot, kinds: np.ndarray, records: np.ndarray, seeds: np.ndarray,
              explore: float) -> dict[str, Any]:
         cfg = self.cfg
-
-        def part(piece: tuple[int, int]) -> dict[str, Any]:
-            a, n = piece
-            return play_part(cfg.variant, cfg.num_players, learner, snapshot, kinds[a : a + n], records[a : a + n],
-                             seeds[a : a + n], explore, cfg.td_lambda)
-
-        return join_parts(list(self.pool.map(part, split(len(kinds), cfg.threads))))
+        return self.in_parts(len(seeds), lambda a, n: play_part(
+            cfg.variant, cfg.num_players, learner, snapshot, kinds[a : a + n], records[a : a + n], seeds[a : a + n],
+            explore, cfg.td_lambda))
 
     def play_policy(self, policy_name: str, seeds: np.ndarray, width: int) -> dict[str, Any]:
         cfg = self.cfg
+        return self.in_parts(len(seeds), lambda a, n: play_policy_part(
+            cfg.variant, cfg.num_players, policy_name, seeds[a : a + n], width))
 
-        def part(piece: tuple[int, int]) -> dict[str, Any]:
-            a, n = piece
-            return play_policy_part(cfg.variant, cfg.num_players, policy_name, seeds[a : a + n], width)
-
-        return join_parts(list(self.pool.map(part, split(len(seeds), cfg.threads))))
+    def in_parts(self, games: int, part) -> dict[str, Any]:
+        """`part(start, count)` for each thread's slice of `games`, joined in order."""
+        return join_parts(list(self.pool.map(lambda piece: part(*piece), split(games, self.cfg.threads))))
 
     def close(self) -> None:
         self.pool.shutdown()

@@ -54,10 +54,6 @@ class SelfPlayRunner:
     def play_policy(self, policy_name: str, seeds: np.ndarray, width: int) -> dict[str, Any]:
         return play_policy_part(self.variant, self.num_players, policy_name, np.array(seeds), width)
 
-    def node(self) -> str:
-        """The Ray node this actor runs on."""
-        return ray.get_runtime_context().get_node_id()
-
 
 class RayPlayers:
     """`cfg.runners` actors playing a run's games (the `training.selfplay.ThreadPlayers` interface)."""
@@ -77,22 +73,20 @@ class RayPlayers:
         self.actors: list[Any] = [SelfPlayRunner.options(scheduling_strategy="SPREAD").remote(  # type: ignore[attr-defined]
             cfg.variant, cfg.num_players, cfg.td_lambda, custom_sheet(cfg.variant)) for _ in range(cfg.runners)]
 
-    def nodes(self) -> list[str]:
-        """The Ray node of each runner."""
-        return ray.get([actor.node.remote() for actor in self.actors])
-
     def play(self, learner, snapshot, kinds: np.ndarray, records: np.ndarray, seeds: np.ndarray,
              explore: float) -> dict[str, Any]:
         learner_ref = ray.put(learner)  # once a round, read by every actor
         snapshot_ref = learner_ref if snapshot is learner else ray.put(snapshot)
-        futures = [actor.play.remote(learner_ref, snapshot_ref, kinds[a : a + n], records[a : a + n],
-                                     seeds[a : a + n], explore)
-                   for actor, (a, n) in zip(self.actors, split(len(kinds), len(self.actors)))]
-        return join_parts(ray.get(futures))
+        return self.in_parts(len(seeds), lambda actor, a, n: actor.play.remote(
+            learner_ref, snapshot_ref, kinds[a : a + n], records[a : a + n], seeds[a : a + n], explore))
 
     def play_policy(self, policy_name: str, seeds: np.ndarray, width: int) -> dict[str, Any]:
-        futures = [actor.play_policy.remote(policy_name, seeds[a : a + n], width)
-                   for actor, (a, n) in zip(self.actors, split(len(seeds), len(self.actors)))]
+        return self.in_parts(len(seeds), lambda actor, a, n: actor.play_policy.remote(
+            policy_name, seeds[a : a + n], width))
+
+    def in_parts(self, games: int, part) -> dict[str, Any]:
+        """`part(actor, start, count)` (a remote call) for each actor's slice of `games`, joined in order."""
+        futures = [part(actor, a, n) for actor, (a, n) in zip(self.actors, split(games, len(self.actors)))]
         return join_parts(ray.get(futures))
 
     def close(self) -> None:
