@@ -664,7 +664,9 @@ def test_the_log_times_each_iteration_on_its_own(monkeypatch):
         ray.shutdown()
     slow, plain = lines
     assert slow["sample_seconds"] >= 1.0 and plain["sample_seconds"] < slow["sample_seconds"] - 0.5, lines
-    assert all(0 < line["sample_seconds"] + line["learn_seconds"] <= line["seconds"] for line in lines), lines
+    # `seconds` is logged to 0.01 s and the timers to 0.0001 s: their sum may pass it by the rounding
+    parts = [(line["sample_seconds"], line["learn_seconds"], line["seconds"]) for line in lines]
+    assert all(0 < sample + learn <= seconds + 0.005 for sample, learn, seconds in parts), parts
 
 
 @pytest.mark.slow
