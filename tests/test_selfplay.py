@@ -99,6 +99,9 @@ def test_the_config_refuses_scripted_opponents_and_unknown_keys():
         selfplay.config_from_dict({"name": "x", "eval_opponents": ["rollout"]})
     with pytest.raises(ValueError, match=r"td_lambda: got 1.5; expected a number from 0.0 to 1.0"):
         selfplay.config_from_dict({"name": "x", "td_lambda": 1.5})
+    # one deal has no standard error: the run would end on a NaN its final file cannot hold
+    with pytest.raises(ValueError, match=r"eval_deals: got 1; expected an integer of at least 2"):
+        selfplay.config_from_dict({"name": "x", "eval_deals": 1})
 
 
 def test_the_shipped_selfplay_configs_load_and_name_no_teacher():
@@ -302,3 +305,24 @@ def test_a_selfplay_run_folder_is_a_bot_spec_for_the_arena_and_the_bench(tmp_pat
         make_bot(spec, TableOptions(num_players=3), seed=0)
     result = run_arena([str(tmp_path / "sp"), "random"], num_players=2, games=4, seed=1, workers=1)
     assert result.bots[0]["games"] == 8  # each of the 4 deals in both seats
+
+
+def test_a_run_folder_rewritten_in_this_process_plays_its_new_network(tmp_path):
+    """A run still training writes its final network anew after each segment: a bot made from
+    the folder afterwards plays the new weights, not the ones this process read first."""
+    from qwixx_env.bots.selfplay import network
+    from qwixx_env.bots.specs import make_bot
+    from qwixx_env.core.options import TableOptions
+
+    width = plain_num_features(2)
+    (tmp_path / "sp").mkdir()
+    firsts = []
+    for seed in (0, 1):
+        rng = np.random.default_rng(seed)
+        net = (rng.normal(size=(width, 8)), np.zeros(8), rng.normal(size=(8, 4)), np.zeros(4),
+               rng.normal(size=(4, 1)), np.zeros(1))
+        write_win_chance(tmp_path / "sp" / "final", net, variant="classic", num_players=2, meta={}, features="plain")
+        make_bot(str(tmp_path / "sp"), TableOptions(num_players=2), seed=0)
+        firsts.append(network(tmp_path / "sp" / "final").arrays()[0])
+        assert np.allclose(firsts[-1], net[0])
+    assert not np.allclose(firsts[0], firsts[1])

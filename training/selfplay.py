@@ -99,7 +99,7 @@ class SelfPlayConfig:
     snapshot_share: float = 0.2  # share of a round's games against a snapshot of the learner
     snapshot_every: int = 10  # rounds
     eval_every: int = 5  # rounds (the first and last round are always evaluated)
-    eval_deals: int = 500  # each played with seats swapped: P games a deal, a lineup
+    eval_deals: int = 500  # each played with seats swapped: P games a deal, a lineup; 2 at least (an error needs two)
     eval_opponents: tuple[str, ...] = ("random", "greedy", "heuristic")
     threads: int = 2  # in this process, when runners is 0
     # Not teacher-free: the first start_rounds rounds' games are played by this pretrained policy
@@ -119,7 +119,7 @@ class SelfPlayConfig:
         if self.variant not in variant_names():
             raise bad("variant", f"one of {list(variant_names())}")
         for field, low in (("num_players", 2), ("games", 1), ("rounds", 1), ("epochs", 1), ("batch_size", 1),
-                           ("snapshot_every", 1), ("eval_every", 1), ("eval_deals", 1), ("threads", 1)):
+                           ("snapshot_every", 1), ("eval_every", 1), ("eval_deals", 2), ("threads", 1)):
             value = getattr(self, field)
             if type(value) is not int or value < low:
                 raise bad(field, f"an integer of at least {low}")

@@ -117,14 +117,25 @@ def shipped() -> list[str]:
     return sorted(p.name[: -len(".json")] for p in networks_dir().glob(f"{PREFIX}*.json"))
 
 
-_NETWORKS: dict[Path, SelfPlayNetwork] = {}
+_NETWORKS: dict[Path, tuple[tuple, SelfPlayNetwork]] = {}
 
 
 def network(path: Path) -> SelfPlayNetwork:
-    """The one `SelfPlayNetwork` of a file in this process (its file is read once)."""
-    if path not in _NETWORKS:
-        _NETWORKS[path] = SelfPlayNetwork(path)
-    return _NETWORKS[path]
+    """The one `SelfPlayNetwork` of a file in this process: its file is read once while it
+    stays as it is, and again once rewritten (a run still training writes its final network
+    anew after every segment)."""
+    stamp = tuple((s.st_mtime_ns, s.st_size, s.st_ino) for s in map(_stat, json_and_npz(path)))
+    known = _NETWORKS.get(path)
+    if known is None or known[0] != stamp:
+        _NETWORKS[path] = stamp, SelfPlayNetwork(path)
+    return _NETWORKS[path][1]
+
+
+def _stat(path: Path) -> os.stat_result:
+    try:
+        return path.stat()
+    except OSError:  # a file not there: SelfPlayNetwork's read says so in the package's words
+        return os.stat_result((0,) * 10)
 
 
 for _name in shipped():
