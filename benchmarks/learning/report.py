@@ -1,0 +1,219 @@
+"""docs/results.md, its summary and its plot, from every learner's results file.
+
+    python benchmarks/learning/report.py            # writes the three below
+    python benchmarks/learning/report.py --check    # exits 1 if the page is not what the files say
+
+Reads ``benchmarks/results/learning/<learner>_<table>.json`` (`common.write`), and writes:
+
+- ``benchmarks/results/learning/summary.json``: per table, learner and opponent, the win share
+  at every evaluation point as the interquartile mean over seeds with its 95% stratified
+  bootstrap interval (rliable's `get_interval_estimates` with `aggregate_iqm`; `REPS`
+  resamples, a fixed random state), the decisions and training seconds of each point (the
+  means over seeds), and whether the learner beat `greedy` within the budget;
+- ``docs/results.md``: the page, rendered from the summary alone (`render`);
+- ``docs/images/results.png``: the curves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import common  # noqa: E402
+
+from qwixx_env.files import write_atomically  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+SUMMARY = common.RESULTS / "summary.json"
+PAGE = ROOT / "docs" / "results.md"
+PLOT = ROOT / "docs" / "images" / "results.png"
+REPS = 2_000
+ORDER = ("sb3-ppo", "rllib-ppo", "benchmarl-ippo", "benchmarl-mappo", "benchmarl-qmix", "tianshou-dqn",
+         "agilerl-dqn", "pufferlib-ppo", "selfplay-td")
+"""The learners in the order the page lists them (any other after them, by name)."""
+
+
+def runs() -> list[dict[str, Any]]:
+    """Every learner's results file, in page order."""
+    files = [json.loads(p.read_text()) for p in sorted(common.RESULTS.glob("*_*.json"))]
+    files = [f for f in files if f.get("format") == common.FORMAT]
+
+    def key(f: dict[str, Any]) -> tuple:
+        name = f["learner"]
+        return (list(common.TABLES).index(f["table"]), ORDER.index(name) if name in ORDER else len(ORDER), name)
+
+    return sorted(files, key=key)
+
+
+def iqm_interval(values: np.ndarray, seed: int) -> tuple[float, float, float]:
+    """The interquartile mean of `values` (one per seed) and its 95% stratified bootstrap
+    interval, as rliable computes them."""
+    from rliable import library as rly
+    from rliable import metrics
+
+    scores = {"x": np.asarray(values, float).reshape(-1, 1)}  # runs x tasks (one task)
+    with warnings.catch_warnings():  # arch's notice that random_state will go (rliable 1.2 passes it)
+        warnings.simplefilter("ignore", FutureWarning)
+        point, interval = rly.get_interval_estimates(
+            scores, lambda x: np.array([metrics.aggregate_iqm(x)]), reps=REPS,
+            random_state=np.random.RandomState(seed))
+    return float(point["x"][0]), float(interval["x"][0, 0]), float(interval["x"][1, 0])
+
+
+def summarise(files: list[dict[str, Any]]) -> dict[str, Any]:
+    """The summary of the results files (see the module docstring)."""
+    out: dict[str, Any] = {"format": "qwixx_env.learning-summary/1", "reps": REPS, "tables": {}}
+    for n, f in enumerate(files):
+        parity = 1 / common.table_options(f["table"]).num_players
+        counts = {len(r["points"]) for r in f["runs"]}
+        if len(counts) != 1:
+            raise ValueError(f"{f['learner']} {f['table']}: its seeds have {sorted(counts)} points; expected the same")
+        points = []
+        for i in range(counts.pop()):
+            at = [r["points"][i] for r in f["runs"]]
+            shares = {}
+            for k, opponent in enumerate(f["evaluation"]["opponents"]):
+                values = np.array([p["win_share"][opponent] for p in at])
+                iqm, low, high = iqm_interval(values, seed=1000 * n + 10 * i + k)
+                shares[opponent] = [round(iqm, 4), round(low, 4), round(high, 4)]
+            points.append({"decisions": round(float(np.mean([p["decisions"] for p in at]))),
+                           "seconds": round(float(np.mean([p["seconds"] for p in at])), 1), "win_share": shares})
+        last = points[-1]["win_share"].get("greedy")
+        verdict = None if last is None else ("yes" if last[1] > parity else "no" if last[2] < parity else "not shown")
+        out["tables"].setdefault(f["table"], {"parity": parity, "learners": []})["learners"].append({
+            "learner": f["learner"], "library": f["library"], "versions": f["versions"], "algorithm": f["algorithm"],
+            "trained_against": f["trained_against"], "budget": f["budget"], "seeds": [r["seed"] for r in f["runs"]],
+            "deals": f["evaluation"]["deals"], "notes": f["notes"],
+            "seconds": round(float(np.mean([r["seconds"] for r in f["runs"]])), 1),
+            "beats_greedy": verdict, "points": points,
+            "file": f"{f['learner']}_{f['table']}.json",
+        })
+    return out
+
+
+def _pct(triple: list[float]) -> str:
+    iqm, low, high = triple
+    return f"{100 * iqm:.1f}% [{100 * low:.1f}, {100 * high:.1f}]"
+
+
+def render(summary: dict[str, Any]) -> str:
+    """docs/results.md from the summary alone."""
+    lines = [
+        "# Reference learning curves",
+        "",
+        "What each library's default learner reaches on Qwixx from scratch (no teacher, no behaviour",
+        "cloning), so that a run of yours has something to be compared with. Every learner trains for",
+        "the same budget of decisions (a decision is one its network chose in training, in any seat it",
+        "played, exploration included), three seeds each, and is evaluated at evenly spaced points by",
+        "its deterministic policy: it sits beside P-1 copies of `random`, `greedy` and `heuristic` on",
+        "the benchmark's deals (`qwixx bench`'s heuristic-lineup dice of the table's protocol, which no",
+        "training run draws), every seating of every deal. A figure is the interquartile mean over the",
+        "seeds with its 95% stratified bootstrap interval, as [rliable](https://github.com/google-research/rliable)",
+        "computes them; with three seeds the interval is wide, and it says so. Parity is 1/P.",
+        "",
+        "A learner *beats greedy* when the interval of its final win share against `greedy` lies above",
+        "parity, and does not when it lies below; otherwise the page says it is not shown. A \"no\" is",
+        "within this budget only: every learner here is still climbing at its end (see its table), and",
+        "none was tuned for Qwixx beyond the defaults its script names.",
+        "",
+        "Wall time is training time only (evaluations excluded) on the machine in each results file,",
+        "a 2-core CPU shared with other work: compare it within a row, not across machines.",
+        "",
+        "![Win share over training decisions](images/results.png)",
+        "",
+    ]
+    for table, t in summary["tables"].items():
+        lines += [f"## {table} (parity {100 * t['parity']:.1f}%)", "",
+                  "| learner | algorithm | trained against | budget | training time | vs random | vs greedy "
+                  "| vs heuristic | beats greedy |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for row in t["learners"]:
+            final = row["points"][-1]["win_share"]
+            cells = [f"[{row['learner']}](../benchmarks/results/learning/{row['file']})", row["algorithm"],
+                     row["trained_against"], f"{row['budget']:,}", f"{row['seconds'] / 60:.1f} min",
+                     *(_pct(final[o]) if o in final else "-" for o in common.OPPONENTS), row["beats_greedy"] or "-"]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+        for row in t["learners"]:
+            lines += [f"### {row['learner']} ({table})", "",
+                      f"{row['library']} ({', '.join(f'{k} {v}' for k, v in row['versions'].items())}), "
+                      f"{row['algorithm']}; seeds {', '.join(map(str, row['seeds']))}; {row['deals']} deals per "
+                      f"opponent at each point. {row['notes']}.", "",
+                      "| decisions | training time | vs random | vs greedy | vs heuristic |",
+                      "|---|---|---|---|---|"]
+            for p in row["points"]:
+                lines.append(f"| {p['decisions']:,} | {p['seconds'] / 60:.1f} min | "
+                             + " | ".join(_pct(p["win_share"][o]) if o in p["win_share"] else "-"
+                                          for o in common.OPPONENTS) + " |")
+            lines.append("")
+    missing = [name for name in ORDER if not any(r["learner"] == name for t in summary["tables"].values()
+                                                   for r in t["learners"])]
+    if missing:
+        lines += ["## Not measured yet", "",
+                  "No results file yet for: " + ", ".join(f"`{m}`" for m in missing) + ".", ""]
+    lines += ["## How to reproduce", "",
+              "One command per learner (in the venv of its library's extra), then the page:", "",
+              "```bash",
+              "python benchmarks/learning/sb3_ppo.py --table classic-2p --seeds 0 1 2",
+              "python benchmarks/learning/report.py",
+              "```", ""]
+    return "\n".join(lines)
+
+
+def plot(summary: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tables = list(summary["tables"])
+    fig, axes = plt.subplots(len(tables), len(common.OPPONENTS), figsize=(4.2 * len(common.OPPONENTS),
+                                                                          3.4 * max(1, len(tables))), squeeze=False)
+    for r, table in enumerate(tables):
+        t = summary["tables"][table]
+        for c, opponent in enumerate(common.OPPONENTS):
+            ax = axes[r][c]
+            for row in t["learners"]:
+                xs = [p["decisions"] for p in row["points"]]
+                ys = np.array([p["win_share"][opponent] for p in row["points"]])
+                ax.plot(xs, 100 * ys[:, 0], marker="o", ms=3, label=row["learner"])
+                ax.fill_between(xs, 100 * ys[:, 1], 100 * ys[:, 2], alpha=0.15)
+            ax.axhline(100 * t["parity"], color="grey", lw=0.8, ls="--")
+            ax.set_title(f"{table}: vs {opponent}", fontsize=10)
+            ax.set_xlabel("training decisions")
+            ax.set_ylabel("win share (%)")
+            ax.set_ylim(0, 100)
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="only check that the page is what the files say")
+    args = parser.parse_args(argv)
+    summary = summarise(runs())
+    page = render(summary)
+    if args.check:
+        ok = PAGE.is_file() and PAGE.read_text() == page and json.loads(SUMMARY.read_text()) == summary
+        print("docs/results.md is up to date" if ok else "docs/results.md differs from the results: rerun report.py")
+        return 0 if ok else 1
+    write_atomically(SUMMARY, (json.dumps(summary, indent=1) + "\n").encode())
+    write_atomically(PAGE, page.encode())
+    plot(summary, PLOT)
+    print(f"wrote {SUMMARY.relative_to(ROOT)}, {PAGE.relative_to(ROOT)}, {PLOT.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

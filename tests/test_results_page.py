@@ -1,0 +1,61 @@
+"""docs/results.md says what the reference learning curves' results files say
+(benchmarks/learning/report.py renders it from benchmarks/results/learning/)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import trim_mean
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks" / "learning"))
+
+import common  # noqa: E402
+import report  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def summary():
+    return json.loads(report.SUMMARY.read_text())
+
+
+def test_the_page_is_the_summary_rendered(summary):
+    assert report.PAGE.read_text() == report.render(summary)
+    assert report.PLOT.is_file()
+
+
+def test_the_summary_holds_every_results_file_and_its_seeds(summary):
+    files = report.runs()
+    assert files, "no results file in benchmarks/results/learning"
+    listed = {(row["learner"], table): row for table, t in summary["tables"].items() for row in t["learners"]}
+    assert set(listed) == {(f["learner"], f["table"]) for f in files}
+    for f in files:
+        row = listed[f["learner"], f["table"]]
+        assert row["seeds"] == [r["seed"] for r in f["runs"]]
+        assert row["budget"] == f["budget"] and all(r["points"][-1]["decisions"] >= f["budget"] for r in f["runs"])
+
+
+def test_each_figure_is_the_interquartile_mean_of_the_seeds_with_an_interval_around_it(summary):
+    """Recomputed here with scipy (the IQM: a 25% trimmed mean), not with rliable."""
+    for f in report.runs():
+        row = next(r for r in summary["tables"][f["table"]]["learners"] if r["learner"] == f["learner"])
+        for i, point in enumerate(row["points"]):
+            at = [r["points"][i] for r in f["runs"]]
+            assert point["decisions"] == round(np.mean([p["decisions"] for p in at]))
+            for opponent in common.OPPONENTS:
+                values = np.array([p["win_share"][opponent] for p in at])
+                iqm, low, high = point["win_share"][opponent]
+                assert iqm == pytest.approx(trim_mean(values, 0.25), abs=1e-4)
+                assert values.min() - 1e-4 <= low <= iqm + 1e-4 and iqm - 1e-4 <= high <= values.max() + 1e-4
+
+
+def test_the_verdict_on_greedy_follows_the_final_interval(summary):
+    for t in summary["tables"].values():
+        for row in t["learners"]:
+            _, low, high = row["points"][-1]["win_share"]["greedy"]
+            expected = "yes" if low > t["parity"] else "no" if high < t["parity"] else "not shown"
+            assert row["beats_greedy"] == expected
