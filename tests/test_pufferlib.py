@@ -4,10 +4,14 @@ PufferLib's own checks take it (its `PufferEnv` constructor, native vectorisatio
 and `Multiprocessing`); its buffers are the same arrays after every step, filled in place;
 the observations and masks are the engine's for each game's learner; masked random play never
 takes an illegal action; an unmasked one ends its game as `QwixxVectorEnv` ends it; and the
-same seed plays the same games.
+same seed plays the same games. `MaskedPolicy` never picks a masked action; the CPU PPO loop
+(`pufferlib_ppo`) trains in a tiny run, the same seed to the same weights, on the learner's
+decisions alone while counting every decision of the network; its saved policy loads and plays.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pytest
@@ -18,8 +22,12 @@ from qwixx_env.core import rules
 pytest.importorskip("pufferlib", reason="the pufferlib extra is not installed (runs in make test-integrations)")
 import pufferlib  # noqa: E402  (there when the importorskip passed)
 import pufferlib.vector  # noqa: E402
+import torch  # noqa: E402  (the pufferlib extra brings it)
 
-from qwixx_env.integrations.pufferlib import QwixxPufferEnv, observation_and_mask  # noqa: E402
+from qwixx_env import qwixx_v0  # noqa: E402
+from qwixx_env.integrations import pufferlib_ppo  # noqa: E402
+from qwixx_env.integrations.pufferlib import MaskedPolicy, QwixxPufferEnv, observation_and_mask  # noqa: E402
+from qwixx_env.integrations.pufferlib_ppo import PPOConfig, train  # noqa: E402
 
 BUFFERS = ("observations", "rewards", "terminals", "truncations", "masks")
 
@@ -174,3 +182,118 @@ def test_options_are_the_vector_envs_and_autoreset_mode_is_refused():
 def test_docs_snippet_runs_as_written_and_prints_what_the_docs_show(capsys):
     out, shown = run_snippets("PufferLib", capsys)
     assert out == shown
+
+
+# --- MaskedPolicy and the CPU PPO loop (qwixx_env.integrations.pufferlib_ppo) ----------------
+
+TINY = dict(steps=1500, games=8, rollout=16, minibatches=2, epochs=2, log_every=0)
+
+
+def weights(policy: torch.nn.Module) -> list[torch.Tensor]:
+    return [p.detach().clone() for p in policy.parameters()]
+
+
+def test_the_policy_never_picks_a_masked_action_and_its_entropy_is_over_the_legal_ones():
+    env = QwixxPufferEnv(64, num_players=3, variant="longo", opponents="greedy")
+    env.reset(seed=10)
+    policy = MaskedPolicy.for_env(env, hidden=(32,))
+    with torch.no_grad():  # every action strongly preferred, the masked ones most of all
+        policy.actor.bias.copy_(torch.linspace(50.0, 100.0, env.num_actions))
+    generator, rng = torch.Generator().manual_seed(0), np.random.default_rng(10)
+    for _ in range(40):
+        rows = torch.from_numpy(env.observations.copy())
+        sampled, log_prob, _, value = policy.get_action_and_value(rows, generator=generator)
+        chosen = policy.act(env.observation, env.action_mask)
+        assert env.action_mask[np.arange(64), sampled.numpy()].all() and env.action_mask[np.arange(64), chosen].all()
+        assert torch.isfinite(log_prob).all() and value.shape == (64,)
+        env.step(random_legal(rng, env.action_mask))
+    with torch.no_grad():  # a flat actor: uniform over the legal actions, whose count gives the entropy
+        policy.actor.weight.zero_()
+        policy.actor.bias.zero_()
+    _, _, entropy, _ = policy.get_action_and_value(torch.from_numpy(env.observations.copy()))
+    assert torch.allclose(entropy, torch.from_numpy(np.log(env.action_mask.sum(1))).float(), atol=1e-5)
+    with pytest.raises(ValueError, match="rows: got 198 values a row; expected"):
+        policy(torch.zeros((1, 198)))
+
+
+def test_a_tiny_run_trains_and_the_same_seed_trains_the_same_weights():
+    seen: list[list[torch.Tensor]] = []
+    policy, progress = train(PPOConfig(seed=3, **TINY),
+                             on_iteration=lambda p, pol: seen.append(weights(pol)) if p.iteration == 0 else None)
+    assert progress.iteration >= 2 and progress.games > 0
+    losses = (progress.policy_loss, progress.value_loss, progress.entropy, progress.approx_kl)
+    assert all(np.isfinite(losses)) and progress.entropy > 0
+    assert any(not torch.equal(a, b) for a, b in zip(seen[0], weights(policy)))  # the update moved them
+    again, repeated = train(PPOConfig(seed=3, **TINY))
+    assert all(torch.equal(a, b) for a, b in zip(weights(policy), weights(again)))
+    assert dataclasses.replace(repeated, seconds=0.0) == dataclasses.replace(progress, seconds=0.0)
+    other, _ = train(PPOConfig(seed=4, **TINY))
+    assert not all(torch.equal(a, b) for a, b in zip(weights(policy), weights(other)))
+
+
+def test_only_the_learners_decisions_train_and_every_decision_of_the_network_is_counted(monkeypatch):
+    """Self-play: the network plays the other seats inside the env, and those decisions count
+    in the budget but are never trained on; each row is always at its learner's decision, so
+    the transitions trained on are exactly the learner decisions the env played."""
+    asked, network = [], pufferlib_ppo.self_play_opponent
+
+    def counting(policy, generator):
+        opponent = network(policy, generator)
+
+        def play(observations, masks):
+            asked.append(len(observations))
+            return opponent(observations, masks)
+
+        return play
+
+    monkeypatch.setattr(pufferlib_ppo, "self_play_opponent", counting)
+    _, progress = train(PPOConfig(table="classic-3p", seed=5, **TINY))
+    rollouts = progress.iteration * TINY["games"] * TINY["rollout"]
+    assert progress.samples == progress.learner_decisions == rollouts
+    assert sum(asked) == progress.decisions - progress.learner_decisions > progress.learner_decisions  # 2 other seats
+    assert progress.decisions >= TINY["steps"]
+    # against a bot the network plays only the learning seat
+    asked.clear()
+    _, against = train(PPOConfig(opponents="heuristic", seed=5, **TINY))
+    assert asked == [] and against.decisions == against.learner_decisions == against.samples
+
+
+def test_the_saved_policy_loads_and_plays_a_whole_game(tmp_path, capsys):
+    path = tmp_path / "policy.pt"
+    trained = pufferlib_ppo.main(["--steps", "600", "--games", "4", "--rollout", "16", "--minibatches", "2",
+                                  "--hidden", "32", "32", "--save", str(path)])
+    out = capsys.readouterr().out
+    assert out.startswith("iteration 1: ") and out.endswith(f"saved {path}\n")
+    policy = MaskedPolicy.load(path)
+    assert policy.hidden == (32, 32) and policy.metadata["config"]["table"] == "classic-2p"
+    assert policy.metadata["progress"]["decisions"] == trained.decisions
+    assert not list(tmp_path.glob(".*.tmp"))  # written beside and renamed over
+    env = qwixx_v0.env(num_players=2)
+    env.reset(seed=0)
+    decisions = 0
+    for _ in env.agent_iter():
+        observation, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        action = policy.act_one(observation)
+        assert observation["action_mask"][action] == 1
+        env.step(action)
+        decisions += 1
+    assert decisions > 10 and not env.agents  # played to the end, every seat by the policy
+
+
+def test_bad_settings_and_files_are_refused_by_name(tmp_path):
+    with pytest.raises(ValueError, match="table: got 'classic'; expected VARIANT-Np"):
+        PPOConfig(table="classic")
+    with pytest.raises(ValueError, match="table: 'classic-9p': num_players"):
+        PPOConfig(table="classic-9p")
+    with pytest.raises(ValueError, match="steps: got 0; expected"):
+        PPOConfig(steps=0)
+    with pytest.raises(ValueError, match="gamma: got 1.5; expected"):
+        PPOConfig(gamma=1.5)
+    with pytest.raises(ValueError, match="hidden: got"):
+        MaskedPolicy(10, 4, hidden=())
+    (tmp_path / "other.pt").write_bytes(b"not a policy")
+    with pytest.raises(ValueError, match="cannot read .* as a saved MaskedPolicy"):
+        MaskedPolicy.load(tmp_path / "other.pt")

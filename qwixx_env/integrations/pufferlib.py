@@ -36,17 +36,35 @@ workers, which it seeds ``seed``, ``seed + 1``, ..., play different games; the c
 **infos** is a list, as PufferLib asks: one dict on a step in which games ended, with their
 mean return (``episode_return``), mean length in learner decisions (``episode_length``), how
 many ended (``games``) and how many of those an illegal action ended (``illegal_actions``).
+
+**A policy.** `MaskedPolicy` is a torch module in PufferLib's policy form (``forward`` and
+``forward_eval`` take rows and return (logits, values)) that splits the mask from each row,
+gives the actions it leaves out no chance, and has a value head; ``act`` is its deterministic
+choice for a batch (the form `QwixxVectorEnv` plays as an opponent) and ``act_one`` for one
+AEC observation. `qwixx_env.integrations.pufferlib_ppo` trains one on the CPU.
 """
 
 from __future__ import annotations
 
+import io
+import pickle
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 from gymnasium import spaces
 from pufferlib import PufferEnv  # pyright: ignore[reportMissingImports]
+from pufferlib.pytorch import layer_init  # pyright: ignore[reportMissingImports]
+from torch import nn
 
+from qwixx_env.core.checks import check_int
 from qwixx_env.envs.vector import QwixxVectorEnv
+from qwixx_env.files import write_atomically
+
+MASKED = -1e9  # the logit of an action the mask leaves out: probability 0, and finite, so entropies stay finite
+POLICY_FORMAT = "qwixx_env.integrations.pufferlib.MaskedPolicy/1"
 
 
 def observation_and_mask(observations: np.ndarray, observation_size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -128,3 +146,111 @@ class QwixxPufferEnv(PufferEnv):  # pyright: ignore[reportGeneralTypeIssues]
     def _write(self, obs: dict[str, np.ndarray]) -> None:
         self.observation[...] = obs["observation"]
         self.action_mask[...] = obs["action_mask"]
+
+
+class MaskedPolicy(nn.Module):
+    """A masked actor-critic over `QwixxPufferEnv`'s rows: a tanh MLP trunk of `hidden` widths,
+    an action head whose logits the mask sets to `MASKED` where it leaves an action out, and a
+    value head (CleanRL's orthogonal initialisation, through PufferLib's `layer_init`).
+
+    It is PufferLib's policy form: ``forward(rows, state=None)`` and ``forward_eval`` return
+    (logits (n, A), values (n, 1)) for rows of ``observation_size + num_actions`` floats, the
+    mask last, as `QwixxPufferEnv` writes them. `get_action_and_value` is CleanRL's sampling
+    and evaluation step; `act` and `act_one` choose the most likely legal action.
+    """
+
+    def __init__(self, observation_size: int, num_actions: int, hidden: Sequence[int] = (128, 128)):
+        super().__init__()
+        self.observation_size = check_int("observation_size", observation_size, minimum=1)
+        self.num_actions = check_int("num_actions", num_actions, minimum=1)
+        if isinstance(hidden, (str, bytes)) or not isinstance(hidden, Sequence) or not hidden:
+            raise ValueError(f"hidden: got {hidden!r}; expected a non-empty sequence of layer widths")
+        self.hidden = tuple(check_int("hidden", width, minimum=1, accepted="layer widths of at least 1")
+                            for width in hidden)
+        layers: list[nn.Module] = []
+        width = self.observation_size
+        for size in self.hidden:
+            layers += [layer_init(nn.Linear(width, size)), nn.Tanh()]
+            width = size
+        self.trunk = nn.Sequential(*layers)
+        self.actor = layer_init(nn.Linear(width, self.num_actions), std=0.01)  # near-uniform at first
+        self.critic = layer_init(nn.Linear(width, 1), std=1.0)
+        self.metadata: dict[str, Any] = {}  # what `save` wrote beside the weights, once loaded
+
+    @classmethod
+    def for_env(cls, env: QwixxPufferEnv, hidden: Sequence[int] = (128, 128)) -> MaskedPolicy:
+        """A fresh policy for the rows of `env` (a `QwixxPufferEnv`, or a PufferLib vectorisation's
+        ``driver_env``)."""
+        return cls(env.observation_size, env.num_actions, hidden)
+
+    def heads(self, observations: torch.Tensor, masks: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(masked logits (n, A), values (n, 1)) from observations (n, D) and 0/1 masks (n, A)."""
+        hidden = self.trunk(observations.float())
+        logits = self.actor(hidden).masked_fill(masks < 0.5, MASKED)
+        return logits, self.critic(hidden)
+
+    def forward(self, rows: torch.Tensor, state: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(masked logits, values) of rows as `QwixxPufferEnv` writes them (PufferLib's form; no state)."""
+        width = self.observation_size + self.num_actions
+        if rows.shape[-1] != width:
+            raise ValueError(f"rows: got {rows.shape[-1]} values a row; expected {width} (observation_size "
+                             f"{self.observation_size} + num_actions {self.num_actions}, the mask last)")
+        return self.heads(*observation_and_mask(rows, self.observation_size))
+
+    def forward_eval(self, rows: torch.Tensor, state: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """`forward`: PufferLib's name for the call that only chooses actions."""
+        return self.forward(rows, state)
+
+    def get_value(self, rows: torch.Tensor) -> torch.Tensor:
+        """The value head's estimate for each row, (n,)."""
+        return self.forward(rows)[1].squeeze(-1)
+
+    def get_action_and_value(
+        self, rows: torch.Tensor, action: torch.Tensor | None = None, generator: torch.Generator | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """CleanRL's step: (action, its log-probability, the entropy over the legal actions,
+        the value), each (n,). Without `action` one is sampled (from `generator`, if given)
+        among the legal actions; with it, that action is scored."""
+        logits, values = self.forward(rows)
+        log_probs = torch.log_softmax(logits, dim=-1)
+        probs = log_probs.exp()
+        if action is None:
+            action = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+        legal = logits > MASKED  # masked entropy: the left-out actions add nothing
+        entropy = -(probs * log_probs).where(legal, torch.zeros((), dtype=probs.dtype)).sum(-1)
+        return action, log_probs.gather(-1, action.unsqueeze(-1)).squeeze(-1), entropy, values.squeeze(-1)
+
+    @torch.no_grad()
+    def act(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The most likely legal action of each row, (n,) int64, from observations (n, D) and
+        masks (n, A): a frozen batched policy, as `QwixxVectorEnv` plays an opponent."""
+        logits, _ = self.heads(torch.as_tensor(np.asarray(observations)), torch.as_tensor(np.asarray(masks)))
+        return logits.argmax(-1).numpy().astype(np.int64)
+
+    def act_one(self, observation: dict[str, np.ndarray]) -> int:
+        """The most likely legal action for one AEC observation (``{"observation", "action_mask"}``),
+        as a bot's ``act`` returns it."""
+        return int(self.act(observation["observation"][None], observation["action_mask"][None])[0])
+
+    def save(self, path: str | Path, **metadata: Any) -> None:
+        """Write the policy (sizes, weights) and `metadata` (plain values: numbers, strings, lists,
+        dicts) to `path`, atomically: the old file or the new, never a part. `load` reads it."""
+        blob = {"format": POLICY_FORMAT, "observation_size": self.observation_size, "num_actions": self.num_actions,
+                "hidden": list(self.hidden), "weights": self.state_dict(), "metadata": metadata}
+        buffer = io.BytesIO()
+        torch.save(blob, buffer)
+        write_atomically(Path(path), buffer.getvalue())
+
+    @classmethod
+    def load(cls, path: str | Path) -> MaskedPolicy:
+        """A policy `save` wrote; what was saved beside it is its ``metadata`` attribute (a dict)."""
+        try:
+            blob = torch.load(Path(path), map_location="cpu", weights_only=True)
+        except (OSError, RuntimeError, EOFError, pickle.UnpicklingError) as err:  # missing, unreadable, not ours
+            raise ValueError(f"path: cannot read {str(path)!r} as a saved MaskedPolicy ({err})") from None
+        if not isinstance(blob, dict) or blob.get("format") != POLICY_FORMAT:
+            raise ValueError(f"path: {str(path)!r} is not a saved MaskedPolicy (expected format {POLICY_FORMAT!r})")
+        policy = cls(blob["observation_size"], blob["num_actions"], blob["hidden"])
+        policy.load_state_dict(blob["weights"])
+        policy.metadata = dict(blob["metadata"])
+        return policy
