@@ -14,7 +14,7 @@ policy learns every seat); the other seats decide inside the engine. With ``oppo
 a gradient: self-play in which only the learning seat's decisions are trained on. Each row of
 the env is always at its learner's decision, so a transition runs from one learner decision
 to its next, with the rewards of the opponents' decisions in between summed by the env, and no
-row waits (the loop checks PufferLib's ``masks`` buffer and trains only on live rows). With a
+row waits (the loop checks PufferLib's ``masks`` buffer, its flags of live rows). With a
 bot spec (``"heuristic"``) the policy learns against that bot instead.
 
 **Counts.** ``steps`` is a budget of *decisions the network chooses*, in every seat it plays,
@@ -156,7 +156,7 @@ class Progress:
     learner_decisions: int = 0
     """decisions of the learning seats (the env's count)"""
     samples: int = 0
-    """transitions trained on (live rows of the rollouts)"""
+    """transitions trained on (every row of every rollout: a learner decision each)"""
     games: int = 0
     """games finished"""
     mean_return: float = 0.0
@@ -216,7 +216,6 @@ def train(
     rows = torch.zeros((T, G, W))
     actions = torch.zeros((T, G), dtype=torch.long)
     log_probs, rewards, dones, values = (torch.zeros((T, G)) for _ in range(4))
-    live = torch.zeros((T, G), dtype=torch.bool)
 
     progress = Progress()
     started = time.perf_counter()
@@ -239,7 +238,8 @@ def train(
         ended = returned = 0.0
         for t in range(T):
             rows[t], dones[t] = next_rows, next_done
-            live[t] = torch.from_numpy(env.masks.copy())
+            if not env.masks.all():  # PufferLib's live-agent flags: a waiting row would need its own bookkeeping
+                raise RuntimeError("QwixxPufferEnv left a row without a decision; every row should be at its learner's")
             with torch.no_grad():
                 action, log_prob, _, value = policy.get_action_and_value(next_rows, generator=generator)
             actions[t], log_probs[t], values[t] = action, log_prob, value
@@ -263,19 +263,18 @@ def train(
                 advantages[t] = last = delta + config.gamma * config.gae_lambda * following * last
             returns = advantages + values
 
-        keep = live.reshape(-1)  # a waiting row never trains (QwixxPufferEnv has none: every row decides)
         batch = (
-            rows.reshape(-1, W)[keep],
-            actions.reshape(-1)[keep],
-            log_probs.reshape(-1)[keep],
-            advantages.reshape(-1)[keep],
-            returns.reshape(-1)[keep],
-            values.reshape(-1)[keep],
+            rows.reshape(-1, W),
+            actions.reshape(-1),
+            log_probs.reshape(-1),
+            advantages.reshape(-1),
+            returns.reshape(-1),
+            values.reshape(-1),
         )
         stats = update(policy, optimizer, batch, config, generator)
 
         progress.iteration += 1
-        progress.samples += int(keep.sum())
+        progress.samples += T * G
         progress.learner_decisions = env.games.learner_decisions
         progress.decisions = progress.learner_decisions + (env.games.opponent_decisions if self_play else 0)
         progress.games += int(ended)
