@@ -30,11 +30,18 @@ LEARNER = "pufferlib-ppo"
 
 def run(table: str, seed: int, budget: int, points: int, deals: int, quick: bool) -> common.Curve:
     """One seed's curve."""
-    curve = common.Curve(LEARNER, library="PufferLib (pufferlib-core, its env side) + torch",
-                         algorithm="PPO (CleanRL-style, qwixx_env.integrations.pufferlib_ppo)", table=table,
-                         seed=seed, trained_against="itself (the current network in every other seat)", deals=deals)
-    config = PPOConfig(table=table, steps=budget, seed=seed, log_every=0,
-                       **(dict(games=8, rollout=32) if quick else {}))
+    curve = common.Curve(
+        LEARNER,
+        library="PufferLib (pufferlib-core, its env side) + torch",
+        algorithm="PPO (CleanRL-style, qwixx_env.integrations.pufferlib_ppo)",
+        table=table,
+        seed=seed,
+        trained_against="itself (the current network in every other seat)",
+        deals=deals,
+    )
+    config = PPOConfig(
+        table=table, steps=budget, seed=seed, log_every=0, **(dict(games=8, rollout=32) if quick else {})
+    )
     protocol_table = common.table_options(table)
     if config.options != protocol_table:
         raise ValueError(f"table: {table!r} trains {config.options!r}, not the protocol's {protocol_table!r}")
@@ -56,13 +63,16 @@ def main() -> None:
     curves = [run(args.table, seed, args.decisions, args.points, args.deals, args.quick) for seed in args.seeds]
     if not args.quick:
         path = common.write(
-            curves, budget=args.decisions, versions=common.versions("pufferlib-core", "torch"),
+            curves,
+            budget=args.decisions,
+            versions=common.versions("pufferlib-core", "torch"),
             notes="qwixx_env.integrations.pufferlib_ppo's PPOConfig defaults (CleanRL ppo.py: lr 2.5e-4 annealed, "
-                  "gamma 0.99, GAE lambda 0.95, 4 epochs x 4 minibatches, clip 0.2, entropy 0.01, value 0.5, grad "
-                  "norm 0.5), 64 games x 128-decision rollouts, a 128x128 tanh MLP, 1 torch thread; self-play: the "
-                  "current network samples every other seat inside the env, only the learning seat's decisions are "
-                  "trained on, all of the network's decisions count; evaluated after the first update at or past "
-                  "each point (PufferLib's own trainer needs CUDA)")
+            "gamma 0.99, GAE lambda 0.95, 4 epochs x 4 minibatches, clip 0.2, entropy 0.01, value 0.5, grad "
+            "norm 0.5), 64 games x 128-decision rollouts, a 128x128 tanh MLP, 1 torch thread; self-play: the "
+            "current network samples every other seat inside the env, only the learning seat's decisions are "
+            "trained on, all of the network's decisions count; evaluated after the first update at or past "
+            "each point (PufferLib's own trainer needs CUDA)",
+        )
         print(f"wrote {path}")
 
 
