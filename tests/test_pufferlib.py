@@ -216,6 +216,19 @@ def test_the_policy_never_picks_a_masked_action_and_its_entropy_is_over_the_lega
         policy(torch.zeros((1, 198)))
 
 
+def test_the_policys_act_plays_an_opponent_inside_the_env():
+    """`act` is a frozen batched policy: the env checks every action it returns against the mask."""
+    env = QwixxPufferEnv(16, num_players=3)
+    policy = MaskedPolicy.for_env(env, hidden=(16,))
+    env.games.set_opponents(policy.act)
+    env.reset(seed=11)
+    rng = np.random.default_rng(11)
+    for _ in range(100):
+        env.step(random_legal(rng, env.action_mask))
+    # two other seats decide in every roll's white action, the learner at most twice a roll
+    assert env.games.opponent_decisions > env.games.learner_decisions == 100 * 16
+
+
 def test_a_tiny_run_trains_and_the_same_seed_trains_the_same_weights():
     seen: list[list[torch.Tensor]] = []
     policy, progress = train(PPOConfig(seed=3, **TINY),
