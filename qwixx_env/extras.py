@@ -37,7 +37,7 @@ EXTRAS: dict[str, dict[str, str]] = {
     "tianshou": {"torch": "torch", "tianshou": "tianshou"},
     "agilerl": {"torch": "torch", "agilerl": "agilerl", "peft": "peft"},  # peft: AgileRL imports it, undeclared
     "benchmarl": {"torch": "torch", "torchrl": "torchrl", "tensordict": "tensordict", "benchmarl": "benchmarl"},
-    "jax": {"jax": "jax", "jaxlib": "jaxlib"},
+    "jax": {"jax": "jax", "jaxlib": "jaxlib", "equinox": "equinox", "optax": "optax", "yaml": "PyYAML"},
 }
 """{extra: {module imported: package installed}}: the modules the package imports from each extra."""
 

@@ -19,6 +19,8 @@ folder installs as this subpackage.
 - `qwixx_env.training.demo`: ``make demo``, a short run from scratch and its arena table.
 - `qwixx_env.training.value_leaf` and `qwixx_env.training.afterstate`: the win-chance
   networks of the `rollout` and `afterstate` bots.
+- `qwixx_env.training.jax_ppo`: PPO self-play on the JAX game (``qwixx-train --engine jax``, the
+  ``jax`` extra), exported to the same checkpoint format.
 - `qwixx_env.training.selfplay`: teacher-free self-play (``qwixx-train --engine selfplay``),
   the network of the `selfplay` bots.
 
@@ -57,9 +59,10 @@ def command_parser() -> argparse.ArgumentParser:
     add_run_options(parser)
     parser.add_argument("--steps", type=int, help="total learner steps (overrides total_steps)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (log lines only)")
-    parser.add_argument("--engine", choices=("sb3", "rllib", "selfplay"), default="sb3",
+    parser.add_argument("--engine", choices=("sb3", "rllib", "selfplay", "jax"), default="sb3",
                         help="sb3: MaskablePPO (the train extra; the default); rllib: Ray RLlib (the rllib extra); "
-                        "selfplay: teacher-free TD(lambda) self-play (qwixx_env.training.selfplay)")
+                        "selfplay: teacher-free TD(lambda) self-play (qwixx_env.training.selfplay); "
+                        "jax: PPO self-play on the JAX game (the jax extra; qwixx_env.training.jax_ppo)")
     parser.add_argument("--list", action="store_true", help="list the shipped configs, one line each, and exit")
     parser.add_argument("--show", metavar="NAME",
                         help="print a config whole and exit: its extends: resolved, every default filled in, "
@@ -116,9 +119,9 @@ def main(argv: list[str] | None = None) -> int:
             engine = argv[i + 1] if arg == "--engine" else arg.split("=", 1)[1]
             del argv[i : i + (2 if arg == "--engine" else 1)]
             break
-    if engine not in ("sb3", "rllib", "selfplay"):
-        print(f"error: --engine: got {engine!r}; expected 'sb3' (MaskablePPO, the default), 'rllib' or 'selfplay'",
-              file=sys.stderr)
+    if engine not in ("sb3", "rllib", "selfplay", "jax"):
+        print(f"error: --engine: got {engine!r}; expected 'sb3' (MaskablePPO, the default), 'rllib', 'selfplay' "
+              "or 'jax'", file=sys.stderr)
         return 2
     if engine == "sb3" and any(a in ("-h", "--help", "--list") or a == "--show" or a.startswith("--show=")
                                for a in argv):
@@ -137,6 +140,15 @@ def main(argv: list[str] | None = None) -> int:
         from qwixx_env.training.selfplay import main as train_selfplay
 
         return train_selfplay(argv)
+    if engine == "jax":
+        absent = extras.missing("jax")
+        if absent:
+            print(f"error: {extras.needs('qwixx-train --engine jax', 'jax', absent)}", file=sys.stderr)
+            return 2
+        # imported only now: it needs the jax extra, checked just above
+        from qwixx_env.training.jax_ppo import main as train_jax
+
+        return train_jax(argv)
     if engine == "rllib":
         absent = extras.missing("rllib")
         if absent:
