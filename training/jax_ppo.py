@@ -61,10 +61,10 @@ class JaxPPOConfig:
     num_players: int = 2
     lucky: str = "bonus"  # Longo's lucky rule (ignored for a sheet without lucky numbers)
     seed: int = 0  # the JAX key of the weights and the games
-    hidden: tuple[int, ...] = (64, 64)  # the tanh layers of the policy and of the value network
+    hidden: tuple[int, ...] = (128, 128)  # the tanh layers of the policy and of the value network
     num_envs: int = 256  # games played side by side
     num_steps: int = 64  # decisions per game between updates
-    total_decisions: int = 4_000_000  # the run's length, in decisions of all games
+    total_decisions: int = 10_000_000  # the run's length, in decisions of all games
     learning_rate: float = 3e-4
     anneal_lr: bool = True  # linearly to zero over the run
     gamma: float = 1.0  # discount per decision of a seat
@@ -75,7 +75,7 @@ class JaxPPOConfig:
     max_grad_norm: float = 0.5
     update_epochs: int = 4
     num_minibatches: int = 4
-    eval_every: int = 40  # updates between evaluations (0: at the end only)
+    eval_every: int = 100  # updates between evaluations (0: at the end only)
     eval_games: int = 400  # arena games against each opponent (seats rotated)
     eval_opponents: tuple[str, ...] = ("random", "greedy")
 

@@ -118,13 +118,13 @@ def records(env: Qwixx, start: Any, traces: Trace, last: State, seeds: Any = Non
     core = new_state(P, B, env.variant)
     for b in range(B):
         env.to_core(State(*(x[b] for x in host)), core, b)
-    options, sheet = env.table.as_dict(), custom_sheet(env.table.variant)
     decided, illegal = steps.decided.T, steps.illegal.T
     out = []
     for b in range(B):
+        sheet = custom_sheet(env.table.variant)  # each record its own dicts, as the core's
         rec: dict[str, Any] = {
             "format": RECORD_FORMAT,
-            "options": options,
+            "options": env.table.as_dict(),
             **({"sheet": sheet} if sheet is not None else {}),
             "seed": None if seeds is None else int(seeds[b]),
             "rng_state": f"{int(start[b, 0]) << 32 | int(start[b, 1]):#018x}",
