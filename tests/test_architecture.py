@@ -23,6 +23,7 @@ NEEDS_AN_EXTRA = {
     ("training/__init__.py", "qwixx_env.training.train"),
     ("training/__init__.py", "qwixx_env.training.rllib"),  # `qwixx-train --engine rllib`, after checking
     ("training/__init__.py", "qwixx_env.training.selfplay"),  # `qwixx-train --engine selfplay`, after checking
+    ("training/__init__.py", "qwixx_env.training.jax_ppo"),  # `qwixx-train --engine jax`, after checking
     ("training/__init__.py", "qwixx_env.training.config"),  # `qwixx-train --show`, after checking PyYAML
     ("training/selfplay.py", "qwixx_env.training.selfplay_ray"),  # `runners:`, after checking the rllib extra
     ("qwixx_env/cli.py", "qwixx_env.play.server"),  # `qwixx serve`, after checking the play extra
