@@ -308,7 +308,7 @@ def test_qwixx_train_engine_rllib_checks_the_config_first(tmp_path, capsys):
     config.write_text("name: bad\niterations: 1\nopponents: {scripted: {nobody: 1}, self_play: {share: 0.5}}\n")
     assert qwixx_train(["--engine", "rllib", str(config), "--out", str(tmp_path / "run")]) == 2
     assert "opponents.scripted.nobody" in capsys.readouterr().err and not (tmp_path / "run").exists()
-    assert qwixx_train(["--engine", "jax", str(config)]) == 2
+    assert qwixx_train(["--engine", "torch", str(config)]) == 2  # no such engine
     assert "expected 'sb3'" in capsys.readouterr().err
 
 
