@@ -4,6 +4,7 @@ may name a sheet file relative to the config (`with_variant`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from importlib import resources
@@ -64,6 +65,29 @@ def with_variant(data: Any, relative_to: str | os.PathLike[str] | None = None) -
         text = str(err)
         raise ValueError(text if text.startswith("variant") else f"variant: {text}") from None
     return {**data, "variant": variant.name}
+
+
+def dataclass_values(data: dict[str, Any], cls: type, engine: str, source: str, lists: tuple[str, ...] = ()
+                     ) -> dict[str, Any]:
+    """The keyword arguments of the config dataclass `cls` from a config's data (its variant
+    resolved already): the ``engine`` key, if present, must be `engine` and is dropped; every
+    other key must be a field of `cls`, ``name`` among them; each field in `lists` must be a
+    list, given as a tuple. Anything else is a `ValueError` naming it, prefixed by `source`."""
+    fields = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - fields - {"engine"})
+    if unknown:
+        raise ValueError(f"{source}: unknown keys {unknown}; expected some of {sorted(fields)}")
+    if data.get("engine", engine) != engine:
+        raise ValueError(f"{source}: engine: got {data['engine']!r}; expected {engine!r}")
+    if "name" not in data:
+        raise ValueError(f"{source}: name: missing; every config names its run")
+    values = {k: v for k, v in data.items() if k != "engine"}
+    for key in lists:
+        if key in values:
+            if not isinstance(values[key], (list, tuple)):
+                raise ValueError(f"{source}: {key}: got {values[key]!r}; expected a list")
+            values[key] = tuple(values[key])
+    return values
 
 
 def config_path(name_or_path: str | os.PathLike[str]) -> Path:

@@ -46,7 +46,7 @@ from qwixx_env.files import write_atomically
 from qwixx_env.jax import Qwixx, State
 from qwixx_env.nets import NumpyPolicy, write_policy
 from qwixx_env.policies.scripted import POLICY_NAMES
-from qwixx_env.training.config_yaml import config_path, read_yaml, with_variant
+from qwixx_env.training.config_yaml import config_path, dataclass_values, read_yaml, with_variant
 from qwixx_env.training.evaluate import evaluate, policy_factory, summary
 
 EVAL_SEED = 7_000_000  # the evaluations' deals: no training game is dealt from a seed (JAX keys deal those)
@@ -141,21 +141,7 @@ def config_from_dict(data: Any, source: str = "config", relative_to: Any = None)
         data = with_variant(data, relative_to)
     except ValueError as err:
         raise ValueError(f"{source}: {err}") from None
-    fields = {f.name for f in dataclasses.fields(JaxPPOConfig)}
-    unknown = sorted(set(data) - fields - {"engine"})
-    if unknown:
-        raise ValueError(f"{source}: unknown keys {unknown}; expected some of {sorted(fields)}")
-    if data.get("engine", "jax") != "jax":
-        raise ValueError(f"{source}: engine: got {data['engine']!r}; expected 'jax'")
-    if "name" not in data:
-        raise ValueError(f"{source}: name: missing; every config names its run")
-    values = {k: v for k, v in data.items() if k != "engine"}
-    for key in ("hidden", "eval_opponents"):
-        if key in values:
-            if not isinstance(values[key], (list, tuple)):
-                raise ValueError(f"{source}: {key}: got {values[key]!r}; expected a list")
-            values[key] = tuple(values[key])
-    return JaxPPOConfig(**values)
+    return JaxPPOConfig(**dataclass_values(data, JaxPPOConfig, "jax", source, ("hidden", "eval_opponents")))
 
 
 def load_config(name_or_path: Any) -> JaxPPOConfig:

@@ -63,7 +63,7 @@ from qwixx_env.policies.scripted import POLICY_NAMES, ScriptedPolicies, greedy_d
 from qwixx_env.policies.selfplay import LEARNER, SCRIPTED, SNAPSHOT, play_games
 from qwixx_env.policies.value import NO_HEURISTIC, plain_num_features
 from qwixx_env.training.afterstate import td_labels
-from qwixx_env.training.config_yaml import config_path, read_yaml, with_variant
+from qwixx_env.training.config_yaml import config_path, dataclass_values, read_yaml, with_variant
 
 EVAL_SEED = 5_000_000
 """First dice seed of the evaluation deals (the same deals at every evaluation; no round's)."""
@@ -183,21 +183,7 @@ def config_from_dict(data: Any, source: str = "config", relative_to: str | os.Pa
             f"{source}: opponents: got {data['opponents']!r}; the self-play learner's opponents are itself and its "
             "snapshots (snapshot_share, snapshot_every); scripted bots belong in eval_opponents only"
         )
-    fields = {f.name for f in dataclasses.fields(SelfPlayConfig)}
-    unknown = sorted(set(data) - fields - {"engine"})
-    if unknown:
-        raise ValueError(f"{source}: unknown keys {unknown}; expected some of {sorted(fields)}")
-    if data.get("engine", "selfplay") != "selfplay":
-        raise ValueError(f"{source}: engine: got {data['engine']!r}; expected 'selfplay'")
-    if "name" not in data:
-        raise ValueError(f"{source}: name: missing; every config names its run")
-    values = {k: v for k, v in data.items() if k != "engine"}
-    for key in ("hidden", "eval_opponents"):
-        if key in values:
-            if not isinstance(values[key], (list, tuple)):
-                raise ValueError(f"{source}: {key}: got {values[key]!r}; expected a list")
-            values[key] = tuple(values[key])
-    return SelfPlayConfig(**values)
+    return SelfPlayConfig(**dataclass_values(data, SelfPlayConfig, "selfplay", source, ("hidden", "eval_opponents")))
 
 
 def load_config(name_or_path: str | os.PathLike[str]) -> SelfPlayConfig:
