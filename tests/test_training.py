@@ -19,12 +19,13 @@ import yaml
 pytest.importorskip("sb3_contrib")
 pytest.importorskip("tensorboard")
 
-from qwixx_env import bots, qwixx_v0
+from qwixx_env import bots, extras, qwixx_v0
 from qwixx_env.bots import sb3_zip
 from qwixx_env.nets.checkpoint import WIN_CHANCE, json_and_npz, read
 from qwixx_env.nets.win_chance import kernel_arrays, networks_dir
 from qwixx_env.policies.value import num_features
 from qwixx_env.training import checkpoint
+from qwixx_env.training import main as qwixx_train
 from qwixx_env.training.config import config_from_dict, load_config
 from qwixx_env.training.config_yaml import config_path, shipped_configs
 from qwixx_env.training.train import main
@@ -99,6 +100,18 @@ def test_an_rllib_config_given_to_the_ppo_trainer_says_which_engine_runs_it():
 def test_a_selfplay_config_given_to_the_ppo_trainer_says_which_engine_runs_it():
     with pytest.raises(ValueError, match=r"a self-play config .*qwixx-train --engine selfplay"):
         load_config(CONFIGS / "selfplay_classic_2p.yaml")
+
+
+def test_a_jax_config_given_to_the_ppo_trainer_says_which_engine_runs_it():
+    with pytest.raises(ValueError, match=r"a JAX PPO config .*qwixx-train --engine jax"):
+        load_config(CONFIGS / "jax_ppo_classic_2p.yaml")
+
+
+def test_qwixx_train_engine_jax_without_its_extra_says_what_to_install(monkeypatch, capsys):
+    monkeypatch.setattr(extras, "missing", lambda extra, modules=None: ["jax", "optax"] if extra == "jax" else [])
+    assert qwixx_train(["--engine", "jax", "jax_ppo_classic_2p"]) == 2
+    err = capsys.readouterr().err
+    assert "--engine jax needs the jax extra" in err and 'pip install "qwixx_env[jax]"' in err
 
 
 def test_a_config_that_extends_another_replaces_only_the_keys_it_sets(tmp_path):

@@ -197,6 +197,8 @@ def load_config(path: str | Path) -> TrainConfig:
     if isinstance(data, dict) and data.get("engine") == "selfplay":
         raise ValueError(f"{path}: a self-play config (engine: selfplay); run it with "
                          f"`qwixx-train --engine selfplay {path}`")
+    if isinstance(data, dict) and data.get("engine") == "jax":
+        raise ValueError(f"{path}: a JAX PPO config (engine: jax); run it with `qwixx-train --engine jax {path}`")
     if isinstance(data, dict) and any(key in data for key in RLLIB_ONLY_KEYS):
         keys = [key for key in RLLIB_ONLY_KEYS if key in data]
         raise ValueError(
