@@ -176,7 +176,10 @@ class Trainer:
         self.memory = ReplayBuffer(max_size=s.buffer_size)
         evolve = s.population > 1
         self.tournament = TournamentSelection(2, True, s.population) if evolve else None
-        self.mutation = Mutations(no_mutation=0.4, architecture=s.architecture, new_layer_prob=0.2, parameters=0.2,
+        # no parameter (ReGraMa) mutation: AgileRL 2.58's reads the gradients captured in the agent's last
+        # training step, which an architecture mutation at the end of one train_off_policy call leaves stale
+        # for the mutation that opens the next call (a zip() error), and train_to makes several calls
+        self.mutation = Mutations(no_mutation=0.4, architecture=s.architecture, new_layer_prob=0.2, parameters=0,
                                   activation=0, rl_hp=0.2, rand_seed=s.seed) if evolve else None
         self.fitnesses: list[float] = []
         self.epsilon = s.eps_start
@@ -230,7 +233,8 @@ class Trainer:
 class Training:
     """What `train` returns: the fittest agent (`best`, an AgileRL `DQN`), the whole `population`
     and its last `fitnesses` (mean return per game in the env's fitness test), the shared replay
-    `memory`, and the learner decisions the population chose in training (`decisions`)."""
+    `memory`, the learner decisions the population chose in training (`decisions`) and the
+    generations (rounds of training, fitness test, tournament and mutation) it ran."""
 
     best: Any
     population: list[Any]
