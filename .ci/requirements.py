@@ -46,14 +46,16 @@ def name_of(requirement: str) -> str:
 
 
 def lowest(requirement: str) -> str:
-    """``name[extras]>=low,<high`` as ``name[extras]==low``; a requirement without a lower bound
-    is an error (every dependency test-lowest installs declares one, and it is what it tests)."""
+    """``name[extras]>=low,<high`` as ``name[extras]==low``, an environment marker kept
+    (``tomli==2.0.1; python_version < '3.11'``); a requirement without a lower bound is an error
+    (every dependency test-lowest installs declares one, and it is what it tests)."""
     name = name_of(requirement)
     extras = re.match(r"\[[^\]]*\]", requirement[len(name):])
     low = re.search(r">=\s*([^,;\s]+)", requirement[len(name):])
     if low is None:
         raise SystemExit(f"requirements.py: {requirement!r} has no lower bound (>=); declare the lowest tested version")
-    return f"{name}{extras.group(0) if extras else ''}=={low.group(1)}"
+    marker = requirement.partition(";")[2].strip()
+    return f"{name}{extras.group(0) if extras else ''}=={low.group(1)}" + (f"; {marker}" if marker else "")
 
 
 def normalized(name: str) -> str:

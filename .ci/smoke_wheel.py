@@ -180,12 +180,6 @@ def sheet_of_your_own(guide: Path) -> None:
     blocks = FENCED_TOML.findall(guide.read_text(encoding="utf-8"))
     check(f"{guide.name} has the worked sheet file (a toml block)", len(blocks) == 1, len(blocks))
     Path("mixx.toml").write_text(blocks[0], encoding="utf-8")
-    if importlib.util.find_spec("tomllib") is None and importlib.util.find_spec("tomli") is None:  # Python 3.10
-        done = command("qwixx", "arena", "random", "--variant", "mixx.toml", "--games", "1")
-        check("qwixx arena --variant mixx.toml says what reading TOML needs (Python 3.10 without tomli)",
-              done.returncode == 2 and "reading TOML needs Python 3.11 or the tomli package" in done.stderr,
-              done.stderr[-2000:])
-        return
     done = command("qwixx", "arena", "random", "greedy", "--variant", "mixx.toml", "--games", "3", "--workers", "2",
                    "--records", "mixx_games", "--quiet")
     check("qwixx arena --variant mixx.toml plays it and keeps its records",

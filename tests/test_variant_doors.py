@@ -18,7 +18,7 @@ from qwixx_env.training.config import config_from_dict, load_config
 UP = tuple(range(2, 13))
 
 
-def write_sheet(folder, name: str, suffix: str = ".json"):  # JSON: TOML needs Python 3.11 or tomli
+def write_sheet(folder, name: str, suffix: str = ".json"):
     """A colour-mixed two-row sheet ('Mixx'-style) written to `folder`; returns its path."""
     rows = (Row("a", UP, ("red", "yellow") * 5 + ("red",)), Row("b", UP[::-1], ("green", "blue") * 5 + ("green",)))
     sheet = Variant(name=name, faces=6, lock_cells=1, lock_threshold=5, score_table=CLASSIC.score_table,

@@ -5,12 +5,10 @@ server) names a variant through: a registered name, a sheet file, ``module:attri
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import textwrap
 
 import pytest
 
-import qwixx_env.core.variant as variant_module
 from qwixx_env.core.options import TableOptions
 from qwixx_env.core.variant import (
     CLASSIC,
@@ -24,8 +22,6 @@ from qwixx_env.core.variant import (
 )
 
 UP = tuple(range(2, 13))
-needs_toml = pytest.mark.skipif(not (importlib.util.find_spec("tomllib") or importlib.util.find_spec("tomli")),
-                                reason="reading TOML needs Python 3.11 or tomli")
 
 
 def mixx(name: str, **change) -> Variant:
@@ -35,7 +31,7 @@ def mixx(name: str, **change) -> Variant:
                    rows_to_end=1, rows=rows, **change)
 
 
-@pytest.mark.parametrize("suffix", [".json", pytest.param(".toml", marks=needs_toml)])
+@pytest.mark.parametrize("suffix", [".json", ".toml"])
 @pytest.mark.parametrize("variant", [mixx("files_mixx"), dataclasses.replace(LONGO, name="files_longo")],
                          ids=["mixed colours", "lucky numbers"])
 def test_a_variant_written_to_a_file_reads_back_equal(tmp_path, suffix, variant):
@@ -45,7 +41,6 @@ def test_a_variant_written_to_a_file_reads_back_equal(tmp_path, suffix, variant)
         assert "lucky_rule" not in path.read_text()  # TOML has no null: the default is left out
 
 
-@needs_toml
 def test_a_hand_written_toml_sheet_takes_the_defaults_for_what_it_leaves_out(tmp_path):
     # three rows, each crossed with its own die (no colors), five penalties to end
     path = tmp_path / "trio.toml"
@@ -90,7 +85,6 @@ def test_a_hand_written_toml_sheet_takes_the_defaults_for_what_it_leaves_out(tmp
     ],
     ids=["unknown key", "missing key", "short score table", "faces", "row numbers", "syntax"],
 )
-@needs_toml
 def test_a_bad_sheet_file_is_refused_naming_the_file_and_the_key(tmp_path, text, message):
     path = tmp_path / "trio.toml"
     path.write_text(text)
@@ -106,14 +100,6 @@ def test_a_file_that_is_not_there_or_not_a_sheet_file_is_refused(tmp_path):
     with pytest.raises(ValueError, match=r"variant file '.*bad.json': not valid JSON"):
         (tmp_path / "bad.json").write_text("{")
         Variant.from_file(tmp_path / "bad.json")
-
-
-def test_without_a_toml_reader_a_toml_sheet_says_what_it_needs(tmp_path, monkeypatch):
-    path = dataclasses.replace(CLASSIC, name="files_toml").to_file(tmp_path / "sheet.toml")  # writing needs nothing
-    monkeypatch.setattr(variant_module, "tomllib", None)  # Python 3.10 without tomli
-    with pytest.raises(ValueError, match=r"variant file '.*sheet.toml': reading TOML needs Python 3.11 or the tomli "
-                                         r"package; write the sheet as JSON instead"):
-        Variant.from_file(path)
 
 
 def test_resolve_variant_takes_a_name_a_file_relative_to_a_folder_and_module_attribute(tmp_path, monkeypatch):

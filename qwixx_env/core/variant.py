@@ -18,7 +18,8 @@ import importlib
 import json
 import os
 import re
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -27,13 +28,10 @@ import numpy as np
 
 from qwixx_env.core.checks import check_int, is_int
 
-try:  # a sheet file in TOML: the standard library's reader from Python 3.11, else tomli where installed
-    import tomllib  # pyright: ignore[reportMissingImports] (pyright reads as Python 3.10)
-except ImportError:  # pragma: no cover - Python 3.10
-    try:
-        import tomli as tomllib  # pyright: ignore[reportMissingImports]
-    except ImportError:
-        tomllib = None
+if sys.version_info >= (3, 11):  # a sheet file in TOML: the standard library's reader
+    import tomllib
+else:  # pragma: no cover - Python 3.10: tomli, its original, a dependency there (pyproject.toml)
+    import tomli as tomllib  # pyright: ignore[reportMissingImports] (installed on Python 3.10 only)
 
 COLORS = ("red", "yellow", "green", "blue")
 LUCKY_RULES = ("bonus", "instead")
@@ -340,11 +338,7 @@ class Variant:
         except (OSError, UnicodeDecodeError) as err:
             raise ValueError(f"variant file {str(path)!r}: cannot be read ({err})") from None
         try:
-            loads = json.loads if suffix == ".json" else _toml_loads()
-        except ValueError as err:
-            raise ValueError(f"variant file {str(path)!r}: {err}") from None
-        try:
-            data = loads(text)
+            data = json.loads(text) if suffix == ".json" else tomllib.loads(text)
         except ValueError as err:  # json's and tomllib's decode errors are ValueErrors
             raise ValueError(f"variant file {str(path)!r}: not valid {suffix[1:].upper()} ({err})") from None
         try:
@@ -534,13 +528,6 @@ def _register_from(variant: Variant, source: str) -> Variant:
         return register_variant(variant)
     except ValueError as err:
         raise ValueError(f"{source}: {err}") from None
-
-
-def _toml_loads() -> Callable[[str], Any]:
-    """The TOML reader: Python 3.11's tomllib, or the tomli package before it."""
-    if tomllib is None:
-        raise ValueError("reading TOML needs Python 3.11 or the tomli package; write the sheet as JSON instead")
-    return tomllib.loads
 
 
 def get_variant(variant: str | Variant = "classic", lucky: str | None = None) -> Variant:
