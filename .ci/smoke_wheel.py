@@ -12,10 +12,15 @@ holding the wheel; .ci/test-wheel runs the three stages in turn, installing more
   folder, through ``qwixx arena`` (its records kept), ``qwixx play`` (scripted input),
   ``qwixx bench`` (a few deals of its solo protocol) and ``replay`` in a fresh process.
 - ``arena``: with the ``arena`` extra: ``qwixx arena --png``.
+- ``play``: with the ``play`` extra: ``qwixx serve --variant mixx.toml`` (the core stage's sheet
+  file) on a free port, a game of that sheet played over HTTP against a bot, its record replayed
+  in a fresh process, the server stopped with Ctrl-C.
 - ``train``: with torch and the ``train`` extra: the training guide's first ```bash block, every
   line run as written in this folder (the config that ``--show`` writes is edited down to a few
   thousand steps between, as the guide invites; the full run of a shipped config and
-  TensorBoard's server are stopped once they are under way), then the guide's quick publish.
+  TensorBoard's server are stopped once they are under way), then the guide's quick publish;
+  then that small config again naming the sheet file (``variant: mixx.toml``), trained into
+  ``runs/mixx``, its policy carrying the sheet.
 
 Each check prints a line; the first that fails raises.
 """
@@ -23,13 +28,17 @@ Each check prints a line; the first that fails raises.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
+import signal
+import socket
 import subprocess
 import sys
 import sysconfig
 import threading
 import time
+import urllib.request
 from importlib import metadata, resources
 from pathlib import Path
 
@@ -195,15 +204,92 @@ def sheet_of_your_own(guide: Path) -> None:
           done.returncode == 0 and "mixx-1p/user" in done.stdout and "a user's sheet" in done.stdout,
           done.stdout[-2000:] + done.stderr[-2000:])
     games = sorted(p for p in Path("mixx_games").glob("game*.json"))
-    replayed = ("import json, sys\nfrom qwixx_env import replay\nfrom qwixx_env.core.variant import variant_names\n"
-                "assert 'mixx' not in variant_names()\n"
-                "for path in sys.argv[1:]:\n"
-                "    assert replay(path).snapshot() == json.load(open(path))['snapshot'], path\n"
-                "print('replayed', len(sys.argv) - 1)\n")
-    done = subprocess.run([sys.executable, "-c", replayed, "mixx_play.json", *map(str, games)], capture_output=True,
-                          text=True, timeout=300)
+    done = replayed_in_a_fresh_process(["mixx_play.json", *map(str, games)])
     check(f"replay rebuilds its {len(games) + 1} records in a fresh process with nothing registered",
           done.returncode == 0 and len(games) == 6, done.stdout + done.stderr[-2000:])
+
+
+def replayed_in_a_fresh_process(paths: list[str]) -> subprocess.CompletedProcess[str]:
+    """`replay` of each record file in a new interpreter, where the sheet was never registered:
+    each must rebuild its game to the snapshot the record holds."""
+    code = ("import json, sys\nfrom qwixx_env import replay\nfrom qwixx_env.core.variant import variant_names\n"
+            "assert 'mixx' not in variant_names()\n"
+            "for path in sys.argv[1:]:\n"
+            "    assert replay(path).snapshot() == json.load(open(path))['snapshot'], path\n"
+            "print('replayed', len(sys.argv) - 1)\n")
+    return subprocess.run([sys.executable, "-c", code, *paths], capture_output=True, text=True, timeout=300)
+
+
+def free_port() -> int:
+    """A TCP port no one listens on now (the system's pick)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def http(port: int, method: str, path: str, body: object = None, seat: str | None = None) -> dict:
+    """One request to the play server on `port`, as the page makes it; its JSON answer."""
+    headers = {"Content-Type": "application/json"} | ({"X-Qwixx-Seat": seat} if seat else {})
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, headers=headers, method=method)
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        return json.loads(answer.read())
+
+
+def serve_a_sheet_of_your_own() -> None:
+    """With the play extra: ``qwixx serve --variant mixx.toml`` (the core stage's file) on a
+    free port; a game of that sheet against the random bot played over HTTP to its end, as the
+    page plays it; its record replayed in a fresh process; Ctrl-C stops the server."""
+    from qwixx_env.core.variant import Variant
+
+    port = free_port()
+    script = Path(sys.executable).parent / "qwixx"
+    proc = subprocess.Popen([str(script), "serve", "--variant", "mixx.toml", "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seen: list[str] = []
+    reader = threading.Thread(target=lambda: seen.extend(iter(proc.stdout.readline, "")) if proc.stdout else None,
+                              daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 300  # a cold kernel cache compiles first (it says so, then the address)
+        while time.monotonic() < deadline and proc.poll() is None and not any(f":{port}/" in s for s in seen):
+            time.sleep(0.2)
+        check(f"qwixx serve --variant mixx.toml listens on port {port}", any(f":{port}/" in s for s in seen),
+              "".join(seen)[-2000:])
+        info = http(port, "GET", "/api/info")
+        check("the server offers the sheet beside the package's two", info["variants"] == ["classic", "longo", "mixx"],
+              info["variants"])
+        game = http(port, "POST", "/api/games", {"variant": "mixx", "players": 2, "bots": ["random"], "seed": 5})
+        secret, path = game["joins"][0]["secret"], f"/api/games/{game['id']}"
+        deadline = time.monotonic() + 300
+        while not game["begun"] and time.monotonic() < deadline:  # the server prepares the bot's kernels first
+            time.sleep(0.5)
+            game = http(port, "GET", path, seat=secret)
+        rows = list(Variant.from_file("mixx.toml").row_names)
+        check(f"the game of mixx begins, its rows {rows}", game["begun"] and game["sheet"]["row_names"] == rows,
+              game.get("getting_ready"))
+        moves = 0
+        while not game["over"] and moves < 1000:
+            body = {"seat": game["you"], "action": game["legal"][0]["action"], "decision": game["decisions"]}
+            game = http(port, "POST", f"{path}/moves", body, seat=secret)
+            moves += 1
+        check(f"the game is played over HTTP to its end ({moves} moves)", game["over"] and game["winners"], moves)
+        record = http(port, "GET", f"{path}/record", seat=secret)
+        check("its record carries the sheet", record.get("sheet", {}).get("name") == "mixx", list(record))
+        Path("mixx_served.json").write_text(json.dumps(record), encoding="utf-8")
+        done = replayed_in_a_fresh_process(["mixx_served.json"])
+        check("the served game's record replays in a fresh process", done.returncode == 0, done.stderr[-2000:])
+    finally:
+        proc.send_signal(signal.SIGINT)  # Ctrl-C, as a user stops it
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        reader.join(10)
+    out = "".join(seen)
+    # uvicorn shuts down on the signal and returns (exit 0), or raises it again (the command's 130)
+    check("Ctrl-C stops qwixx serve cleanly", proc.returncode in (0, 130) and "Traceback" not in out,
+          f"{proc.returncode} {out[-2000:]}")
 
 
 def arena() -> None:
@@ -253,12 +339,29 @@ def train(guide: Path) -> None:
     check("the published bot loads by its path", bot is not None)
 
 
-STAGES = ("core", "arena", "train")
+def train_a_sheet_of_your_own(config: Path) -> None:
+    """The small config the training guide's lines left in `config`, naming the core stage's
+    sheet file instead (``variant: mixx.toml``, relative to the config), trained to its end: its
+    final policy plays mixx and carries the sheet (a fresh process needs nothing registered)."""
+    import yaml
+
+    data = {**yaml.safe_load(config.read_text()), "name": "mixx_run", "variant": "mixx.toml"}
+    Path("mixx_train.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    done = shell("qwixx-train mixx_train.yaml --out runs/mixx --no-progress")
+    final = Path("runs/mixx/final.json")
+    check("qwixx-train trains a config that names the sheet file", done.returncode == 0 and final.is_file(),
+          done.stdout[-2000:] + done.stderr[-3000:])
+    policy = json.loads(final.read_text())
+    check("the trained policy plays mixx and carries its sheet",
+          policy.get("variant") == "mixx" and policy.get("sheet", {}).get("name") == "mixx", sorted(policy))
+
+
+STAGES = ("core", "arena", "play", "train")
 
 
 def main(argv: list[str]) -> None:
     if len(argv) != 3 or argv[0] not in STAGES:
-        raise SystemExit("usage: python .ci/smoke_wheel.py core|arena|train README.md docs/training.md")
+        raise SystemExit(f"usage: python .ci/smoke_wheel.py {'|'.join(STAGES)} README.md docs/training.md")
     began = time.perf_counter()
     stage, readme, guide = argv[0], Path(argv[1]).resolve(), Path(argv[2]).resolve()
     if stage == "core":
@@ -266,8 +369,11 @@ def main(argv: list[str]) -> None:
         sheet_of_your_own(guide.parent / "environment.md")
     elif stage == "arena":
         arena()
+    elif stage == "play":
+        serve_a_sheet_of_your_own()
     else:
         train(guide)
+        train_a_sheet_of_your_own(Path("mine.yaml"))
     print(f"smoke_wheel: {stage}: all checks passed in {time.perf_counter() - began:.1f} s")
 
 
