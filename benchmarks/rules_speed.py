@@ -1,5 +1,6 @@
 """How fast the rules kernels play, classic and Longo, on one core: the speed check of a change
-to the core's kernels (issue 52's per-row score tables and rows of different lengths).
+to the core's kernels, before against after (issue 52 measured per-row score tables and rows of
+different lengths with it: docs/environment.md, "Rows of one length, one score table").
 
 Two loops, each for every variant named, 2-player games, random legal decisions from a compiled
 picker (one splitmix64 generator per game):

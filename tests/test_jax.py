@@ -108,14 +108,6 @@ TRIO = register_variant(Variant(
     ),
 ))
 
-# Rows of different lengths, one with a score table of its own, and lucky numbers: each row
-# locks at its own last number, and a lucky cross stops at a short row's lock cell.
-UNEVEN = register_variant(Variant(
-    name="jax_uneven", faces=6, lock_cells=1, lock_threshold=3, lucky_count=2, lucky_rule="bonus",
-    score_table=tuple(k * (k + 1) // 2 for k in range(13)),
-    rows=(Row("long", UP), Row("short", UP[2:8]), Row("down", UP[::-1][:8], score_table=tuple(range(0, 30, 3)))),
-))
-
 TABLES = [
     TableOptions(num_players=1),
     TableOptions(num_players=2),
@@ -127,7 +119,6 @@ TABLES = [
     TableOptions(num_players=2, variant="longo", lucky_numbers=((7, 9), (8, 6)), reward="score_delta"),
     TableOptions(num_players=1, variant="longo", reward="score"),
     TableOptions(num_players=3, variant="jax_trio"),
-    TableOptions(num_players=2, variant="jax_uneven"),
 ]
 
 

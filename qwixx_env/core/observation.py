@@ -69,8 +69,8 @@ class ObservationLayout:
         P, K, F = num_players, variant.cells, variant.faces
         R, D = variant.num_rows, len(variant.dice_colors)
         # the score table is a rule parameter: any entry may be the most or the least a row gives
-        score_max = sum(max(max(t), 0) for t in variant.row_score_tables) / SCORE_SCALE
-        worst_rows = sum(min(min(t), 0) for t in variant.row_score_tables)
+        score_max = R * max(max(variant.score_table), 0) / SCORE_SCALE
+        worst_rows = R * min(min(variant.score_table), 0)
         score_min = (worst_rows - variant.penalty_points * variant.max_penalties) / SCORE_SCALE
         lucky_width = (2 * F - 1) if variant.lucky_count else 0
         # name -> (shape, low, high)

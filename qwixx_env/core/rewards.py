@@ -77,12 +77,11 @@ def check_reward(reward: str | None, num_players: int) -> str:
 
 
 def score_bounds(variant: Variant) -> tuple[int, int]:
-    """(lowest, highest) final score a sheet of `variant` can reach: every row at its score
+    """(lowest, highest) final score a sheet of `variant` can reach: every row at the score
     table's lowest (highest) entry, with every penalty (none). Bounds, not always reachable."""
-    # each row's table from 0 crosses to every number and the lock
-    rows = [table[: n + 2] for table, n in zip(variant.row_score_tables, variant.row_cells)]
-    low = sum(min(t) for t in rows) - variant.penalty_points * variant.max_penalties
-    return low, sum(max(t) for t in rows)
+    rows = variant.score_table[: variant.cells + 2]  # 0 to every number and the lock
+    R = variant.num_rows
+    return R * min(rows) - variant.penalty_points * variant.max_penalties, R * max(rows)
 
 
 def illegal_return(mode: str, variant: Variant) -> int:

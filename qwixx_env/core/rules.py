@@ -110,11 +110,11 @@ def count(row_marks):
 
 
 @inline_kernel(python=True)  # also called by the solver's sheet checks
-def may_cross(tb, r, row_marks, cell):
-    """Rules 4 and 5 in row r: right of every cross, and a lock cell only with enough crosses."""
+def may_cross(tb, row_marks, cell):
+    """Rules 4 and 5: right of every cross, and a lock cell only with enough crosses."""
     if cell <= rightmost(row_marks):
         return False
-    return cell < tb.first_lock[r] or count(row_marks) >= tb.lock_threshold
+    return cell < tb.first_lock_cell or count(row_marks) >= tb.lock_threshold
 
 
 @leaf
@@ -138,10 +138,10 @@ def locked_row_count(st, tb, b):
 @inlined
 def sheet_score(tb, marks, locks, penalties):
     """Rule 10 for one sheet (its rows' marks and locks, its penalties; committed or a
-    scratch copy): each row's crosses (lock included) through its score table, minus penalties."""
+    scratch copy): each row's crosses (lock included) through the score table, minus penalties."""
     total = 0
     for r in range(rows_of(tb)):
-        total += tb.score_table[r, count(marks[r]) + (1 if locks[r] else 0)]
+        total += tb.score_table[count(marks[r]) + (1 if locks[r] else 0)]
     return total - tb.penalty_points * np.int64(penalties)
 
 
@@ -171,7 +171,7 @@ def _cross(st, tb, b, s, action):
     r = action // tb.cells
     c = action % tb.cells
     st.marks[b, s, r] |= np.int32(1 << c)
-    if c >= tb.first_lock[r]:
+    if c >= tb.first_lock_cell:
         st.locks[b, s, r] = True
 
 
@@ -205,11 +205,11 @@ def _lucky_next(st, tb, b, s, r, white_action):
     m = np.int64(st.marks[b, s, r])
     if white_action // tb.cells == r and white_action < rows_of(tb) * tb.cells:
         c = white_action % tb.cells
-        if c >= tb.first_lock[r]:
+        if c >= tb.first_lock_cell:
             return -1, 0  # the player's own white cross locks this row
         m |= np.int64(1) << c
     nxt = rightmost(m) + 1
-    if nxt >= tb.row_cells[r] or not may_cross(tb, r, m, nxt):
+    if nxt >= tb.cells or not may_cross(tb, m, nxt):
         return -1, 0
     return r * tb.cells + nxt, count(m)
 
@@ -258,7 +258,7 @@ def color_cell(st, tb, b, p, w):
         for p in range(tb.color_pairs.shape[0]):
             r = tb.color_pairs[p, 0]
             for w in range(2):
-                c = color_cell(st, tb, b, p, w)   # then: row r open? may_cross(tb, r, marks, c)?
+                c = color_cell(st, tb, b, p, w)   # then: row r open? may_cross(tb, marks, c)?
     """
     r = tb.color_pairs[p, 0]
     d = tb.color_pairs[p, 1]
@@ -295,7 +295,7 @@ def legal_mask_one(st, tb, b, out, lucky_code=WITH_LUCKY_CODE):
         for r in range(rows_of(tb)):
             if not row_locked(st, b, r):
                 c = tb.cell_of[r, total]
-                if may_cross(tb, r, np.int64(st.marks[b, s, r]), c):
+                if may_cross(tb, np.int64(st.marks[b, s, r]), c):
                     out[r * K + c] = 1
         if lucky_code is not None:
             if tb.lucky_rule == INSTEAD and is_lucky(st, tb, b, s):
@@ -314,7 +314,7 @@ def legal_mask_one(st, tb, b, out, lucky_code=WITH_LUCKY_CODE):
             m = np.int64(st.marks[b, s, r])
             for w in range(2):
                 c = tb.cell_of[r, np.int64(st.dice[b, w]) + np.int64(st.dice[b, 2 + r])]
-                if may_cross(tb, r, m, c):
+                if may_cross(tb, m, c):
                     out[r * K + c] = 1
         out[R * K] = 1
     elif phase == COLOR:
@@ -325,7 +325,7 @@ def legal_mask_one(st, tb, b, out, lucky_code=WITH_LUCKY_CODE):
             m = np.int64(st.marks[b, s, r])
             for w in range(2):
                 c = color_cell(st, tb, b, p, w)
-                if may_cross(tb, r, m, c):  # never for c = -1
+                if may_cross(tb, m, c):  # never for c = -1
                     out[r * K + c] = 1
         out[R * K] = 1
 

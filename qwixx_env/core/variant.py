@@ -52,10 +52,9 @@ class RuleTables(NamedTuple):
     # several percent slower
     row_ids: tuple[int, ...] | np.ndarray  # an array only for a `prange` kernel (`solver.dp.parallel_tables`)
     die_ids: tuple[int, ...] | np.ndarray
-    cells: int  # numbers in the longest row (K): cell c of row r is action r*K + c
+    cells: int  # numbers per row (K)
     faces: int
-    row_cells: np.ndarray  # (R,) int64: the numbers of each row (K, or fewer in a shorter row)
-    first_lock: np.ndarray  # (R,) int64: cells of row r at this index or right of it are lock cells
+    first_lock_cell: int  # cells at this index or right of it are lock cells
     lock_threshold: int  # crosses a row needs before a lock cell may be crossed
     lucky_rule: int  # 0: no lucky numbers, 1: bonus, 2: instead
     lucky_count: int
@@ -63,31 +62,27 @@ class RuleTables(NamedTuple):
     max_penalties: int
     rows_to_end: int
     cell_of: np.ndarray  # (R, 2*faces + 1) int64: cell of number s in row r, or -1
-    number_of: np.ndarray  # (R, K) int64: the number printed in each cell (0 past a shorter row's end)
-    cell_die: np.ndarray  # (R, K) int64: the coloured die (0 .. D-1) each cell is crossed with (-1 past the end)
+    number_of: np.ndarray  # (R, K) int64: the number printed in each cell
+    cell_die: np.ndarray  # (R, K) int64: the coloured die (0 .. D-1) each cell is crossed with
     color_pairs: np.ndarray  # (n, 2) int64: (row, coloured die) for each die that crosses a cell of the row
     own_dice: bool  # every row r is crossed with coloured die r alone (classic, Longo): the mask's fast path
     lock_dice: int  # bits 8r .. 8r+7: the dice of row r's lock cells, out of play once it locks
-    score_table: np.ndarray  # (R, K + 2) int64: points for n crosses (0 .. K + 1) in row r
+    score_table: np.ndarray  # (max crosses + 1,) int64: points for n crosses
 
 
 @dataclass(frozen=True)
 class Row:
     """One row of a sheet: its name (how marks, locks and actions name it, e.g. ``"red"``), its
-    numbers left to right (crossed left to right), the colour of the die each cell is crossed
-    with in the colour action (every cell the row's own colour, the name, if empty), and its
-    own score table (`score_table[n]`: the points of n crosses in this row, the lock
-    included; the variant's `score_table` if empty).
+    numbers left to right (crossed left to right), and the colour of the die each cell is
+    crossed with in the colour action (every cell the row's own colour, the name, if empty).
 
     >>> Row("red", (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12))
     >>> Row("mixed", (2, 3, 4), colors=("red", "blue", "red"))
-    >>> Row("short", (5, 6, 7, 8, 9), score_table=(0, 2, 5, 9, 14, 20, 27))
     """
 
     name: str
     numbers: tuple[int, ...]
     colors: tuple[str, ...] = ()
-    score_table: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if not (isinstance(self.name, str) and _is_word(self.name)):
@@ -104,14 +99,6 @@ class Row:
         if len(colors) != len(numbers):
             raise ValueError(f"row {self.name}: {len(colors)} colors for {len(numbers)} numbers; expected one per cell")
         object.__setattr__(self, "colors", colors)
-        table = self.score_table
-        if not (isinstance(table, (tuple, list)) and all(is_int(x) for x in table)):
-            raise ValueError(f"row {self.name}: score_table {table!r}; expected a tuple of integers (points for 0, "
-                             "1, 2, ... crosses), or () for the variant's")
-        if table and len(table) < len(numbers) + 2:
-            raise ValueError(f"row {self.name}: score_table has {len(table)} entries; its {len(numbers)} numbers "
-                             f"need at least {len(numbers) + 2} (0 to {len(numbers) + 1} crosses, the lock included)")
-        object.__setattr__(self, "score_table", tuple(int(x) for x in table))
 
 
 def _is_word(name: str) -> bool:
@@ -130,14 +117,13 @@ class Variant:
 
     `rows` is the sheet, a tuple of `Row`; left empty it is the classic four: red and yellow
     ascending from 2 to ``2 * faces``, green and blue descending, each cell crossed with its
-    row's die. Rows may differ in length (`cells` is the longest's), each number at most once
-    in a row. The coloured dice are the cells' colours in the order they first appear on the
-    sheet (`dice_colors`); two white dice are rolled beside them, every die with `faces`
-    faces. The last `lock_cells` cells of each row are lock cells: crossing one needs
-    `lock_threshold` crosses already in the row, crosses the lock too and locks the row, and
-    the dice of the row's lock cells leave play. `score_table[n]` is what a row with n
-    crosses (lock included) is worth, unless the row has a score table of its own
-    (`Row.score_table`; `row_score_tables` gives each row's).
+    row's die. Every row has the same number of cells, each number at most once. The
+    coloured dice are the cells' colours in the order they first appear on the sheet
+    (`dice_colors`); two white dice are rolled beside them, every die with `faces` faces.
+    The last `lock_cells` cells of a row are lock cells: crossing one needs `lock_threshold`
+    crosses already in the row, crosses the lock too and locks the row, and the dice of the
+    row's lock cells leave play. `score_table[n]` is what a row with n crosses (lock
+    included) is worth.
     """
 
     name: str
@@ -158,7 +144,7 @@ class Variant:
         # most 15 cells), a sheet carries two lucky numbers, penalties are int8
         _check_int("faces", self.faces, 2, 16)
         self._set_rows()
-        _check_int("lock_cells", self.lock_cells, 1, min(self.row_cells) - 1)
+        _check_int("lock_cells", self.lock_cells, 1, self.cells - 1)
         _check_int("lock_threshold", self.lock_threshold, 0)
         _check_int("lucky_count", self.lucky_count, 0, 2)
         if self.lucky_count == 1:
@@ -168,40 +154,27 @@ class Variant:
         _check_int("rows_to_end", self.rows_to_end, 1, self.num_rows)
         if self.lucky_count and self.lucky_rule not in LUCKY_RULES:
             raise ValueError(f"lucky: got {self.lucky_rule!r}; expected one of {LUCKY_RULES}")
-        if not all(is_int(x) for x in self.score_table):
-            raise ValueError(f"score_table: got {self.score_table!r}; expected a tuple of integers")
-        shared = [row for row in self.rows if not row.score_table]  # scored by the variant's table
-        longest = max((len(row.numbers) for row in shared), default=0)
-        if len(self.score_table) < longest + 2:
+        max_crosses = self.cells + 1  # every number and the lock, an upper bound
+        if len(self.score_table) < max_crosses + 1:
             raise ValueError(
                 f"score_table: got {len(self.score_table)} entries; the {self.name} sheet "
-                f"needs at least {longest + 2} (0 to {longest + 1} crosses)"
+                f"needs at least {max_crosses + 1} (0 to {max_crosses} crosses)"
             )
-        R, K = self.num_rows, self.cells
-        row_cells = np.array(self.row_cells, dtype=np.int64)
-        number_of = np.zeros((R, K), dtype=np.int64)
-        cell_die = np.full((R, K), -1, dtype=np.int64)
-        cell_of = np.full((R, 2 * self.faces + 1), -1, dtype=np.int64)
+        number_of = np.array(self.row_numbers, dtype=np.int64)
+        cell_of = np.full((self.num_rows, 2 * self.faces + 1), -1, dtype=np.int64)
+        for r in range(self.num_rows):
+            cell_of[r, number_of[r]] = np.arange(self.cells)
         colors = self.dice_colors
-        for r, row in enumerate(self.rows):
-            number_of[r, : row_cells[r]] = row.numbers
-            cell_die[r, : row_cells[r]] = [colors.index(c) for c in row.colors]
-            cell_of[r, list(row.numbers)] = np.arange(row_cells[r])
-        first_lock = row_cells - self.lock_cells
-        # each row's table cut or padded (with its last entry) to 0 .. K + 1 crosses: a row
-        # never has more, and a shorter row never reads past its own length + 1
-        score_table = np.array([(t + t[-1:] * (K + 2))[: K + 2] for t in self.row_score_tables], dtype=np.int64)
-        color_pairs = np.array([(r, d) for r, row in enumerate(cell_die) for d in sorted(set(row.tolist()) - {-1})],
-                               np.int64)
-        lock_dice = sum(sum(1 << int(d) for d in set(row[first_lock[r] : row_cells[r]])) << 8 * r
-                        for r, row in enumerate(cell_die))
+        cell_die = np.array([[colors.index(c) for c in row.colors] for row in self.rows], dtype=np.int64)
+        first_lock = self.cells - self.lock_cells
+        color_pairs = np.array([(r, d) for r, row in enumerate(cell_die) for d in sorted(set(row.tolist()))], np.int64)
+        lock_dice = sum(sum(1 << int(d) for d in set(row[first_lock:])) << 8 * r for r, row in enumerate(cell_die))
         tables = RuleTables(
             row_ids=tuple(range(self.num_rows)),
             die_ids=tuple(range(len(colors))),
             cells=self.cells,
             faces=self.faces,
-            row_cells=row_cells,
-            first_lock=first_lock,
+            first_lock_cell=first_lock,
             lock_threshold=self.lock_threshold,
             lucky_rule=0 if not self.lucky_count else 1 + LUCKY_RULES.index(self.lucky_rule),
             lucky_count=self.lucky_count,
@@ -212,9 +185,9 @@ class Variant:
             number_of=number_of,
             cell_die=cell_die,
             color_pairs=color_pairs,
-            own_dice=bool(len(colors) == R and ((cell_die == np.arange(R)[:, None]) | (cell_die < 0)).all()),
+            own_dice=bool(len(colors) == self.num_rows and (cell_die == np.arange(self.num_rows)[:, None]).all()),
             lock_dice=lock_dice,
-            score_table=score_table,
+            score_table=np.array(self.score_table, dtype=np.int64),
         )
         object.__setattr__(self, "tables", tables)
 
@@ -233,10 +206,12 @@ class Variant:
             raise ValueError(f"rows: names {names}; expected each row to have a name of its own")
         if "white" in names or "white" in self.dice_colors:
             raise ValueError("rows: 'white' names the two white dice; give the rows and colours other names")
+        cells = len(rows[0].numbers)
+        if not 2 <= cells <= 15:
+            raise ValueError(f"rows: {cells} cells a row; expected 2 to 15")
         for row in rows:
-            cells = len(row.numbers)
-            if not 2 <= cells <= 15:
-                raise ValueError(f"row {row.name}: {cells} number(s) {row.numbers}; expected 2 to 15 numbers a row")
+            if len(row.numbers) != cells:
+                raise ValueError(f"row {row.name}: {len(row.numbers)} numbers; every row needs {cells}, as the first")
             bad = [n for n in row.numbers if not 2 <= n <= 2 * self.faces]
             if bad or len(set(row.numbers)) != cells:
                 raise ValueError(
@@ -270,21 +245,8 @@ class Variant:
 
     @property
     def cells(self) -> int:
-        """Numbers in the longest row: 11 in classic (2 to 12), 15 in Longo (2 to 16). Actions
-        and observations give every row this many cells; a shorter row's last ones are never
-        crossed."""
-        return max(len(row.numbers) for row in self.rows)
-
-    @property
-    def row_cells(self) -> tuple[int, ...]:
-        """The numbers of each row, in sheet order: ``(11, 11, 11, 11)`` in classic."""
-        return tuple(len(row.numbers) for row in self.rows)
-
-    @property
-    def row_score_tables(self) -> tuple[tuple[int, ...], ...]:
-        """Each row's score table in sheet order: its own (`Row.score_table`), else the
-        variant's `score_table`."""
-        return tuple(row.score_table or tuple(self.score_table) for row in self.rows)
+        """Numbers per row: 11 in classic (2 to 12), 15 in Longo (2 to 16)."""
+        return len(self.rows[0].numbers)
 
     @property
     def numbers(self) -> tuple[int, ...]:
@@ -313,26 +275,21 @@ class Variant:
     @property
     def lock_numbers(self) -> tuple[tuple[int, ...], ...]:
         """The lock cells' numbers of each row."""
-        return tuple(row[len(row) - self.lock_cells :] for row in self.row_numbers)
+        return tuple(row[self.cells - self.lock_cells :] for row in self.row_numbers)
 
     def max_rolls(self, num_players: int) -> int:
         """The most rolls a game of `num_players` can last: each roll the active seat crosses a
         number or takes a penalty, and a seat's last penalty ends the game, so there are at most
-        ``sum(row_cells)`` crosses a sheet and ``(max_penalties - 1)`` penalties a seat, plus the
-        one that ends it."""
-        return sum(self.row_cells) * num_players + (self.max_penalties - 1) * num_players + 1
+        ``rows * cells`` crosses a sheet and ``(max_penalties - 1)`` penalties a seat, plus the one
+        that ends it."""
+        return self.num_rows * self.cells * num_players + (self.max_penalties - 1) * num_players + 1
 
     def as_dict(self) -> dict[str, Any]:
         """The variant as JSON-ready data: its constructor arguments, every one written out, the
-        rows as ``{"name", "numbers", "colors"}`` and ``"score_table"`` where a row has its own.
-        `Variant.from_dict` builds it back equal."""
+        rows as ``{"name", "numbers", "colors"}``. `Variant.from_dict` builds it back equal."""
         data: dict[str, Any] = {name: getattr(self, name) for name in _ARGUMENTS}
         data["score_table"] = list(self.score_table)
-        data["rows"] = [
-            {"name": r.name, "numbers": list(r.numbers), "colors": list(r.colors)}
-            | ({"score_table": list(r.score_table)} if r.score_table else {})
-            for r in self.rows
-        ]
+        data["rows"] = [{"name": r.name, "numbers": list(r.numbers), "colors": list(r.colors)} for r in self.rows]
         return data
 
     @classmethod
@@ -360,10 +317,9 @@ class Variant:
             raise ValueError(f"rows: got {rows!r}; expected a list of {{name, numbers, colors}}")
         built = []
         for row in rows:
-            if not (isinstance(row, dict) and {"name", "numbers"} <= set(row) <= set(_ROW_KEYS)):
-                raise ValueError(f"rows: got a row {row!r}; expected {{{', '.join(_ROW_KEYS)}}} (name and numbers "
-                                 "required)")
-            built.append(Row(row["name"], row["numbers"], row.get("colors", ()), row.get("score_table", ())))
+            if not (isinstance(row, dict) and {"name", "numbers"} <= set(row) <= {"name", "numbers", "colors"}):
+                raise ValueError(f"rows: got a row {row!r}; expected {{name, numbers, colors}} (colors optional)")
+            built.append(Row(row["name"], row["numbers"], row.get("colors", ())))
         return cls(**{**data, "score_table": tuple(int(x) for x in table), "rows": tuple(built)})
 
     @classmethod
@@ -419,7 +375,6 @@ class Variant:
 
 
 _ARGUMENTS = tuple(f.name for f in fields(Variant) if f.init)  # the keys of a variant's JSON form
-_ROW_KEYS = tuple(f.name for f in fields(Row))  # the keys of a row's
 _REQUIRED = tuple(f.name for f in fields(Variant) if f.init and f.default is MISSING)
 
 
@@ -641,10 +596,6 @@ def decode_action(action: int, variant: str | Variant = "classic") -> Mark:
     if action == v.pass_action:
         return None
     row, cell = divmod(int(action), v.cells)
-    if cell >= v.row_cells[row]:
-        raise ValueError(f"action: got {action}; the {v.name} sheet's {v.row_names[row]} row has "
-                         f"{v.row_cells[row]} numbers, so no action {row * v.cells + v.row_cells[row]} to "
-                         f"{(row + 1) * v.cells - 1}")
     return v.row_names[row], int(v.tables.number_of[row, cell])
 
 

@@ -59,7 +59,6 @@ def _row_text(variant: Variant, r: int, crossed: list[int], has_lock: bool, row_
             cells.append("-".rjust(width))
         else:
             cells.append(shown.rjust(width))
-    cells.append(" " * width * (variant.cells - len(numbers)))  # a shorter row: its lock in the same column
     lock = "[L]" if has_lock else ("#" if row_is_locked else "L")
     return f"  {variant.row_names[r]:<{name_width}}" + "".join(cells) + f"  {lock:>3}"
 

@@ -166,9 +166,7 @@ class Qwixx:
         self._fixed_lucky = table.lucky_array()
         self._R, self._K, self._D = v.num_rows, v.cells, len(v.dice_colors)
         self._faces = v.faces
-        self._threshold = tb.lock_threshold
-        # (R,): each row's first lock cell and its numbers (a shorter row's cells end sooner)
-        self._first_lock, self._row_cells = tb.first_lock.astype(np.int32), tb.row_cells.astype(np.int32)
+        self._first_lock, self._threshold = tb.first_lock_cell, tb.lock_threshold
         self._lucky_count = tb.lucky_count
         self._lucky_rule = v.lucky_rule if tb.lucky_count else None
         self._max_penalties, self._rows_to_end = tb.max_penalties, tb.rows_to_end
@@ -269,16 +267,14 @@ class Qwixx:
 
     # --- the rules ---------------------------------------------------------------------------
 
-    def _may_cross(self, m, c, first_lock):
-        """Rules 4 and 5 for row bitmasks `m` and cells `c` (-1: none, never crossable) of rows
-        whose first lock cells are `first_lock`."""
-        return (c > _rightmost(m)) & ((c < first_lock) | (_count(m) >= self._threshold))
+    def _may_cross(self, m, c):
+        """Rules 4 and 5 for row bitmasks `m` and cells `c` (-1: none, never crossable)."""
+        return (c > _rightmost(m)) & ((c < self._first_lock) | (_count(m) >= self._threshold))
 
     def scores(self, state: State) -> jax.Array:
         """(P,) int32: every seat's score (rule 10; committed crosses only)."""
         n = _count(state.marks) + state.locks.astype(_I32)
-        points = jnp.asarray(self._score_table)[jnp.arange(self._R), n]  # (P, R): each row through its table
-        return points.sum(axis=1) - self._penalty_points * state.penalties
+        return jnp.asarray(self._score_table)[n].sum(axis=1) - self._penalty_points * state.penalties
 
     def _lucky_options(self, state: State, s, white_action):
         """Longo rule 5 for seat s after its white choice: (each row's lucky action, whether
@@ -290,9 +286,7 @@ class Qwixx:
         c = white_action % K
         m = jnp.where(own, m | (1 << c), m)
         nxt = _rightmost(m) + 1
-        first_lock = self._first_lock
-        ok = ((~self._locked_rows(state)) & ~(own & (c >= first_lock)) & (nxt < self._row_cells)
-              & self._may_cross(m, nxt, first_lock))
+        ok = (~self._locked_rows(state)) & ~(own & (c >= self._first_lock)) & (nxt < K) & self._may_cross(m, nxt)
         n = jnp.where(ok, _count(m), 1 << 30)
         best = ok & (n == n.min())
         return rows * K + nxt, best, best.sum()
@@ -309,7 +303,7 @@ class Qwixx:
         cells = jnp.arange(K)
         # white action: the white sum in any open row (judged against the sheets at the roll)
         c = jnp.asarray(self._cell_of)[:, state.dice[0] + state.dice[1]]
-        white = (~locked & self._may_cross(state.marks[s], c, self._first_lock))[:, None] & (cells == c[:, None])
+        white = (~locked & self._may_cross(state.marks[s], c))[:, None] & (cells == c[:, None])
         white = white.reshape(-1)
         if self._lucky_rule == "instead":
             actions, best, _ = self._lucky_options(state, s, R * K)
@@ -329,7 +323,7 @@ class Qwixx:
         c = jnp.where((c >= 0) & (jnp.asarray(self._cell_die)[pr[:, None], jnp.maximum(c, 0)] != pd[:, None]), -1, c)
         same = (jnp.arange(2) == 1) & (state.dice[1] == state.dice[0])
         c = jnp.where((colour == 0) | same[None, :], -1, c)
-        ok = ~locked[pr][:, None] & self._may_cross(state.marks[s][pr][:, None], c, self._first_lock[pr][:, None])
+        ok = ~locked[pr][:, None] & self._may_cross(state.marks[s][pr][:, None], c)
         index = jnp.where(ok, pr[:, None] * K + c, R * K)  # R*K: nothing (dropped)
         color = jnp.zeros(R * K + 1, bool).at[index.reshape(-1)].set(True)[: R * K]
         cells_mask = jnp.select([state.phase == WHITE, state.phase == LUCKY, state.phase == COLOR],

@@ -109,8 +109,7 @@ def sheet_layout(variant: Any) -> dict[str, Any]:
     """What the page needs to draw a sheet of `variant` (a `Variant`): the rows' names in sheet
     order, the numbers of each row in order, the colour of the die each cell is crossed with,
     the lock cells, the coloured dice (as a snapshot's ``dice`` names them, after the white
-    ones), the crosses a lock cell needs, the penalty boxes, the score table and each row's
-    (its own, or the sheet's)."""
+    ones), the crosses a lock cell needs, the penalty boxes and the score table."""
     names = variant.row_names
     return {
         "cells": variant.cells,
@@ -123,7 +122,6 @@ def sheet_layout(variant: Any) -> dict[str, Any]:
         "max_penalties": variant.max_penalties,
         "penalty_points": variant.penalty_points,
         "score_table": list(variant.score_table),
-        "row_score_tables": {row: list(t) for row, t in zip(names, variant.row_score_tables)},
     }
 
 

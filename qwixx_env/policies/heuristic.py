@@ -172,7 +172,7 @@ def _open_weights(tb, frequency, out):
         out[r, K] = 0.0
         for c in range(K - 1, -1, -1):
             w = 0.0
-            if c < tb.first_lock[r]:  # the cells past a shorter row's end too
+            if c < tb.first_lock_cell:
                 number = tb.number_of[r, c]
                 ways = F - abs(number - (F + 1))
                 w = (1.0 - frequency) + frequency * ways / F
@@ -184,12 +184,12 @@ def _row_value(tb, open_w, r, marks, lock, closed, phi, hope):
     """Expected points of one row (see the module docstring)."""
     n = count(marks) + (1 if lock else 0)
     if closed:
-        return float(tb.score_table[r, n])
+        return float(tb.score_table[n])
     expected = n + phi * open_w[r, rightmost(marks) + 1]
     short = expected - (tb.lock_threshold - 1)
     if short > 0.0:
         expected += hope * min(short, 1.0)
-    return _table_at(tb.score_table[r], expected)
+    return _table_at(tb.score_table, expected)
 
 
 @internal
@@ -280,7 +280,7 @@ def cross_scratch(tb, sheet, action):
     c = action % tb.cells
     old = sheet.marks[r]
     sheet.marks[r] = old | (1 << c)
-    if c >= tb.first_lock[r]:
+    if c >= tb.first_lock_cell:
         sheet.locks[r] = True
         sheet.closed[r] = True
     return old
@@ -317,7 +317,7 @@ def scratch_color_option(st, tb, b, sheet, o, gone):
     if c < 0:
         return -1
     r = tb.color_pairs[o >> 1, 0]
-    if sheet.closed[r] or (gone >> tb.cell_die[r, c]) & 1 or not may_cross(tb, r, sheet.marks[r], c):
+    if sheet.closed[r] or (gone >> tb.cell_die[r, c]) & 1 or not may_cross(tb, sheet.marks[r], c):
         return -1
     return r * tb.cells + c
 
@@ -362,7 +362,7 @@ def _with_lucky(st, tb, b, s, sheet, pen, crossed, w):
         if at_roll[r] or closed[r]:
             continue
         nxt = rightmost(mk[r]) + 1
-        if nxt < tb.row_cells[r] and may_cross(tb, r, mk[r], nxt):
+        if nxt < K and may_cross(tb, mk[r], nxt):
             fewest = min(fewest, count(mk[r]))
     if fewest == 1 << 30:
         return _after_white(st, tb, b, s, sheet, pen, crossed, w)
@@ -371,7 +371,7 @@ def _with_lucky(st, tb, b, s, sheet, pen, crossed, w):
         if at_roll[r] or closed[r]:
             continue
         nxt = rightmost(mk[r]) + 1
-        if nxt < tb.row_cells[r] and may_cross(tb, r, mk[r], nxt) and count(mk[r]) == fewest:
+        if nxt < K and may_cross(tb, mk[r], nxt) and count(mk[r]) == fewest:
             a = r * K + nxt
             old = cross_scratch(tb, sheet, a)
             # np.bool_(True), not True: numba types a literal True apart from a bool, and

@@ -113,9 +113,6 @@ def _sheet_shape_problem(variant: Variant) -> str | None:
     if variant.tables.cell_die.tolist() != [[r] * variant.cells for r in range(4)]:
         dice = {row.name: list(dict.fromkeys(row.colors)) for row in variant.rows}
         return f"whose rows are crossed with the dice {dice}"
-    own = [row.name for row in variant.rows if row.score_table]
-    if own:
-        return f"whose rows {own} have score tables of their own (the solver scores every row alike)"
     return None
 
 
@@ -145,10 +142,10 @@ def cross(sp, tb, code, c):
     p = sp.row_p[code]
     n = sp.row_n[code]
     marks = ((1 << n) - 1) << (p - n + 1)
-    if not may_cross(tb, 0, marks, c):  # every row alike (`check_solvable`): row 0's rules
+    if not may_cross(tb, marks, c):
         return -1, 0.0
-    table = tb.score_table[0]
-    if c >= tb.first_lock[0]:
+    table = tb.score_table
+    if c >= tb.first_lock_cell:
         return sp.locked, float(table[n + 2] - table[n])
     return sp.code_of[c + 1, n + 1], float(table[n + 1] - table[n])
 
@@ -213,7 +210,7 @@ def sheet_codes(
             raise ValueError(f"sheet: {color} marks {marks.get(color, [])} cross a number twice")
         lock_crossed = space.cells - 1 in cells
         before_lock = sum(1 << c for c in cells if c != space.cells - 1)
-        if lock_crossed and not may_cross(variant.tables, r, before_lock, space.cells - 1):  # rule 5, in the core
+        if lock_crossed and not may_cross(variant.tables, before_lock, space.cells - 1):  # rule 5, in the core
             raise ValueError(
                 f"sheet: {color} crosses its lock cell {variant.lock_numbers[r][0]} after {len(cells) - 1} "
                 f"crosses; it needs {variant.lock_threshold} first"

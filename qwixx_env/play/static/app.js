@@ -305,7 +305,7 @@ function drawSheet(sheet, snap, seat, opts) {
     }, svg(PADLOCK, "padlock"));
     if (hasLock) lock.append(svg(CROSS));
     const count = rowCount(player, row);
-    const points = sheet.row_score_tables[row][count];
+    const points = sheet.score_table[count];
     const says = `${count} cross${count === 1 ? "" : "es"} in ${row} (the lock counts as one): ${points} points${rowLocked ? "; the row is locked" : ""}`;
     return h("div", { class: `row ${look.cls}` + (rowLocked ? " closed" : ""), style: look.style, "data-row": row },
       h("span", { class: "row-name", "data-short": rowTitle(row)[0], text: rowTitle(row) }),
@@ -315,7 +315,7 @@ function drawSheet(sheet, snap, seat, opts) {
   });
   const sums = sheet.row_names.map((row, r) => [
     h("span", { class: `sum-box ${rowLook(sheet, row).cls}`, style: rowLook(sheet, row).style, title: `${rowTitle(row)} points` },
-      String(sheet.row_score_tables[row][rowCount(player, row)])),
+      String(sheet.score_table[rowCount(player, row)])),
     h("span", { class: "op", text: r < sheet.row_names.length - 1 ? "+" : "−" })]);
   const foot = h("div", { class: "sheet-foot" },
     sums.flat(),
