@@ -154,6 +154,14 @@ def test_a_state_field_of_another_shape_or_dtype_is_refused():
         rules.apply(THREE_ROWS, st, np.array([0, 0, 0, 34]))
     with pytest.raises(ValueError, match=r"seats: got \(4,\) int64; expected \(4,\) seats from 0 to 1"):
         layout_for(THREE_ROWS, 2).encode(st, np.array([0, 0, 0, 2]))
+    frozen = st.marks.copy()
+    frozen.flags.writeable = False  # numba would not compile apply's writes into it, naming no field
+    with pytest.raises(ValueError, match=r"state.marks: a read-only array; the rules write the state in place"):
+        rules.apply(THREE_ROWS, st._replace(marks=frozen), np.full(4, THREE_ROWS.pass_action))
+    out = np.zeros((4, 2), np.int64)
+    out.flags.writeable = False
+    with pytest.raises(ValueError, match=r"out: a read-only \(4, 2\) int64 array; expected a writeable one"):
+        rules.scores(THREE_ROWS, st, out=out)
 
 
 def documented_shapes(text: str, pattern: str, **sizes: int) -> dict[str, tuple[int, ...]]:

@@ -95,8 +95,11 @@ def array_words(value: Any) -> str:
 
 
 def check_array(name: str, value: Any, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-    """`value` if it is a numpy array of exactly `shape` and `dtype` (an array a compiled kernel
-    writes into, which would write past a smaller one); else a `ValueError`."""
+    """`value` if it is a writeable numpy array of exactly `shape` and `dtype` (an array a
+    compiled kernel writes into, which would write past a smaller one, and which numba cannot
+    compile a write into when read-only); else a `ValueError`."""
     if isinstance(value, np.ndarray) and value.shape == shape and value.dtype == dtype:
-        return value
+        if value.flags.writeable:
+            return value
+        raise ValueError(f"{name}: a read-only {shape} {np.dtype(dtype)} array; expected a writeable one")
     raise ValueError(f"{name}: got {array_words(value)}; expected a {shape} {np.dtype(dtype)} array")

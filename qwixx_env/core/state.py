@@ -102,7 +102,9 @@ def check_state(variant: Variant, state: State) -> None:
     """Refuse a `state` whose arrays do not fit the sheet of `variant`, with a `ValueError`
     naming the shapes. The core's public functions call it once per call: their compiled
     kernels check nothing, and a state of fewer rows or dice than the sheet is read and
-    written past its arrays' ends (wrong scores, or a crashed process)."""
+    written past its arrays' ends (wrong scores, or a crashed process). A read-only array is
+    refused too: numba cannot compile the kernels that write the state for it (an error that
+    names no field), and compiles the others anew for each field that is read-only."""
     if not isinstance(state, State):
         raise ValueError(f"state: got {type(state).__name__}; expected a State (new_state(num_players, "
                          "batch_size, variant))")
@@ -124,6 +126,9 @@ def check_state(variant: Variant, state: State) -> None:
         if not (isinstance(value, np.ndarray) and value.shape == shape and value.dtype == dtype):
             raise ValueError(f"state.{name}: got {array_words(value)}; expected {shape} {np.dtype(dtype)} for "
                              f"{B} games of {P} players ({sheet}), as new_state builds it")
+        if not value.flags.writeable:
+            raise ValueError(f"state.{name}: a read-only array; the rules write the state in place (new_state(...) "
+                             "or state.clone() gives a writeable one)")
 
 
 def seed_to_rng(seed: int) -> np.uint64:
