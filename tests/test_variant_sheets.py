@@ -17,6 +17,7 @@ by decision), the heuristic bot and a record's replay.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -185,6 +186,12 @@ def test_the_observation_tables_give_the_shapes_the_layout_has():
     # lucky_numbers is (P, 0) on a sheet without them, as the tables say in words
     assert {n: s for n, s in module.items() if n != "lucky_numbers"} == expected
     assert {n: s for n, s in page.items() if n != "lucky_numbers"} == expected
+    # A sheet with lucky numbers: classic's with six-sided dice, not Longo's eight (P, 2F-1)
+    lucky = dataclasses.replace(CLASSIC, name="lucky_six_test", lucky_count=2, lucky_rule="bonus")
+    sizes, want = {"P": 2, "R": 4, "K": 11, "D": 4, "F": 6, "M": 4}, layout_for(lucky, 2).shapes["lucky_numbers"]
+    for text, pattern in ((docs, r"^\| `(?P<name>lucky_numbers)` \| (?P<shape>\([^)]*\))"),
+                          (observation.__doc__ or "", r"^(?P<name>lucky_numbers) +(?P<shape>\([^)]*\))")):
+        assert documented_shapes(text, pattern, **sizes) == {"lucky_numbers": want}
 
 
 # --- the rules on a mixed sheet (hand-set dice and sheets) --------------------------------
