@@ -1,6 +1,8 @@
-"""BenchMARL (the benchmarl extra): the Qwixx task runs IPPO and MAPPO on any table, no loss
-ever sees a frame in which its seat does not decide, the evaluation is a win share against a
-bot with its interval, bad task options are named, and the docs' snippet runs as written."""
+"""BenchMARL (the benchmarl extra): the Qwixx task runs IPPO and MAPPO on any table, with a
+group per seat or one group of the table, no loss ever trains on a frame in which its seat does
+not decide, the groupings that would quietly turn an algorithm into another are refused or
+named, the evaluation is a win share against a bot with its interval, bad task options are
+named, and the docs' snippet runs as written."""
 
 from __future__ import annotations
 
@@ -24,7 +26,9 @@ import torch  # noqa: E402  (BenchMARL needs it: there when BenchMARL is)
 from benchmarl.algorithms import IppoConfig, IqlConfig, MappoConfig, QmixConfig, VdnConfig  # noqa: E402
 from benchmarl.experiment import Callback, Experiment, ExperimentConfig  # noqa: E402
 from benchmarl.models import GruConfig, MlpConfig  # noqa: E402
+from tensordict import TensorDict  # noqa: E402
 from torchrl.envs import PettingZooWrapper  # noqa: E402
+from torchrl.envs.utils import ExplorationType, set_exploration_type  # noqa: E402
 
 from qwixx_env.core.options import table_from  # noqa: E402
 from qwixx_env.integrations.benchmarl import (  # noqa: E402
@@ -36,6 +40,15 @@ from qwixx_env.integrations.benchmarl import (  # noqa: E402
 )
 
 ALGORITHMS = {"ippo": IppoConfig, "mappo": MappoConfig}
+
+
+def algorithm_config(algorithm, groups="seat"):
+    """BenchMARL's config of `algorithm`; in the table group MAPPO's critic has a head per seat
+    (a critic shared by the seats is refused there)."""
+    config = ALGORITHMS[algorithm].get_from_yaml()
+    if groups == "table":
+        config.share_param_critic = False
+    return config
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
@@ -52,12 +65,15 @@ def quiet_experiment(algorithm_config, options, callbacks, folder, model=None, *
                       model_config=model or MlpConfig.get_from_yaml(), seed=0, config=config, callbacks=callbacks)
 
 
-def tiny_experiment(algorithm, options, callbacks, folder, frames=240, model=None) -> Experiment:
-    """Two batches of `frames` / 2 frames from two games at a time, one pass over each batch."""
-    return quiet_experiment(ALGORITHMS[algorithm].get_from_yaml(), options, callbacks, folder, model,
+def tiny_experiment(algorithm, options, callbacks, folder, frames=240, model=None, iters=1) -> Experiment:
+    """Two batches of `frames` / 2 frames from two games at a time, `iters` passes over each
+    batch (`algorithm` a name of ALGORITHMS or a BenchMARL algorithm config)."""
+    if isinstance(algorithm, str):
+        algorithm = algorithm_config(algorithm, options.get("groups", "seat"))
+    return quiet_experiment(algorithm, options, callbacks, folder, model,
                             max_n_frames=frames, on_policy_collected_frames_per_batch=frames // 2,
                             on_policy_n_envs_per_worker=2, on_policy_minibatch_size=frames // 4,
-                            on_policy_n_minibatch_iters=1)
+                            on_policy_n_minibatch_iters=iters)
 
 
 def decides(view: ObservationView) -> bool:
@@ -105,17 +121,39 @@ def test_no_loss_sees_a_frame_in_which_its_seat_does_not_decide(algorithm, num_p
 
 
 def own_decision_mismatches(batch, group, gamma, lmbda):
-    """Over one processed batch of `group` (one seat): (the trained frames whose advantage is not
-    the GAE of the seat's own decisions, the trained frames followed by a waiting frame). The
-    seat's GAE: the rewards up to its next decision summed, bootstrapped from that decision's value,
-    gamma and lambda once per decision."""
-    decides_next = batch["next", group, "observation", "decides"].flatten(2).bool()[..., 0].numpy()  # (envs, frames)
-    trained = batch[group, "qwixx_trained"].flatten(2)[..., 0].numpy()
-    reward = batch["next", group, "reward"].flatten(2)[..., 0].numpy()
-    done = batch["next", group, "done"].flatten(2)[..., 0].numpy()
-    value = batch[group, "state_value"].flatten(2)[..., 0].numpy()
-    next_value = batch["next", group, "state_value"].flatten(2)[..., 0].numpy()
-    advantage = batch[group, "advantage"].flatten(2)[..., 0].numpy()
+    """Over one processed batch of `group`, for each of its seats: (the trained frames whose
+    advantage is not the GAE of the seat's own decisions, the trained frames followed by a
+    waiting frame). The seat's GAE: the rewards up to its next decision summed, bootstrapped
+    from that decision's value, gamma and lambda once per decision."""
+    seats = batch[group].shape[-1]
+    wrong = across = 0
+    for seat in range(seats):
+        entries = {key: batch[key][..., seat, 0].numpy() for key in seat_entries(group)}
+        w, a = seat_mismatches(entries, group, gamma, lmbda)
+        wrong, across = wrong + w, across + a
+    return wrong, across
+
+
+def seat_entries(group):
+    """The entries of a processed batch that `seat_mismatches` reads."""
+    return [
+        ("next", group, "observation", "decides"),
+        (group, "qwixx_trained"),
+        ("next", group, "reward"),
+        ("next", group, "done"),
+        (group, "state_value"),
+        ("next", group, "state_value"),
+        (group, "advantage"),
+    ]
+
+
+def seat_mismatches(seat, group, gamma, lmbda):
+    """`own_decision_mismatches` for one seat's entries, each (envs, frames)."""
+    decides_next = seat["next", group, "observation", "decides"].astype(bool)
+    trained = seat[group, "qwixx_trained"]
+    reward, done = seat["next", group, "reward"], seat["next", group, "done"]
+    value, next_value = seat[group, "state_value"], seat["next", group, "state_value"]
+    advantage = seat[group, "advantage"]
     wrong = across = 0
     frames = advantage.shape[1]
     for row in range(frames and advantage.shape[0]):
@@ -134,11 +172,11 @@ def own_decision_mismatches(batch, group, gamma, lmbda):
     return wrong, across
 
 
-@pytest.mark.parametrize("num_players", [2, 3])
+@pytest.mark.parametrize(("num_players", "groups"), [(2, "seat"), (3, "seat"), (3, "table")])
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
-def test_ppo_advantages_run_from_each_decision_to_the_seats_next(algorithm, num_players, tmp_path):
+def test_ppo_advantages_run_from_each_decision_to_the_seats_next(algorithm, num_players, groups, tmp_path):
     callback = QwixxCallback()
-    experiment = tiny_experiment(algorithm, {"num_players": num_players}, [callback], tmp_path)
+    experiment = tiny_experiment(algorithm, {"num_players": num_players, "groups": groups}, [callback], tmp_path)
     processed = []
     process_batch = experiment.algorithm.process_batch
 
@@ -157,6 +195,137 @@ def test_ppo_advantages_run_from_each_decision_to_the_seats_next(algorithm, num_
         wrong, across, trained = wrong + w, across + a, trained + int(batch[group, "qwixx_trained"].sum())
     assert across > 0.2 * trained  # a third or more wait before their next decision (the colour actions)
     assert wrong == 0  # no trained frame bootstraps from a waiting frame's value
+
+
+def element_gradients(experiment, group):
+    """For one minibatch drawn from `group`'s buffer as BenchMARL draws it: each element (frame,
+    seat) with whether its seat trains there (`qwixx_trained`), whether it decides there, and
+    the size of the gradient its own terms of the loss (objective, entropy, critic) give."""
+    loss = experiment.losses[group]
+    sample = experiment.replay_buffers[group].sample()
+    loss.reduction = "none"  # the loss of each (frame, seat), as the mean would sum it
+    try:
+        values = loss(sample)
+    finally:
+        loss.reduction = "mean"
+    own = values["loss_objective"] + values["loss_entropy"] + values["loss_critic"]  # (frames, seats)
+    parameters = [p for p in loss.parameters() if p.requires_grad]
+    trained = sample[group, "qwixx_trained"][..., 0]
+    decides = sample[group, "observation", "decides"][..., 0].bool()
+    out = []
+    for frame, seat in np.ndindex(*own.shape):
+        grads = torch.autograd.grad(own[frame, seat], parameters, retain_graph=True, allow_unused=True)
+        size = sum(float(g.abs().sum()) for g in grads if g is not None)
+        out.append((bool(trained[frame, seat]), bool(decides[frame, seat]), size))
+    return out
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_in_the_table_group_no_waiting_seat_gets_a_gradient(algorithm, tmp_path):
+    """One group holds every seat, so a frame holds seats that wait beside the seat that decides:
+    the waiting seats' terms of the loss give no gradient, even with an entropy bonus and after
+    the critic has moved (two passes over each batch), while every trained one gives one."""
+    config = algorithm_config(algorithm, "table")
+    config.entropy_coef = 0.01
+    experiment = tiny_experiment(config, {"num_players": 3, "groups": "table"}, [QwixxCallback()], tmp_path, iters=2)
+    experiment.run()
+    assert experiment.group_map == {"players": ["player_0", "player_1", "player_2"]}
+    elements = element_gradients(experiment, "players")
+    waiting = [size for trained, decides, size in elements if not decides]
+    assert len(waiting) > 0.1 * len(elements)  # the colour actions: two seats of three wait
+    assert all(not trained for trained, decides, _ in elements if not decides)
+    assert sum(size > 0 for size in waiting) == 0  # counted: no waiting seat's term has a gradient
+    assert all(size > 0 for trained, _, size in elements if trained)
+    # The value targets the buffer stored were the critic's values when the batch came; the
+    # critic has moved since, and without the fresh values at each draw the waiting seats pull it.
+    for transform in experiment.replay_buffers["players"].transform:
+        transform.fresh_values = None
+    stale = [size for trained, _, size in element_gradients(experiment, "players") if not trained]
+    assert sum(size > 0 for size in stale) > 0
+
+
+class Losses(Callback):
+    """Keeps the (objective, critic) losses of every optimizer step, group by group in order."""
+
+    def __init__(self):
+        super().__init__()
+        self.steps = []
+
+    def on_train_end(self, training_td, group):
+        self.steps.extend(zip(training_td["loss_objective"].tolist(), training_td["loss_critic"].tolist()))
+
+
+def losses_of(algorithm, groups, folder):
+    """The losses of every optimizer step of a tiny run on 2 seats."""
+    losses = Losses()
+    folder.mkdir()
+    experiment = tiny_experiment(
+        algorithm, {"num_players": 2, "groups": groups}, [QwixxCallback(), losses], folder, frames=120
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # MAPPO with a group per seat is IPPO, and says so
+        experiment.run()
+    return losses.steps
+
+
+def test_mappo_differs_from_ippo_in_the_table_group_and_equals_it_with_a_group_per_seat(tmp_path):
+    seat = {name: losses_of(name, "seat", tmp_path / f"{name}-seat") for name in ALGORITHMS}
+    table = {name: losses_of(name, "table", tmp_path / f"{name}-table") for name in ALGORITHMS}
+    assert len(seat["ippo"]) == len(seat["mappo"]) > 0
+    assert seat["mappo"] == seat["ippo"]  # one seat per group: the centralised critic sees that seat alone
+    assert len(table["mappo"]) == len(table["ippo"]) > 0
+    assert all(m[1] != i[1] for m, i in zip(table["mappo"], table["ippo"]))  # a critic over every seat
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "named"),
+    [
+        (IqlConfig, "off-policy"),
+        (VdnConfig, "mixers would fit the table's one reward"),
+        (QmixConfig, "groups='seat'"),
+        (MappoConfig, "share_param_critic=False"),  # BenchMARL's default critic, shared by the seats
+    ],
+)
+def test_the_table_group_refuses_what_it_would_quietly_turn_into_something_else(algorithm, named, tmp_path):
+    with pytest.raises(ValueError, match=named):
+        quiet_experiment(algorithm.get_from_yaml(), {"num_players": 2, "groups": "table"}, [QwixxCallback()], tmp_path)
+
+
+@pytest.mark.parametrize(("algorithm", "named"), [(MappoConfig, "MAPPO is IPPO"), (VdnConfig, "VDN is IQL")])
+def test_a_group_per_seat_says_which_algorithm_it_reduces_to(algorithm, named, tmp_path):
+    with pytest.warns(UserWarning, match=named):
+        quiet_experiment(algorithm.get_from_yaml(), {"num_players": 2}, [QwixxCallback()], tmp_path)
+
+
+def test_in_the_table_group_each_seat_plays_its_own_row_of_the_policy(tmp_path):
+    """Without shared policy parameters each seat has networks of its own: the evaluation's bot
+    for seat s takes the group's action for seat s."""
+    from qwixx_env.integrations.benchmarl import SeatPolicy
+
+    experiment = quiet_experiment(
+        algorithm_config("ippo", "table"),
+        {"num_players": 3, "groups": "table"},
+        [QwixxCallback()],
+        tmp_path,
+        share_policy_params=False,
+    )
+    env = qwixx_v0.parallel_env(num_players=3)
+    observations, _ = env.reset(seed=5)
+    rows = TensorDict(
+        {
+            "observation": TensorDict(
+                {"observation": torch.as_tensor(np.stack([observations[a]["observation"] for a in env.agents]))}, [3]
+            ),
+            "action_mask": torch.as_tensor(np.stack([observations[a]["action_mask"] for a in env.agents])).bool(),
+        },
+        [3],
+    )
+    with torch.no_grad(), set_exploration_type(ExplorationType.DETERMINISTIC):
+        chosen = experiment.group_policies["players"](TensorDict({"players": rows}, []))["players", "action"].tolist()
+    assert len(set(chosen)) > 1  # the seats' rows choose differently: reading another seat's row would show
+    assert [SeatPolicy(experiment, s).act(observations[f"player_{s}"]) for s in range(3)] == chosen
+    result = evaluate(experiment, opponent="random", games=3)
+    assert 0.0 <= result.win_share <= 1.0
 
 
 OFF_POLICY = {"iql": IqlConfig, "vdn": VdnConfig, "qmix": QmixConfig}
@@ -201,8 +370,6 @@ def test_off_policy_transitions_run_from_each_decision_to_the_seats_next(algorit
 
 
 def test_a_transition_is_carried_to_its_successor_with_the_rewards_between_summed():
-    from tensordict import TensorDict
-
     from qwixx_env.integrations.benchmarl import successor_frames, to_next_decision
 
     decides_next = torch.tensor([[0, 0, 1, 0], [1, 0, 0, 0]]).bool()  # 2 games (envs) of 4 frames
@@ -271,6 +438,7 @@ def test_solo_has_a_mean_score_and_no_win_share(tmp_path):
     ({"num_players": 6}, ValueError, "num_players"),
     ({"variant": "mega"}, ValueError, "variant"),
     ({"num_players": 2, "players": 3}, TypeError, "'players'"),
+    ({"groups": "pairs"}, ValueError, "groups"),
     ({"lucky_numbers": [(3, 11), (7, 9)]}, ValueError, "lucky_numbers"),  # classic has none
     ([("num_players", 2)], TypeError, "dict of table options"),
 ])
@@ -282,7 +450,7 @@ def test_bad_task_options_are_named_when_the_task_is_made(config, error, named):
 def test_the_task_keeps_every_table_option_with_its_defaults_filled_in():
     task = QwixxTask.QWIXX.get_task(config={"num_players": 3, "variant": "longo", "lucky": "instead"})
     assert task.config == {"num_players": 3, "variant": "longo", "lucky": "instead", "lucky_numbers": None,
-                           "start_player": 0, "reward": "win", "score_table": None}
+                           "start_player": 0, "reward": "win", "score_table": None, "groups": "seat"}
     assert QwixxTask.QWIXX.get_task().table.num_players == 2  # no config: the default table
 
 
@@ -321,11 +489,11 @@ def test_benchmarls_hydra_config_names_the_task():
     GlobalHydra.instance().clear()
     with initialize_config_module(config_module="benchmarl.conf", version_base=None):
         cfg = compose(config_name="config", overrides=[SEARCH_PATH, "algorithm=ippo", "task=qwixx/longo_3p",
-                                                       "task.lucky=instead"])
+                                                       "task.lucky=instead", "task.groups=table"])
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "TaskConfig python dataclass not found")  # this package checks the options
         task = load_task_config_from_hydra(cfg.task, "qwixx/longo_3p")
-    assert task.table == table_from(num_players=3, variant="longo", lucky="instead")
+    assert task.table == table_from(num_players=3, variant="longo", lucky="instead") and task.groups == "table"
 
 
 TINY_RUN = ["experiment.max_n_frames=80", "experiment.on_policy_collected_frames_per_batch=40",

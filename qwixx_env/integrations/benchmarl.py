@@ -14,7 +14,8 @@
 BenchMARL's custom-task pattern: `QwixxTask`, the enum a user names, and `QwixxClass`, its
 `TaskClass`. The task config holds the table options of ``qwixx_v0.env()`` (`TableOptions`:
 ``num_players`` 1 to 5, ``variant``, ``lucky``, ``lucky_numbers``, ``start_player``,
-``reward``, ``score_table``), checked when the task is made. How it trains:
+``reward``, ``score_table``) and ``groups``, ``"seat"`` (the default) or ``"table"``, checked
+when the task is made. How it trains:
 
 - **The env is the Parallel view** (`qwixx_v0.parallel_env`) in TorchRL's `PettingZooWrapper`:
   one frame per parallel step (a whole white action, a Longo lucky tie, a colour action).
@@ -22,20 +23,36 @@ BenchMARL's custom-task pattern: `QwixxTask`, the enum a user names, and `QwixxC
   (``(group, "observation", "decides")`` in TorchRL's data, not fed to the networks): every
   seat in a white action, only the seat to decide otherwise. A seat without a decision has
   pass alone in its action mask.
-- **One group per seat** (``player_0``, ``player_1``, ...), each with its own networks, and
-  **only a seat's own decisions train it**: each group's replay buffer keeps, of every batch
-  it is given, the frames in which its seat decides (`DecidingFramesOnly`), and `QwixxCallback`
-  (which every experiment on this task takes) hands each on-policy buffer one batch at a time.
-  BenchMARL trains a group's frames whole, every agent of the group in one row, and in one
-  frame some seats decide while others wait: one seat per group is what lets each seat's
-  waiting frames go while the others' decisions stay. It also logs each seat's own return;
-  one group of all seats would log the mean of a zero-sum reward, 0 whatever is learned.
-  PPO's advantages (IPPO, MAPPO) run on each seat's own clock (`seat_clock`): from a decision
-  to the seat's next one, the rewards between summed, bootstrapped from the value at that next
-  decision, never from a waiting frame's (which no loss fits). A decision whose next one the
-  batch cuts off is not trained (`trained_frames`). Off-policy (IQL, VDN, QMIX, MASAC), each
-  stored transition is carried on to the seat's next decision (`successor_frames`,
-  `to_next_decision`): its next observation, mask and done that decision's, its reward the sum.
+- **Only a seat's own decisions train it.** Each group's replay buffer keeps, of every batch it
+  is given, the frames in which one of its seats has a decision to train on
+  (`DecidingFramesOnly`), and `QwixxCallback` (which every experiment on this task takes) hands
+  each on-policy buffer one batch at a time. PPO's advantages (IPPO, MAPPO) run on each seat's
+  own clock (`seat_clock`): from a decision to the seat's next one, the rewards between summed,
+  bootstrapped from the value at that next decision, never from a waiting frame's (which no
+  loss fits). A decision whose next one the batch cuts off is not trained (`trained_frames`).
+  Off-policy (IQL, VDN, QMIX, MASAC), each stored transition is carried on to the seat's next
+  decision (`successor_frames`, `to_next_decision`): its next observation, mask and done that
+  decision's, its reward the sum.
+- **``groups="seat"``: one group per seat** (``player_0``, ``player_1``, ...), each with its own
+  networks; the default, as it serves every algorithm. A seat's buffer drops its waiting frames
+  whole. Each group holds one seat, so a centralised critic sees that seat alone (MAPPO is
+  IPPO, MASAC is ISAC) and each seat's mixer mixes its own Q-value (VDN is IQL; QMIX a
+  monotone map of the seat's Q-value): the callback warns of the first two (`check_grouping`).
+  BenchMARL logs each seat's own return.
+- **``groups="table"``: one group** ``players`` **of every seat**, for IPPO and MAPPO. With
+  BenchMARL's ``share_policy_params`` (its default) the seats share one policy, as in
+  self-play; it needs no seat id, as each seat's observation is its own view of the table (its
+  own sheet first, the others clockwise, the active player counted in seats from it), so the
+  shared policy plays any seat. MAPPO's critic sees every seat's observation, with a head per
+  seat (``share_param_critic=False``; a critic shared by the seats, one value for a zero-sum
+  table, is refused). BenchMARL trains a group's frames whole, every seat in one row, and in
+  one frame some seats decide while others wait: a waiting seat's row (or a decision the batch
+  cuts off) gets advantage 0, so the clipped objective gives it no gradient; with pass its only
+  legal action its entropy is 0 and gives none; and at each draw its value target is the
+  critic's present value of it (`critic_values`), so the critic loss gives none. Off-policy
+  algorithms are refused: a frame's row holds every seat, whose transitions run to different
+  frames, and VDN's and QMIX's mixers would fit the group's one reward, the mean of the seats'
+  zero-sum rewards (`check_grouping`). BenchMARL's logged return is that mean, 0 with two seats.
 - **The score that means something** is the win share against a bot, with its 95% Wilson
   interval: `evaluate` plays the trained seats against a bot of `qwixx_env.bots` on this
   package's arena table, and `QwixxCallback(opponent)` does so at every BenchMARL evaluation,
@@ -58,6 +75,7 @@ never imports this module. `docs/integrations.md` has the snippet as tested.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import warnings
 from collections.abc import Callable, Iterable, Mapping
@@ -68,6 +86,7 @@ from typing import Any, cast
 import numpy as np
 import torch
 import yaml
+from benchmarl.algorithms import Vdn  # pyright: ignore[reportMissingImports]
 from benchmarl.environments import Task, TaskClass, task_config_registry  # pyright: ignore[reportMissingImports]
 from benchmarl.experiment import Experiment  # pyright: ignore[reportMissingImports]
 from benchmarl.experiment.callback import Callback  # pyright: ignore[reportMissingImports]
@@ -77,6 +96,7 @@ from tensordict import TensorDict, TensorDictBase
 from torchrl.data import Composite
 from torchrl.envs import EnvBase, PettingZooWrapper, Transform
 from torchrl.envs.utils import ExplorationType, MarlGroupMapType, set_exploration_type
+from torchrl.objectives import PPOLoss
 from torchrl.objectives.value import GAE
 from tqdm import tqdm
 
@@ -92,6 +112,14 @@ from qwixx_env.envs.qwixx_v0 import parallel_env
 DECIDES = "decides"
 """The observation entry (`DecidingSeats`) that says whether a seat decides in the coming step;
 ``(group, "observation", "decides")`` in TorchRL's data."""
+
+
+GROUPINGS = ("seat", "table")
+"""The task's ``groups`` option: ``"seat"``, one group per seat (``player_0``, ...), or
+``"table"``, one group `TABLE_GROUP` holding every seat."""
+
+TABLE_GROUP = "players"
+"""The name of the one group of ``groups="table"``."""
 
 
 class DecidingSeats(BaseParallelWrapper):
@@ -121,19 +149,28 @@ class DecidingSeats(BaseParallelWrapper):
 
     def _flagged(self, observations: dict[str, dict]) -> dict[str, dict]:
         acting = set(self.view.acting_agents)
-        return {
-            agent: {**obs, DECIDES: np.array([agent in acting], np.int8)} for agent, obs in observations.items()
-        }
+        return {agent: {**obs, DECIDES: np.array([agent in acting], np.int8)} for agent, obs in observations.items()}
 
 
-def make_env(table: TableOptions, seed: int | None = None, device: Any = "cpu") -> PettingZooWrapper:
-    """The task's TorchRL env: `DecidingSeats` over ``qwixx_v0.parallel_env(table=table)``, one
-    group per seat, categorical actions, each seat's action mask at ``(group, "action_mask")``."""
+def make_env(
+    table: TableOptions, seed: int | None = None, device: Any = "cpu", groups: str = "seat"
+) -> PettingZooWrapper:
+    """The task's TorchRL env: `DecidingSeats` over ``qwixx_v0.parallel_env(table=table)``,
+    categorical actions, each seat's action mask at ``(group, "action_mask")``; with
+    ``groups="seat"`` one group per seat, with ``groups="table"`` one group `TABLE_GROUP` of
+    every seat."""
+    if groups not in GROUPINGS:
+        raise ValueError(f"groups: got {groups!r}; expected one of {GROUPINGS}")
+    env = parallel_env(table=table)
+    if groups == "table":
+        group_map: MarlGroupMapType | dict[str, list[str]] = {TABLE_GROUP: list(env.possible_agents)}
+    else:
+        group_map = MarlGroupMapType.ONE_GROUP_PER_AGENT
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "PettingZoo in TorchRL is tested")  # it runs on this package's release
         return PettingZooWrapper(
-            DecidingSeats(parallel_env(table=table)),
-            group_map=MarlGroupMapType.ONE_GROUP_PER_AGENT,
+            DecidingSeats(env),
+            group_map=group_map,
             categorical_actions=True,
             seed=seed,
             device=device,
@@ -141,21 +178,35 @@ def make_env(table: TableOptions, seed: int | None = None, device: Any = "cpu") 
 
 
 class DecidingFramesOnly(Transform):
-    """A replay-buffer transform: of each batch stored for `group` (one seat) it keeps the frames
-    in which that seat decides, so that no loss ever sees a waiting seat's action.
+    """A replay-buffer transform: of each batch stored for `group` it keeps the frames in which
+    one of its seats has a decision to train on, so that no loss ever sees a waiting seat's action.
 
     It needs `QwixxCallback` in the experiment, and says so at the first batch otherwise:
     BenchMARL's on-policy buffer holds one batch because each batch overwrites the last, and a
     batch made shorter would leave frames of older policies behind; the callback empties it first.
+
+    In a group of several seats (``groups="table"``, PPO only) a kept frame can hold a seat that
+    waits, or whose decision's return the batch cuts off: that seat's row of the frame trains
+    nothing. Its advantage is set to 0 when the batch is stored, so the clipped objective gives
+    it no gradient, and at each draw its value target is set to the critic's present value of
+    it (`fresh_values`, which the callback sets), so the critic loss gives it none either.
     """
 
     def __init__(self, group: str):
         super().__init__()
         self.group = group
         self.callback_ready = False  # set by QwixxCallback.on_setup
+        self.fresh_values: Callable[[TensorDictBase], torch.Tensor] | None = None  # set by QwixxCallback.on_setup
 
     def forward(self, tensordict: TensorDictBase) -> TensorDictBase:
-        return tensordict  # drawn as stored
+        trained = tensordict.get((self.group, TRAINED), None)
+        if self.fresh_values is None or trained is None or trained.all():
+            return tensordict  # drawn as stored
+        # (target - value)^2 with the target the value the loss is about to compute: no gradient
+        target = (self.group, "value_target")
+        stored = tensordict.get(target)
+        tensordict.set(target, torch.where(trained, stored, self.fresh_values(tensordict).to(stored.device)))
+        return tensordict
 
     def _inv_call(self, tensordict: TensorDictBase) -> TensorDictBase:
         if not self.callback_ready:
@@ -177,8 +228,23 @@ class DecidingFramesOnly(Transform):
         trained = tensordict.get((self.group, TRAINED), None)  # set by QwixxCallback
         if trained is None:
             trained = tensordict.get((self.group, "observation", DECIDES))
-        keep = trained.reshape(frames).bool()  # (frames, 1 seat, 1) -> (frames,)
-        return cast(TensorDictBase, tensordict[keep])
+        trained = trained.bool()  # (frames, seats, 1)
+        keep = trained.reshape(frames, -1).any(-1)
+        tensordict = cast(TensorDictBase, tensordict[keep])
+        advantage = tensordict.get((self.group, "advantage"), None)  # on-policy
+        if advantage is not None:
+            tensordict.set((self.group, "advantage"), torch.where(trained[keep], advantage, 0.0))
+        return tensordict
+
+
+def critic_values(loss: PPOLoss, tensordict: TensorDictBase) -> torch.Tensor:
+    """The values that `loss`'s critic (a TorchRL PPO loss's, with its present parameters) gives
+    the frames of `tensordict`, at the loss's value key, computed as the loss computes them (on
+    the critic's device: BenchMARL draws from the buffer's device and trains on its own)."""
+    params = loss.critic_network_params
+    device = next(iter(params.values(True, True))).device
+    with torch.no_grad(), params.to_module(loss.critic_network):
+        return loss.critic_network(tensordict.clone(False).to(device)).get(loss.tensor_keys.value)
 
 
 SUCCESSOR = "qwixx_successor"
@@ -257,7 +323,8 @@ def trained_frames(decides: torch.Tensor, decides_next: torch.Tensor, done_next:
 
 
 class QwixxClass(TaskClass):
-    """The BenchMARL task of one table; `config` holds its table options (see the module doc).
+    """The BenchMARL task of one table; `config` holds its table options and ``groups`` (one of
+    `GROUPINGS`, default ``"seat"``; see the module doc).
 
     A bad option is a `ValueError` (a bad value) or `TypeError` (an unknown name) when the task
     is made, before any experiment starts.
@@ -267,9 +334,16 @@ class QwixxClass(TaskClass):
         if config is None:
             config = {}
         if not isinstance(config, Mapping):
-            raise TypeError(f"config: got {config!r}; expected a dict of table options {list(TableOptions.names())}")
-        self.table = table_from(**config)
-        super().__init__(name=name, config=self.table.as_dict())  # every option, defaults filled in
+            raise TypeError(f"config: got {config!r}; expected a dict of table options and 'groups'")
+        options = dict(config)
+        groups = options.pop("groups", "seat")
+        if not isinstance(groups, str) or groups not in GROUPINGS:
+            raise ValueError(
+                f"groups: got {groups!r}; expected 'seat' (a group per seat) or 'table' (one group of every seat)"
+            )
+        self.groups = groups
+        self.table = table_from(**options)
+        super().__init__(name=name, config={**self.table.as_dict(), "groups": groups})  # defaults filled in
 
     def get_env_fun(
         self, num_envs: int, continuous_actions: bool, seed: int | None, device: Any
@@ -277,8 +351,8 @@ class QwixxClass(TaskClass):
         # BenchMARL makes every env of a batch with this one function: each gets the next seed,
         # or they would all roll the same dice.
         seeds = itertools.repeat(None) if seed is None else itertools.count(seed)
-        table = self.table
-        return lambda: make_env(table, next(seeds), device)
+        table, groups = self.table, self.groups
+        return lambda: make_env(table, next(seeds), device, groups)
 
     def supports_continuous_actions(self) -> bool:
         return False
@@ -412,25 +486,33 @@ def register_tasks() -> None:
 
 
 class SeatPolicy:
-    """The trained policy of one seat's group as a bot of `qwixx_env.bots`: ``act(observation)``
-    takes the env's observation dict and returns the policy's most likely legal action."""
+    """The trained policy of one seat as a bot of `qwixx_env.bots`: ``act(observation)`` takes
+    the env's observation dict and returns the policy's most likely legal action. With one group
+    per seat it is the seat's group's policy; in the table group, the group's policy for that
+    seat's row (the seat's own networks, or the ones the seats share)."""
 
     def __init__(self, experiment: Experiment, seat: int):
-        self.group = f"player_{seat}"
+        task = cast(QwixxClass, experiment.task)
+        self.seat, self.players = seat, task.table.num_players
+        self.table_group = task.groups == "table"
+        self.group = TABLE_GROUP if self.table_group else f"player_{seat}"
         self.module = experiment.group_policies[self.group]
-        self.name = f"trained {self.group}"
+        self.name = f"trained player_{seat}"
 
     def act(self, observation: Mapping[str, np.ndarray]) -> int:
+        # a row per seat of the group; only this seat's row is read
+        rows, row = (self.players, self.seat) if self.table_group else (1, 0)
+        vector = torch.as_tensor(observation["observation"]).expand(rows, -1)
         seat = TensorDict(
             {
-                "observation": TensorDict({"observation": torch.as_tensor(observation["observation"])[None]}, [1]),
-                "action_mask": torch.as_tensor(observation["action_mask"], dtype=torch.bool)[None],
+                "observation": TensorDict({"observation": vector}, [rows]),
+                "action_mask": torch.as_tensor(observation["action_mask"], dtype=torch.bool).expand(rows, -1),
             },
-            [1],
+            [rows],
         )
         with torch.no_grad(), set_exploration_type(ExplorationType.DETERMINISTIC):
             out = self.module(TensorDict({self.group: seat}, []))
-        return int(out.get((self.group, "action"))[0])
+        return int(out.get((self.group, "action"))[row])
 
 
 @dataclass(frozen=True)
@@ -492,6 +574,59 @@ def console_line(frames: int, result: Evaluation) -> str:
     )
 
 
+def check_grouping(experiment: Experiment) -> None:
+    """Refuses, with the reason, an algorithm that the task's grouping would silently reduce to
+    something else, and warns where BenchMARL's algorithm runs as its independent version:
+
+    - the table group (``groups="table"``) with an off-policy algorithm (IQL, VDN, QMIX, MASAC,
+      ...): its replay buffer keeps a frame whole, every seat in one row, while each seat's
+      transition must run to the seat's own next decision, a different frame for each seat; and
+      VDN's and QMIX's mixers would fit the table's one reward, the mean of the seats' zero-sum
+      rewards (0 with two seats). Refused: use one group per seat.
+    - the table group with a centralised critic shared by the seats (MAPPO's
+      ``share_param_critic=True``, its default): that critic gives one value for the whole
+      table, while the seats' returns differ (one seat's win is the others' loss). Refused: use
+      ``share_param_critic=False``, a critic head per seat over every seat's observation.
+    - one group per seat, 2 seats or more, with a centralised critic (MAPPO, MASAC, MADDPG) or
+      VDN: each group holds one seat, so the critic sees that seat alone (MAPPO is IPPO) and
+      VDN's sum has one term (VDN is IQL). A `UserWarning`; QMIX's mixer over one seat is a
+      monotone map of that seat's Q-value, conditioned on the observation.
+    """
+    task = cast(QwixxClass, experiment.task)
+    algorithm = experiment.algorithm
+    name = type(experiment.algorithm_config).__name__
+    if task.groups == "table":
+        if not experiment.on_policy:
+            raise ValueError(
+                f"algorithm_config: {name} with the task's groups='table'; the table group serves the on-policy "
+                "algorithms (IPPO, MAPPO) only: an off-policy replay buffer keeps each frame whole, every seat in "
+                "one row, while each seat's transition runs to its own next decision, a different frame for each "
+                "seat, and VDN's and QMIX's mixers would fit the table's one reward, the mean of the seats' "
+                "zero-sum rewards (0 with two seats). Use groups='seat' (each seat its own networks and mixer)"
+            )
+        if algorithm.has_centralized_critic and getattr(algorithm, "share_param_critic", False):
+            raise ValueError(
+                f"algorithm_config: {name} with share_param_critic=True and the task's groups='table'; a "
+                "centralised critic shared by the seats gives one value for the whole table, while the seats' "
+                "returns differ (one seat's win is the others' loss). Use share_param_critic=False: a critic "
+                "head per seat over every seat's observation"
+            )
+    elif task.table.num_players > 1:
+        if algorithm.has_centralized_critic:
+            warnings.warn(
+                f"{name} with the task's groups='seat': each group is one seat, so the centralised critic sees "
+                "that seat alone and the algorithm is its independent version (MAPPO is IPPO); groups='table' "
+                "(on-policy) gives MAPPO a critic over every seat",
+                stacklevel=2,
+            )
+        if isinstance(algorithm, Vdn):
+            warnings.warn(
+                f"{name} with the task's groups='seat': each group is one seat, so VDN's sum has one term and "
+                "VDN is IQL",
+                stacklevel=2,
+            )
+
+
 class QwixxCallback(Callback):
     """The callback every experiment on the Qwixx task takes: it lets each seat train on its own
     decisions only (see `DecidingFramesOnly`), and with an `opponent` it plays the trained seats
@@ -514,10 +649,14 @@ class QwixxCallback(Callback):
         experiment = self.experiment
         if not isinstance(experiment.task, QwixxClass):
             raise TypeError(f"QwixxCallback: the experiment's task is {experiment.task!r}; expected a Qwixx task")
-        for buffer in experiment.replay_buffers.values():
+        check_grouping(experiment)
+        for group, buffer in experiment.replay_buffers.items():
+            loss = experiment.algorithm.get_loss_and_updater(group)[0]
             for transform in buffer.transform:
                 if isinstance(transform, DecidingFramesOnly):
                     transform.callback_ready = True
+                    if experiment.on_policy and len(experiment.group_map[group]) > 1:
+                        transform.fresh_values = functools.partial(critic_values, loss)
         if getattr(experiment.algorithm, "minibatch_advantage", False):
             raise ValueError(
                 "algorithm_config: minibatch_advantage=True; the Qwixx task computes each seat's advantages "
@@ -548,8 +687,9 @@ class QwixxCallback(Callback):
                 continue
             estimator = experiment.algorithm.get_loss_and_updater(group)[0].value_estimator
             if isinstance(estimator, GAE):
-                gamma, lmbda = self.clock.setdefault(group, (float(estimator.gamma.flatten()[0]),
-                                                             float(estimator.lmbda.flatten()[0])))
+                gamma, lmbda = self.clock.setdefault(
+                    group, (float(estimator.gamma.flatten()[0]), float(estimator.lmbda.flatten()[0]))
+                )
                 estimator.gamma, estimator.lmbda = seat_clock(decides_next, done_next, gamma, lmbda)
 
     def on_evaluation_end(self, rollouts: list[TensorDictBase]) -> None:
