@@ -36,7 +36,7 @@ import argparse
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -49,6 +49,7 @@ from agilerl.components.replay_buffer import ReplayBuffer  # pyright: ignore[rep
 from agilerl.hpo.mutation import Mutations  # pyright: ignore[reportMissingImports]
 from agilerl.hpo.tournament import TournamentSelection  # pyright: ignore[reportMissingImports]
 from agilerl.training.train_off_policy import train_off_policy  # pyright: ignore[reportMissingImports]
+from gymnasium import spaces
 from gymnasium.vector import VectorWrapper
 
 from qwixx_env.arena import run_arena
@@ -67,11 +68,12 @@ class AgileRLVectorEnv(VectorWrapper):
 
     def __init__(self, env: QwixxVectorEnv):
         super().__init__(env)
+        self.games = env  # typed: `self.env` is gymnasium's VectorEnv to a type checker
         self.single_observation_space = env.single_observation_space["observation"]
-        self.observation_space = env.observation_space["observation"]
+        self.observation_space = cast(spaces.Dict, env.observation_space)["observation"]
 
     def reset(self, *, seed: int | Sequence[int] | None = None, options: dict | None = None):
-        obs, info = self.env.reset(seed=seed, options=options)
+        obs, info = self.games.reset(seed=seed, options=options)
         return obs["observation"], {**info, "action_mask": obs["action_mask"]}
 
     def step(self, actions: Any):
@@ -212,7 +214,7 @@ class Trainer:
         while self.steps < steps:
             # self-play: the others become the fittest agent, one generation per call
             if s.opponent == SELF:
-                self.env.env.set_opponents(FrozenDQN(self.best))
+                self.env.games.set_opponents(FrozenDQN(self.best))
                 target = self.steps + per_generation
             else:
                 target = steps

@@ -67,7 +67,7 @@ MASKED = -1e9  # the logit of an action the mask leaves out: probability 0, and 
 POLICY_FORMAT = "qwixx_env.integrations.pufferlib.MaskedPolicy/1"
 
 
-def observation_and_mask(observations: np.ndarray, observation_size: int) -> tuple[np.ndarray, np.ndarray]:
+def observation_and_mask(observations: Any, observation_size: int) -> tuple[Any, Any]:
     """(the observations, the action masks) of rows as `QwixxPufferEnv` writes them (a numpy
     array or a torch tensor of shape (..., observation_size + num_actions)): two views."""
     return observations[..., :observation_size], observations[..., observation_size:]
