@@ -39,6 +39,15 @@ REPS = 2_000
 ORDER = ("sb3-ppo", "rllib-ppo", "benchmarl-ippo", "benchmarl-mappo", "benchmarl-qmix", "tianshou-dqn",
          "agilerl-dqn", "pufferlib-ppo", "selfplay-td")
 """The learners in the order the page lists them (any other after them, by name)."""
+NOT_YET = {
+    "benchmarl-ippo": "BenchMARL trained about 20 decisions a second here (IPPO, 2-player classic, one default "
+                      "batch on the shared 2-core machine): about 3 hours a seed for the budget; not run yet",
+    "benchmarl-mappo": "slower than IPPO here (one default batch did not finish in 15 minutes); not run yet",
+    "benchmarl-qmix": "one default batch did not finish in 20 minutes here; not run yet",
+    "tianshou-dqn": "about 130 decisions a second here (`DummyVectorEnv` steps one game at a time): the first seed "
+                    "was stopped unfinished; not run yet",
+}
+"""Why a learner has no results file yet, for the page (the runner exists for each)."""
 
 
 def runs() -> list[dict[str, Any]]:
@@ -154,17 +163,30 @@ def render(summary: dict[str, Any]) -> str:
                              + " | ".join(_pct(p["win_share"][o]) if o in p["win_share"] else "-"
                                           for o in common.OPPONENTS) + " |")
             lines.append("")
-    missing = [name for name in ORDER if not any(r["learner"] == name for t in summary["tables"].values()
-                                                   for r in t["learners"])]
+    missing = [(name, table) for table in common.TABLES for name in ORDER
+               if not any(r["learner"] == name for r in summary["tables"].get(table, {}).get("learners", []))]
     if missing:
-        lines += ["## Not measured yet", "",
-                  "No results file yet for: " + ", ".join(f"`{m}`" for m in missing) + ".", ""]
+        lines += ["## Not measured yet", "", "| learner | table | why |", "|---|---|---|"]
+        lines += [f"| `{name}` | {table} | {NOT_YET.get(name, 'not run yet')} |" for name, table in missing]
+        lines.append("")
     lines += ["## How to reproduce", "",
-              "One command per learner (in the venv of its library's extra), then the page:", "",
+              "One command per learner and table (`--table classic-3p` for the other), each in a venv with its",
+              "library's extra: `.venv` (`make test` makes it) for the first three, and for the others the venv",
+              "`KEEP=1 make test-integrations NAMES=<library>` leaves in `build/venv-<library>`. Each merges its",
+              "seeds into its results file; the last command makes this page, its summary and its plot.", "",
               "```bash",
-              "python benchmarks/learning/sb3_ppo.py --table classic-2p --seeds 0 1 2",
-              "python benchmarks/learning/report.py",
-              "```", ""]
+              ".venv/bin/python benchmarks/learning/sb3_ppo.py --table classic-2p --seeds 0 1 2",
+              ".venv/bin/python benchmarks/learning/rllib_ppo.py --table classic-2p --seeds 0 1 2",
+              ".venv/bin/python benchmarks/learning/selfplay_td.py --table classic-2p --seeds 0 1 2",
+              "build/venv-pufferlib/bin/python benchmarks/learning/pufferlib_ppo.py --table classic-2p --seeds 0 1 2",
+              "build/venv-agilerl/bin/python benchmarks/learning/agilerl_dqn.py --table classic-2p --seeds 0 1 2",
+              "build/venv-tianshou/bin/python benchmarks/learning/tianshou_dqn.py --table classic-2p --seeds 0 1 2",
+              "build/venv-benchmarl/bin/python benchmarks/learning/benchmarl_ippo.py --table classic-2p --seeds 0 1 2",
+              "build/venv-benchmarl/bin/python benchmarks/learning/benchmarl_mappo.py --table classic-2p --seeds 0 1 2",
+              "build/venv-benchmarl/bin/python benchmarks/learning/benchmarl_qmix.py --table classic-2p --seeds 0 1 2",
+              ".venv/bin/python benchmarks/learning/report.py",
+              "```", "",
+              "Each takes `--quick` for a tiny run that writes nothing, and `--help`.", ""]
     return "\n".join(lines)
 
 
