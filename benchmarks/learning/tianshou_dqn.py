@@ -28,7 +28,7 @@ import torch  # noqa: E402
 from tianshou.algorithm import DQN  # noqa: E402
 from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy  # noqa: E402
 from tianshou.algorithm.optim import AdamOptimizerFactory  # noqa: E402
-from tianshou.data import Collector, VectorReplayBuffer  # noqa: E402
+from tianshou.data import Batch, Collector, VectorReplayBuffer  # noqa: E402
 from tianshou.env import DummyVectorEnv  # noqa: E402
 from tianshou.trainer import OffPolicyTrainerParams  # noqa: E402
 from tianshou.utils.net.common import Net  # noqa: E402
@@ -49,6 +49,36 @@ SETTINGS = dict(
     buffer_size=20_000,
     batch_size=64,
 )
+
+
+def has_nan(value) -> bool:
+    """Whether `value` (an array or a Tianshou `Batch` of them) holds a NaN, read in place."""
+    if isinstance(value, Batch):
+        return any(has_nan(v) for v in value.values())
+    array = np.asarray(value)
+    return array.dtype.kind in "fc" and bool(np.isnan(array).any())
+
+
+class Buffer(VectorReplayBuffer):
+    """Tianshou's `VectorReplayBuffer` with its NaN check made cheap, the check unchanged.
+
+    Tianshou's trainer checks the whole buffer for NaNs after every collect (`hasnull`), and its
+    check copies the buffer first (``self[:]``, a deep copy) and then runs pandas' `isnull` over
+    every field: with a full 20,000-transition buffer that was most of the run's time (measured
+    with cProfile: 89 of 130 s of a 20,000-decision run). This reads the stored fields in place.
+    """
+
+    FIELDS = ("obs", "act", "rew", "terminated", "truncated", "done", "obs_next")
+
+    def hasnull(self) -> bool:
+        for field in self.FIELDS:
+            try:
+                value = getattr(self, field)
+            except AttributeError:  # not stored yet (an empty buffer)
+                continue
+            if has_nan(value):
+                return True
+        return False
 
 
 def greedy(net: Net, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -93,7 +123,7 @@ def curve(args, seed: int) -> common.Curve:
     envs = DummyVectorEnv([lambda: tianshou_env(table=table, opponents=frozen)] * s["training_envs"])
     envs.seed(seed)
     collector = Collector(
-        learner, envs, VectorReplayBuffer(s["buffer_size"], buffer_num=s["training_envs"]), exploration_noise=True
+        learner, envs, Buffer(s["buffer_size"], buffer_num=s["training_envs"]), exploration_noise=True
     )
     out = common.Curve(
         LEARNER,
