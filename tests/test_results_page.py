@@ -59,3 +59,16 @@ def test_the_verdict_on_greedy_follows_the_final_interval(summary):
             _, low, high = row["points"][-1]["win_share"]["greedy"]
             expected = "yes" if low > t["parity"] else "no" if high < t["parity"] else "not shown"
             assert row["beats_greedy"] == expected
+
+
+def test_every_learner_that_does_not_beat_greedy_says_why(summary):
+    page = report.PAGE.read_text()
+    sections = page.split("\n### ")[1:]
+    for table, t in summary["tables"].items():
+        for row in t["learners"]:
+            section = next(s for s in sections if s.startswith(f"{row['learner']} ({table})"))
+            said = "**Why it does not beat greedy here.**" in section
+            assert said == (row["beats_greedy"] != "yes"), (row["learner"], table)
+            if said:  # the trend it names is the summary's last two points against greedy
+                before, after = (100 * p["win_share"]["greedy"][0] for p in row["points"][-2:])
+                assert f"from {before:.1f}% to {after:.1f}%" in section

@@ -49,6 +49,29 @@ NOT_YET = {
 }
 """Why a learner has no results file yet, for the page (the runner exists for each)."""
 
+JAX_PPO = ("The same algorithm does pass greedy with more updates: at 2-player classic the JAX PPO of "
+           "[Qwixx in JAX](jax.md), at 16,384 decisions an update, is past it by its 200th update (about 3.3 "
+           "million decisions).")
+WHY = {
+    "sb3-ppo": "PPO at qwixx-train's defaults takes one update per 8,192 decisions (64 games x 128 steps), so "
+               "the budget is 25 updates. " + JAX_PPO,
+    "rllib-ppo": "PPO at `qwixx-train --engine rllib`'s defaults takes one update per 4,000 decisions, so the "
+                 "budget is about 50 updates. " + JAX_PPO,
+    "pufferlib-ppo": "CleanRL's PPO settings here take one update per 8,192 decisions (64 games x 128), so the "
+                     "budget is 25 updates, and it plays only its current self (no snapshots to hold it "
+                     "steady). " + JAX_PPO,
+    "agilerl-dqn": "It does not get past random play: the population of 4 splits the budget (50,000 decisions "
+                   "an agent), and AgileRL's DQN defaults learn slowly from a reward paid only at the game's "
+                   "end, tens of decisions later (1-step targets, learning rate 1e-4, a target network moved "
+                   "by 1e-3 at each learning step). Its win share against `random` stays near or below parity.",
+    "tianshou-dqn": "Tianshou's DQN quick-start settings (3-step targets, epsilon 0.1 throughout) learn from a "
+                    "reward paid only at the game's end, tens of decisions later.",
+    "selfplay-td": "Its own learner, TD(lambda) over afterstates, updates at every decision; at three players "
+                   "the budget ends while it is still climbing fast.",
+}
+"""Why a learner does not beat greedy within the budget, for the page: what its settings give it
+(the trend at the end is computed from the results, `trend`)."""
+
 
 def runs() -> list[dict[str, Any]]:
     """Every learner's results file, in page order."""
@@ -108,6 +131,15 @@ def summarise(files: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def trend(row: dict[str, Any]) -> str:
+    """How its win share against greedy moved over the last stretch between evaluations."""
+    before, after = row["points"][-2], row["points"][-1]
+    a, b = 100 * before["win_share"]["greedy"][0], 100 * after["win_share"]["greedy"][0]
+    way = "still climbing" if b - a >= 2 else "falling" if a - b >= 2 else "about flat"
+    return (f"Against `greedy` it went from {a:.1f}% to {b:.1f}% over its last "
+            f"{after['decisions'] - before['decisions']:,} decisions ({way}; the interquartile means).")
+
+
 def _pct(triple: list[float]) -> str:
     iqm, low, high = triple
     return f"{100 * iqm:.1f}% [{100 * low:.1f}, {100 * high:.1f}]"
@@ -130,8 +162,9 @@ def render(summary: dict[str, Any]) -> str:
         "",
         "A learner *beats greedy* when the interval of its final win share against `greedy` lies above",
         "parity, and does not when it lies below; otherwise the page says it is not shown. A \"no\" is",
-        "within this budget only: every learner here is still climbing at its end (see its table), and",
-        "none was tuned for Qwixx beyond the defaults its script names.",
+        "within this budget only, and each learner's section says why: whether it was still climbing at",
+        "its end, and what its settings give it. None was tuned for Qwixx beyond the defaults its",
+        "script names.",
         "",
         "Wall time is training time only (evaluations excluded) on the machine in each results file,",
         "a 2-core CPU shared with other work: compare it within a row, not across machines.",
@@ -163,6 +196,9 @@ def render(summary: dict[str, Any]) -> str:
                              + " | ".join(_pct(p["win_share"][o]) if o in p["win_share"] else "-"
                                           for o in common.OPPONENTS) + " |")
             lines.append("")
+            if row["beats_greedy"] != "yes":
+                why = WHY.get(row["learner"], "")
+                lines += [f"**Why it does not beat greedy here.** {trend(row)} {why}".rstrip(), ""]
     missing = [(name, table) for table in common.TABLES for name in ORDER
                if not any(r["learner"] == name for r in summary["tables"].get(table, {}).get("learners", []))]
     if missing:
