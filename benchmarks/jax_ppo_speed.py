@@ -48,9 +48,14 @@ from qwixx_env.training.jax_ppo import JaxPPOConfig, make_run  # noqa: E402
 
 def jax_rate(envs: int, steps: int, hidden: tuple[int, ...], updates: int) -> dict:
     cfg = JaxPPOConfig(
-        name="speed", num_envs=envs, num_steps=steps, hidden=hidden, total_decisions=envs * steps * updates * 2
+        name="speed",
+        num_envs=envs,
+        num_steps=steps,
+        hidden=hidden,
+        total_decisions=envs * steps * updates * 2,
+        num_snapshots=0,  # the learner in every seat: every decision trained on
     )
-    start, run = make_run(cfg)
+    start, run = make_run(cfg)[:2]
     runner = start(jax.random.PRNGKey(0))
     t0 = time.perf_counter()
     runner, _ = jax.block_until_ready(run(runner, updates))  # compiles

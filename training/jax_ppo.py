@@ -1,14 +1,19 @@
 """PPO self-play on the JAX game (`qwixx_env.jax`), in PureJaxRL's shape: the games, the policy and
-the updates compiled together, every seat played by the learner.
+the updates compiled together, every seat played by the learner or by one of its snapshots.
 
-`num_envs` games of the table are played side by side (`jax.vmap`), and in each the seat to
-decide is the learner (one network, every seat: self-play without snapshots). An update plays
-`num_steps` decisions in every game (`lax.scan`; a finished game restarts at once from its own
-generator), computes each seat's advantages along its own decisions (GAE with `gamma` and
-`gae_lambda`, a seat's reward being what the table paid it from its decision to its next one),
-then takes `update_epochs` passes of `num_minibatches` clipped-PPO steps (optax's Adam, the
-gradient's norm clipped). The updates between two evaluations run as one `jax.jit` call (a
-`lax.scan` over updates); with ``eval_every: 0`` the whole run is one call.
+`num_envs` games of the table are played side by side (`jax.vmap`). Each game, when it starts,
+draws a learning seat and its opponents: with probability `snapshot_share` one of the
+`num_snapshots` past networks kept in a pool plays every other seat, else the learner plays
+them all (self-play). The pool starts as copies of the first network and every `snapshot_every`
+updates the learner replaces its oldest member; with ``num_snapshots: 0`` every seat of every
+game is the learner. An update plays `num_steps` decisions in every game (`lax.scan`; a finished
+game restarts at once from its own generator, drawing its seats again), computes the learner's
+advantages along each of its seats' own decisions (GAE with `gamma` and `gae_lambda`, a seat's
+reward being what the table paid it from its decision to its next one), then takes
+`update_epochs` passes of `num_minibatches` clipped-PPO steps (optax's Adam, the gradient's norm
+clipped) over the learner's decisions only: a snapshot's decisions are played, not trained on.
+The updates between two evaluations run as one `jax.jit` call (a `lax.scan` over updates); with
+``eval_every: 0`` the whole run is one call.
 
 Every `eval_every` updates and at the end, the learner is written in the package's policy
 checkpoint format (`qwixx_env.nets.write_policy`: a tanh MLP over the observation, its logits
@@ -31,6 +36,7 @@ import argparse
 import dataclasses
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -78,6 +84,9 @@ class JaxPPOConfig:
     eval_every: int = 100  # updates between evaluations (0: at the end only)
     eval_games: int = 400  # arena games against each opponent (seats rotated)
     eval_opponents: tuple[str, ...] = ("random", "greedy")
+    num_snapshots: int = 4  # past learners kept as opponents (0: pure self-play, the learner in every seat)
+    snapshot_every: int = 20  # updates between two snapshots (the newest replaces the oldest)
+    snapshot_share: float = 0.5  # the chance that a game's other seats are a snapshot (drawn per game)
 
     def __post_init__(self) -> None:
         def bad(field: str, accepted: str) -> ValueError:
@@ -97,6 +106,8 @@ class JaxPPOConfig:
             ("eval_every", 0),
             ("eval_games", 1),
             ("seed", 0),
+            ("num_snapshots", 0),
+            ("snapshot_every", 1),
         ):
             value = getattr(self, field)
             if type(value) is not int or value < low:
@@ -107,7 +118,12 @@ class JaxPPOConfig:
             raise bad("num_minibatches", f"a divisor of num_envs * num_steps ({self.num_envs * self.num_steps})")
         if not self.hidden or any(type(h) is not int or h < 1 for h in self.hidden):
             raise bad("hidden", "one or more positive layer sizes, e.g. [128, 128]")
-        for field, low, high in (("gamma", 0.0, 1.0), ("gae_lambda", 0.0, 1.0), ("clip", 0.0, 1.0)):
+        for field, low, high in (
+            ("gamma", 0.0, 1.0),
+            ("gae_lambda", 0.0, 1.0),
+            ("clip", 0.0, 1.0),
+            ("snapshot_share", 0.0, 1.0),
+        ):
             value = getattr(self, field)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
                 raise bad(field, f"a number from {low} to {high}")
@@ -192,8 +208,11 @@ class Agent(eqx.Module):
 
     def __call__(self, obs: jax.Array, mask: jax.Array) -> tuple[jax.Array, jax.Array]:
         """(the legal actions' log-probabilities, -inf elsewhere; the value)."""
-        logits = jnp.where(mask, self.policy(obs), -1e9)
-        return jax.nn.log_softmax(logits), self.value(obs)[0]
+        return self.log_policy(obs, mask), self.value(obs)[0]
+
+    def log_policy(self, obs: jax.Array, mask: jax.Array) -> jax.Array:
+        """The legal actions' log-probabilities, -inf elsewhere (the policy alone: what a snapshot plays)."""
+        return jax.nn.log_softmax(jnp.where(mask, self.policy(obs), -1e9))
 
 
 def write_checkpoint(agent: Agent, path: Path, cfg: JaxPPOConfig, meta: dict[str, Any]) -> Path:
@@ -220,10 +239,21 @@ class Step(NamedTuple):
     mask: jax.Array
     seat: jax.Array
     action: jax.Array
-    logp: jax.Array
+    logp: jax.Array  # the learner's log-probability of the action (a snapshot's decision too)
     value: jax.Array
     rewards: jax.Array  # (B, P): every seat's reward for this step
     done: jax.Array  # the step ended the game (before it restarted)
+    learn: jax.Array  # the decision is the learner's: it enters the loss (a snapshot's does not)
+
+
+class Snapshots(NamedTuple):
+    """The learner's past networks, and which of them plays which game."""
+
+    pool: Agent  # every array with a leading axis of num_snapshots: the past networks
+    oldest: jax.Array  # () int32: the slot the next snapshot replaces
+    updates: jax.Array  # () int32: updates so far, which time the snapshots
+    learner: jax.Array  # (B,) int32: each game's learning seat
+    opponent: jax.Array  # (B,) int32: the slot playing each game's other seats, -1 for the learner
 
 
 class Runner(NamedTuple):
@@ -231,16 +261,27 @@ class Runner(NamedTuple):
     opt_state: Any
     games: State
     key: jax.Array
+    snapshots: Snapshots | None = None  # None with num_snapshots 0
+
+
+class PPO(NamedTuple):
+    """The functions of a run (`make_run`); `rollout` and `loss` are its parts, for tests."""
+
+    start: Callable[[jax.Array], Runner]  # the first Runner from a key
+    run: Callable[[Runner, int], tuple[Runner, dict[str, jax.Array]]]  # jitted: `updates` updates
+    rollout: Callable[[Runner], tuple[Runner, Step]]  # one update's decisions, (T, B) steps
+    loss: Callable[..., Any]  # (agent, flat steps, advantages, targets) -> (total, aux)
 
 
 def _select(cond: jax.Array, a, b):
     return jax.tree.map(lambda x, y: jnp.where(cond.reshape(cond.shape + (1,) * (x.ndim - 1)), x, y), a, b)
 
 
-def make_run(cfg: JaxPPOConfig):
-    """(the first `Runner` from a key, a jitted ``run(runner, updates) -> (runner, metrics)``)."""
+def make_run(cfg: JaxPPOConfig) -> PPO:
+    """The run's functions: the first `Runner` from a key, a jitted ``run(runner, updates) ->
+    (runner, metrics)``, and its parts."""
     env = Qwixx(cfg.table)
-    B, T, P = cfg.num_envs, cfg.num_steps, env.num_players
+    B, T, P, K = cfg.num_envs, cfg.num_steps, env.num_players, cfg.num_snapshots
     batch = B * T
     minibatch = batch // cfg.num_minibatches
     steps_total = cfg.num_updates * cfg.update_epochs * cfg.num_minibatches
@@ -250,38 +291,72 @@ def make_run(cfg: JaxPPOConfig):
     observe, mask_of = jax.vmap(env.observe), jax.vmap(env.legal_action_mask)
     step_games, over_of = jax.vmap(env.step), jax.vmap(env.terminated)
 
+    def draw_seats(key: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """Each game's learning seat, and the snapshot playing its other seats (-1: the learner)."""
+        k_seat, k_slot, k_share = jax.random.split(key, 3)
+        slot = jax.random.randint(k_slot, (B,), 0, K)
+        against = jax.random.uniform(k_share, (B,)) < cfg.snapshot_share
+        return jax.random.randint(k_seat, (B,), 0, P), jnp.where(against, slot, -1)
+
     def start(key: jax.Array) -> Runner:
         k_agent, k_games, key = jax.random.split(key, 3)
         agent = Agent(env.observation_size, env.num_actions, cfg.hidden, k_agent)
-        return Runner(agent, optimizer.init(agent), init_games(jax.random.split(k_games, B)), key)
+        runner = Runner(agent, optimizer.init(agent), init_games(jax.random.split(k_games, B)), key)
+        if not K:
+            return runner
+        key, k_seats = jax.random.split(key)
+        pool = jax.tree.map(lambda x: jnp.stack([x] * K), agent)  # the first network, K times
+        zero = jnp.zeros((), jnp.int32)
+        return runner._replace(key=key, snapshots=Snapshots(pool, zero, zero, *draw_seats(k_seats)))
 
     def play(carry, _):
-        agent, games, key = carry
-        key, pick, fresh = jax.random.split(key, 3)
+        agent, games, snaps, key = carry
+        keys = jax.random.split(key, 3 if snaps is None else 4)  # without snapshots, the keys of before
+        key, pick, fresh = keys[:3]
         obs, mask = observe(games, games.turn), mask_of(games)
         logp_all, value = jax.vmap(agent)(obs, mask)
-        action = jax.random.categorical(pick, logp_all, axis=-1)
+        if snaps is None:
+            learn, acting = jnp.ones(B, bool), logp_all
+        else:
+            learn = (snaps.opponent < 0) | (games.turn == snaps.learner)
+            # every snapshot on every game (K small dense passes), then each game's own
+            theirs = jax.vmap(lambda a: jax.vmap(a.log_policy)(obs, mask))(snaps.pool)  # (K, B, A)
+            theirs = theirs[jnp.maximum(snaps.opponent, 0), jnp.arange(B)]
+            acting = jnp.where(learn[:, None], logp_all, theirs)
+        action = jax.random.categorical(pick, acting, axis=-1)
         after = step_games(games, action)
         done = over_of(after)
         logp = jnp.take_along_axis(logp_all, action[:, None], axis=1)[:, 0]
-        step = Step(obs, mask, games.turn, action, logp, value, after.rewards, done)
-        return (agent, _select(done, init_games(jax.random.split(fresh, B)), after), key), step
+        step = Step(obs, mask, games.turn, action, logp, value, after.rewards, done, learn)
+        games = _select(done, init_games(jax.random.split(fresh, B)), after)
+        if snaps is not None:  # a new game draws its seats again
+            learner, opponent = draw_seats(keys[3])
+            snaps = snaps._replace(
+                learner=jnp.where(done, learner, snaps.learner), opponent=jnp.where(done, opponent, snaps.opponent)
+            )
+        return (agent, games, snaps, key), step
+
+    def rollout(runner: Runner) -> tuple[Runner, Step]:
+        carry = (runner.agent, runner.games, runner.snapshots, runner.key)
+        (_, games, snaps, key), steps = jax.lax.scan(play, carry, None, length=T)
+        return runner._replace(games=games, snapshots=snaps, key=key), steps
 
     def advantages(steps: Step, last_values: jax.Array) -> jax.Array:
-        """Each decision's advantage along its seat's own decisions in its game (GAE)."""
+        """Each of the learner's decisions' advantage along its seat's own decisions in its game
+        (GAE); a snapshot's decisions neither get one nor pass one on."""
 
         def back(carry, s: Step):
             next_value, next_adv, paid = carry
             keep = ~s.done[:, None]  # a game that ended here: what came later is the next game's
             next_value, next_adv, paid = next_value * keep, next_adv * keep, paid * keep
             paid = paid + s.rewards
-            mine = jnp.arange(P) == s.seat[:, None]
+            mine = (jnp.arange(P) == s.seat[:, None]) & s.learn[:, None]
             pick = lambda x: (x * mine).sum(axis=1)  # noqa: E731
             delta = pick(paid) + cfg.gamma * pick(next_value) - s.value
             adv = delta + cfg.gamma * cfg.gae_lambda * pick(next_adv)
             next_value = jnp.where(mine, s.value[:, None], next_value)
             next_adv = jnp.where(mine, adv[:, None], next_adv)
-            return (next_value, next_adv, jnp.where(mine, 0.0, paid)), adv
+            return (next_value, next_adv, jnp.where(mine, 0.0, paid)), jnp.where(s.learn, adv, 0.0)
 
         zero = jnp.zeros((B, P))
         _, adv = jax.lax.scan(back, (last_values, zero, zero), steps, reverse=True)
@@ -290,20 +365,33 @@ def make_run(cfg: JaxPPOConfig):
     def loss(agent: Agent, s: Step, adv: jax.Array, target: jax.Array):
         logp_all, value = jax.vmap(agent)(s.obs, s.mask)
         logp = jnp.take_along_axis(logp_all, s.action[:, None], axis=1)[:, 0]
-        ratio = jnp.exp(logp - s.logp)
-        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-        policy_loss = -jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - cfg.clip, 1 + cfg.clip) * adv).mean()
+        if not K:  # every row is the learner's
+
+            def mean(x: jax.Array) -> jax.Array:
+                return x.mean()
+
+            ratio = jnp.exp(logp - s.logp)
+            adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+        else:  # the learner's rows only; a snapshot's row weighs nothing (ratio 1, advantage 0)
+
+            def mean(x: jax.Array) -> jax.Array:
+                return jnp.where(s.learn, x, 0.0).sum() / jnp.maximum(s.learn.sum(), 1)
+
+            ratio = jnp.exp(jnp.where(s.learn, logp - s.logp, 0.0))
+            centred = adv - mean(adv)
+            adv = jnp.where(s.learn, centred / (jnp.sqrt(mean(centred**2)) + 1e-8), 0.0)
+        policy_loss = -mean(jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - cfg.clip, 1 + cfg.clip) * adv))
         clipped = s.value + jnp.clip(value - s.value, -cfg.clip, cfg.clip)
-        value_loss = 0.5 * jnp.maximum((value - target) ** 2, (clipped - target) ** 2).mean()
-        entropy = -jnp.where(s.mask, jnp.exp(logp_all) * logp_all, 0.0).sum(axis=1).mean()
+        value_loss = 0.5 * mean(jnp.maximum((value - target) ** 2, (clipped - target) ** 2))
+        entropy = mean(-jnp.where(s.mask, jnp.exp(logp_all) * logp_all, 0.0).sum(axis=1))
         total = policy_loss + cfg.vf_coef * value_loss - cfg.ent_coef * entropy
-        return total, (policy_loss, value_loss, entropy, ((ratio - 1) - jnp.log(ratio)).mean())
+        return total, (policy_loss, value_loss, entropy, mean((ratio - 1) - jnp.log(ratio)))
 
     grad_fn = jax.value_and_grad(loss, has_aux=True)
 
     def update(runner: Runner, _):
-        agent, opt_state, games, key = runner
-        (agent, games, key), steps = jax.lax.scan(play, (agent, games, key), None, length=T)
+        runner, steps = rollout(runner)
+        agent, opt_state, games, key, snaps = runner
         # each seat's value where the rollout stops: its next decision's value, bootstrapped
         last_values = jnp.stack(
             [jax.vmap(agent)(observe(games, jnp.full(B, s)), mask_of(games))[1] for s in range(P)], axis=1
@@ -330,13 +418,20 @@ def make_run(cfg: JaxPPOConfig):
         (agent, opt_state, key), aux = jax.lax.scan(epoch, (agent, opt_state, key), None, length=cfg.update_epochs)
         metrics = {name: x.mean() for name, x in zip(("policy_loss", "value_loss", "entropy", "approx_kl"), aux)}
         metrics["games_finished"] = steps.done.sum()
-        return Runner(agent, opt_state, games, key), metrics
+        metrics["learner_decisions"] = steps.learn.sum()
+        if snaps is not None:  # every snapshot_every updates the learner replaces the oldest snapshot
+            count = snaps.updates + 1
+            refresh, oldest = count % cfg.snapshot_every == 0, snaps.oldest
+            pool = jax.tree.map(lambda p, x: jnp.where(refresh, p.at[oldest].set(x), p), snaps.pool, agent)
+            oldest = jnp.where(refresh, (oldest + 1) % K, oldest)
+            snaps = snaps._replace(pool=pool, oldest=oldest, updates=count)
+        return Runner(agent, opt_state, games, key, snaps), metrics
 
     @eqx.filter_jit
     def run(runner: Runner, updates: int):
         return jax.lax.scan(update, runner, None, length=updates)
 
-    return start, run
+    return PPO(start, run, rollout, loss)
 
 
 # --- the run on the host: chunks of updates, evaluations, the files ------------------------------------
@@ -350,12 +445,13 @@ def train(cfg: JaxPPOConfig, out: Path, *, log=print) -> dict[str, Any]:
         raise ValueError(f"out: {str(out)!r} already holds files; expected a new or empty folder")
     out.mkdir(parents=True, exist_ok=True)
     write_atomically(out / "config.json", (json.dumps(cfg.to_dict(), indent=2) + "\n").encode())
-    start, run = make_run(cfg)
-    runner = start(jax.random.PRNGKey(cfg.seed))
+    ppo = make_run(cfg)
+    runner = ppo.start(jax.random.PRNGKey(cfg.seed))
     per_update = cfg.num_envs * cfg.num_steps
     chunk = cfg.eval_every or cfg.num_updates
     curve: list[dict[str, Any]] = []
-    done = 0
+    done = learned = 0  # updates; the learner's decisions (a snapshot's are played, not trained on)
+    counts: dict[str, int] = {}
     train_seconds = steady_seconds = 0.0
     steady_decisions = 0
     compiled: set[int] = set()  # chunk lengths compiled: a first call of a length compiles, timed apart
@@ -365,7 +461,7 @@ def train(cfg: JaxPPOConfig, out: Path, *, log=print) -> dict[str, Any]:
     while done < cfg.num_updates:
         n = min(chunk, cfg.num_updates - done)
         t0 = time.perf_counter()
-        runner, metrics = jax.block_until_ready(run(runner, n))
+        runner, metrics = jax.block_until_ready(ppo.run(runner, n))
         took = time.perf_counter() - t0
         train_seconds += took
         if n in compiled:
@@ -373,7 +469,9 @@ def train(cfg: JaxPPOConfig, out: Path, *, log=print) -> dict[str, Any]:
             steady_decisions += n * per_update
         compiled.add(n)
         done += n
-        path = write_checkpoint(runner.agent, out / "latest", cfg, {"updates": done, "decisions": done * per_update})
+        learned += int(np.asarray(metrics["learner_decisions"]).sum())
+        counts = {"updates": done, "decisions": done * per_update, "learner_decisions": learned}
+        path = write_checkpoint(runner.agent, out / "latest", cfg, counts)
         result = evaluate(
             policy_factory(NumpyPolicy.load(path)),
             opponents,
@@ -384,12 +482,11 @@ def train(cfg: JaxPPOConfig, out: Path, *, log=print) -> dict[str, Any]:
             seed=EVAL_SEED,
         )
         row = {
-            "updates": done,
-            "decisions": done * per_update,
+            **counts,
             "wall_seconds": time.perf_counter() - began,
             "train_seconds": train_seconds,
             "decisions_per_second": steady_decisions / steady_seconds if steady_seconds else None,
-            **{k: float(np.asarray(v)[-1]) for k, v in metrics.items()},
+            **{k: float(np.asarray(v)[-1]) for k, v in metrics.items() if k != "learner_decisions"},
             "games_finished_last_update": int(np.asarray(metrics["games_finished"])[-1]),
             "eval": result,
         }
@@ -397,15 +494,11 @@ def train(cfg: JaxPPOConfig, out: Path, *, log=print) -> dict[str, Any]:
         write_atomically(out / "curve.json", (json.dumps(curve, indent=2) + "\n").encode())
         speed = f"{row['decisions_per_second']:,.0f}/s" if row["decisions_per_second"] else "compiling"
         log(
-            f"update {done}/{cfg.num_updates}: {row['decisions']:,} decisions ({speed}); "
+            f"update {done}/{cfg.num_updates}: {row['decisions']:,} decisions ({speed}), "
+            f"{learned:,} of them the learner's; "
             f"entropy {row['entropy']:.3f}; {summary(result)}"
         )
-    write_checkpoint(
-        runner.agent,
-        out / "final",
-        cfg,
-        {"updates": done, "decisions": done * per_update, "train_seconds": train_seconds},
-    )
+    write_checkpoint(runner.agent, out / "final", cfg, {**counts, "train_seconds": train_seconds})
     return curve[-1]
 
 
