@@ -38,6 +38,7 @@ EXTRAS: dict[str, dict[str, str]] = {
     "agilerl": {"torch": "torch", "agilerl": "agilerl", "peft": "peft"},  # peft: AgileRL imports it, undeclared
     "benchmarl": {"torch": "torch", "torchrl": "torchrl", "tensordict": "tensordict", "benchmarl": "benchmarl"},
     "jax": {"jax": "jax", "jaxlib": "jaxlib", "equinox": "equinox", "optax": "optax", "yaml": "PyYAML"},
+    "pgx": {"pgx": "pgx"},  # and the jax extra, which it installs
 }
 """{extra: {module imported: package installed}}: the modules the package imports from each extra."""
 
