@@ -41,6 +41,7 @@ TINY = {
 def test_the_shipped_config_loads_and_bad_values_are_named():
     cfg = load_config("jax_ppo_classic_2p")
     assert cfg.num_players == 2 and cfg.num_updates > 0
+    assert cfg.num_snapshots == 4 and config_from_dict(TINY).num_snapshots == 0  # a config without them: self-play
     with pytest.raises(ValueError, match="unknown keys \\['bogus'\\]"):
         config_from_dict({**TINY, "bogus": 1})
     with pytest.raises(ValueError, match="num_minibatches: got 3"):
@@ -58,7 +59,7 @@ def test_the_shipped_config_loads_and_bad_values_are_named():
 
 def test_a_tiny_run_exports_a_bot_that_plays(tmp_path):
     config = tmp_path / "tiny.yaml"
-    config.write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in TINY.items()))
+    config.write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in {**TINY, "num_snapshots": 2}.items()))
     out = tmp_path / "run"
     assert qwixx_train(["--engine", "jax", str(config), "--out", str(out)]) == 0
     curve = json.loads((out / "curve.json").read_text())

@@ -84,7 +84,8 @@ class JaxPPOConfig:
     eval_every: int = 100  # updates between evaluations (0: at the end only)
     eval_games: int = 400  # arena games against each opponent (seats rotated)
     eval_opponents: tuple[str, ...] = ("random", "greedy")
-    num_snapshots: int = 4  # past learners kept as opponents (0: pure self-play, the learner in every seat)
+    num_snapshots: int = 0  # past learners kept as opponents (0, the default of configs written before
+    # snapshots: pure self-play, the learner in every seat; the shipped config keeps 4)
     snapshot_every: int = 20  # updates between two snapshots (the newest replaces the oldest)
     snapshot_share: float = 0.5  # the chance that a game's other seats are a snapshot (drawn per game)
 
