@@ -29,6 +29,7 @@ The layers point one way: training imports the rest of `qwixx_env`, never the re
 """
 
 import argparse
+import importlib
 import sys
 from importlib import resources
 
@@ -107,6 +108,15 @@ def _show(name: str) -> int:
     return 0
 
 
+ENGINES: dict[str, tuple[str, list[str] | None, str]] = {
+    "selfplay": ("train", ["torch", "yaml"], "qwixx_env.training.selfplay"),
+    "jax": ("jax", None, "qwixx_env.training.jax_ppo"),
+    "rllib": ("rllib", None, "qwixx_env.training.rllib"),
+}
+"""The engines other than SB3's: each one's extra, the modules of it that it needs (None: all)
+and the module whose ``main`` takes the rest of the command line."""
+
+
 def main(argv: list[str] | None = None) -> int:
     """``qwixx-train``: `qwixx_env.training.train.main`, once the train extra is known to be installed
     (else a one-line error saying what to install, and exit status 2). ``--engine rllib`` runs
@@ -131,33 +141,14 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{name:<24} {line}")
             return 0
         return _show(args.show)
-    if engine == "selfplay":
-        absent = extras.missing("train", ["torch", "yaml"])
+    if engine in ENGINES:
+        extra, modules, module = ENGINES[engine]
+        absent = extras.missing(extra, modules)
         if absent:
-            print(f"error: {extras.needs('qwixx-train --engine selfplay', 'train', absent)}", file=sys.stderr)
+            print(f"error: {extras.needs(f'qwixx-train --engine {engine}', extra, absent)}", file=sys.stderr)
             return 2
-        # imported only now: it needs torch and PyYAML (the train extra), checked just above
-        from qwixx_env.training.selfplay import main as train_selfplay
-
-        return train_selfplay(argv)
-    if engine == "jax":
-        absent = extras.missing("jax")
-        if absent:
-            print(f"error: {extras.needs('qwixx-train --engine jax', 'jax', absent)}", file=sys.stderr)
-            return 2
-        # imported only now: it needs the jax extra, checked just above
-        from qwixx_env.training.jax_ppo import main as train_jax
-
-        return train_jax(argv)
-    if engine == "rllib":
-        absent = extras.missing("rllib")
-        if absent:
-            print(f"error: {extras.needs('qwixx-train --engine rllib', 'rllib', absent)}", file=sys.stderr)
-            return 2
-        # imported only now: it needs the rllib extra, whose presence is checked just above
-        from qwixx_env.training.rllib import main as train_rllib
-
-        return train_rllib(argv)
+        # imported only now: it needs its extra, whose presence is checked just above
+        return importlib.import_module(module).main(argv)
     absent = extras.missing("train")
     if absent:
         print(f"error: {extras.needs('qwixx-train', 'train', absent)}; the guide: {DOCS}", file=sys.stderr)

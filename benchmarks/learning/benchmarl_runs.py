@@ -37,6 +37,7 @@ import warnings
 
 import common  # the learner scripts put this folder on sys.path
 import numpy as np
+import torch
 from benchmarl.algorithms import IppoConfig, MappoConfig, QmixConfig
 from benchmarl.experiment import Callback, Experiment, ExperimentConfig
 from benchmarl.models import MlpConfig
@@ -170,6 +171,7 @@ def main(algorithm: str) -> None:
         f"BenchMARL's {algorithm.upper()} on the Qwixx task with "
         "BenchMARL's default settings, from scratch, every seat a learner",
     )
+    torch.set_num_threads(1)  # one core a run, as the other runners (two runs share this 2-core machine)
     curves = [run(algorithm, args.table, seed, args) for seed in args.seeds]
     if not args.quick:
         grouping = (
