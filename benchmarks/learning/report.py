@@ -39,13 +39,16 @@ REPS = 2_000
 ORDER = ("sb3-ppo", "rllib-ppo", "benchmarl-ippo", "benchmarl-mappo", "benchmarl-qmix", "tianshou-dqn",
          "agilerl-dqn", "pufferlib-ppo", "selfplay-td")
 """The learners in the order the page lists them (any other after them, by name)."""
+BENCHMARL = ("BenchMARL's default batch is 6,000 frames, trained on by {steps}. Here (2-player classic, one torch "
+             "thread, one batch run to its first point) it took {cpu} CPU-seconds in all for {decisions:,} of the "
+             "evaluated network's decisions, so the budget is about {batches} batches a seed. The nine BenchMARL runs "
+             "of a table need on the order of ten CPU-hours at these rates, more than a session of this 2-core "
+             "machine has: not run yet; they are the runs to take to a larger machine")
 NOT_YET = {
-    "benchmarl-ippo": "BenchMARL trained about 20 decisions a second here (IPPO, 2-player classic, one default "
-                      "batch on the shared 2-core machine): about 3 hours a seed for the budget; not run yet",
-    "benchmarl-mappo": "slower than IPPO here (one default batch did not finish in 15 minutes); not run yet",
-    "benchmarl-qmix": "one default batch did not finish in 20 minutes here; not run yet",
-    "tianshou-dqn": "about 130 decisions a second here (`DummyVectorEnv` steps one game at a time): the first seed "
-                    "was stopped unfinished; not run yet",
+    "benchmarl-ippo": BENCHMARL.format(steps="45 passes of 15 minibatches", cpu=152, decisions=9_000, batches=23),
+    "benchmarl-mappo": BENCHMARL.format(steps="45 passes of 15 minibatches", cpu=183, decisions=9_000, batches=23),
+    "benchmarl-qmix": BENCHMARL.format(steps="1,000 optimizer steps", cpu=191, decisions=4_555, batches=44),
+    "tianshou-dqn": "not run yet",
 }
 """Why a learner has no results file yet, for the page (the runner exists for each)."""
 
@@ -64,8 +67,10 @@ WHY = {
                    "an agent), and AgileRL's DQN defaults learn slowly from a reward paid only at the game's "
                    "end, tens of decisions later (1-step targets, learning rate 1e-4, a target network moved "
                    "by 1e-3 at each learning step). Its win share against `random` stays near or below parity.",
-    "tianshou-dqn": "Tianshou's DQN quick-start settings (3-step targets, epsilon 0.1 throughout) learn from a "
-                    "reward paid only at the game's end, tens of decisions later.",
+    "tianshou-dqn": "It learns to beat `random` early and then stalls against `greedy`: Tianshou's DQN "
+                    "quick-start settings learn from a reward paid only at the game's end, tens of decisions later, "
+                    "with 3-step targets, exploration held at epsilon 0.1 throughout, and a 20,000-transition "
+                    "buffer that holds only the last tenth of the run.",
     "selfplay-td": "Its own learner, TD(lambda) over afterstates, updates at every decision; at three players "
                    "the budget ends while it is still climbing fast.",
 }
@@ -188,7 +193,7 @@ def render(summary: dict[str, Any]) -> str:
             lines += [f"### {row['learner']} ({table})", "",
                       f"{row['library']} ({', '.join(f'{k} {v}' for k, v in row['versions'].items())}), "
                       f"{row['algorithm']}; seeds {', '.join(map(str, row['seeds']))}; {row['deals']} deals per "
-                      f"opponent at each point. {row['notes']}.", "",
+                      f"opponent at each point. {row['notes'].rstrip('.')}.", "",
                       "| decisions | training time | vs random | vs greedy | vs heuristic |",
                       "|---|---|---|---|---|"]
             for p in row["points"]:
