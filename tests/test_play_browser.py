@@ -86,7 +86,8 @@ def wait(driver, condition, timeout=20):
 
 def open_page(driver, url):
     driver.get(url)
-    wait(driver, "return document.body.dataset.ready === '1'")
+    # null-safe: on a loaded machine the driver can run this while the document has no body yet
+    wait(driver, "return document.body !== null && document.body.dataset.ready === '1'")
 
 
 def start(driver, players, seed, speed="0"):
