@@ -39,15 +39,15 @@ REPS = 2_000
 ORDER = ("sb3-ppo", "rllib-ppo", "benchmarl-ippo", "benchmarl-mappo", "benchmarl-qmix", "tianshou-dqn",
          "agilerl-dqn", "pufferlib-ppo", "selfplay-td")
 """The learners in the order the page lists them (any other after them, by name)."""
-BENCHMARL = ("BenchMARL's default batch is 6,000 frames, trained on by {steps}. Here (2-player classic, one torch "
-             "thread, one batch run to its first point) it took {cpu} CPU-seconds in all for {decisions:,} of the "
-             "evaluated network's decisions, so the budget is about {batches} batches a seed. The nine BenchMARL runs "
-             "of a table need on the order of ten CPU-hours at these rates, more than a session of this 2-core "
-             "machine has: not run yet; they are the runs to take to a larger machine")
 NOT_YET = {
-    "benchmarl-ippo": BENCHMARL.format(steps="45 passes of 15 minibatches", cpu=152, decisions=9_000, batches=23),
-    "benchmarl-mappo": BENCHMARL.format(steps="45 passes of 15 minibatches", cpu=183, decisions=9_000, batches=23),
-    "benchmarl-qmix": BENCHMARL.format(steps="1,000 optimizer steps", cpu=191, decisions=4_555, batches=44),
+    "benchmarl-ippo": "not run yet at this table; its 2-player runs took about 15 CPU-minutes a seed (900 "
+    "CPU-seconds each, evaluations included) on this 2-core machine, where time ran out before these",
+    "benchmarl-mappo": "not run yet, for want of time on this 2-core machine: one default batch (6,000 frames, "
+    "9,000 decisions at 2 players), timed alone with its setup and evaluations, took 183 CPU-seconds against "
+    "IPPO's 152, whose full 2-player runs took about 15 CPU-minutes a seed",
+    "benchmarl-qmix": "not run yet, for want of time on this 2-core machine: one default batch (6,000 frames, "
+    "4,555 of the evaluated seat's decisions at 2 players, so about 44 batches for the budget against IPPO's 23), "
+    "timed alone with its setup and evaluations, took 191 CPU-seconds against IPPO's 152",
     "tianshou-dqn": "not run yet",
 }
 """Why a learner has no results file yet, for the page (the runner exists for each)."""
@@ -67,6 +67,8 @@ WHY = {
                    "an agent), and AgileRL's DQN defaults learn slowly from a reward paid only at the game's "
                    "end, tens of decisions later (1-step targets, learning rate 1e-4, a target network moved "
                    "by 1e-3 at each learning step). Its win share against `random` stays near or below parity.",
+    "benchmarl-ippo": "BenchMARL's PPO takes one update per batch of 6,000 frames (about 9,000 decisions at 2 "
+    "players; 45 passes of 15 minibatches each), so the budget is about 23 updates. " + JAX_PPO,
     "tianshou-dqn": "It learns to beat `random` early and then stalls against `greedy`: Tianshou's DQN "
                     "quick-start settings learn from a reward paid only at the game's end, tens of decisions later, "
                     "with 3-step targets, exploration held at epsilon 0.1 throughout, and a 20,000-transition "
