@@ -40,8 +40,6 @@ ORDER = ("sb3-ppo", "rllib-ppo", "benchmarl-ippo", "benchmarl-mappo", "benchmarl
          "agilerl-dqn", "pufferlib-ppo", "selfplay-td")
 """The learners in the order the page lists them (any other after them, by name)."""
 NOT_YET = {
-    "benchmarl-ippo": "not run yet at this table; its 2-player runs took about 15 CPU-minutes a seed (900 "
-    "CPU-seconds each, evaluations included) on this 2-core machine, where time ran out before these",
     "benchmarl-mappo": "not run yet, for want of time on this 2-core machine: one default batch (6,000 frames, "
     "9,000 decisions at 2 players), timed alone with its setup and evaluations, took 183 CPU-seconds against "
     "IPPO's 152, whose full 2-player runs took about 15 CPU-minutes a seed",
