@@ -46,7 +46,6 @@ NOT_YET = {
     "benchmarl-qmix": "not run yet, for want of time on this 2-core machine: one default batch (6,000 frames, "
     "4,555 of the evaluated seat's decisions at 2 players, so about 44 batches for the budget against IPPO's 23), "
     "timed alone with its setup and evaluations, took 191 CPU-seconds against IPPO's 152",
-    "tianshou-dqn": "not run yet",
 }
 """Why a learner has no results file yet, for the page (the runner exists for each)."""
 
