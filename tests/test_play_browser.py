@@ -25,6 +25,7 @@ pytest.importorskip("selenium", reason="needs selenium (the test extra)")
 pytest.importorskip("uvicorn", reason="needs the play extra (uvicorn)")
 
 from selenium import webdriver  # noqa: E402
+from selenium.common.exceptions import TimeoutException  # noqa: E402
 from selenium.webdriver.chrome.options import Options  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
@@ -80,8 +81,35 @@ def second_browser():
     driver.quit()
 
 
+# What the page shows and holds when a wait runs out: its toast, its dataset and its state.
+PAGE_STATE = """
+const t = document.getElementById("toast");
+const s = typeof S === "undefined" ? null : S;
+const g = s && s.game;
+return JSON.stringify({toast: t && !t.hidden ? t.textContent : null,
+  dataset: document.body ? {...document.body.dataset} : null,
+  playing: s && s.playing, sending: typeof sendMove === "undefined" ? null : !!sendMove.busy,
+  game: g ? {id: g.id, decisions: g.decisions, to_decide: g.to_decide, you: g.you} : null});
+"""
+
+
 def wait(driver, condition, timeout=20):
-    return WebDriverWait(driver, timeout, poll_frequency=0.02).until(lambda d: d.execute_script(condition))
+    """Wait until the script `condition` returns true; on a timeout, fail naming the condition and
+    what the page shows (an error toast above all), not with Selenium's empty message."""
+    try:
+        return WebDriverWait(driver, timeout, poll_frequency=0.02).until(lambda d: d.execute_script(condition))
+    except TimeoutException:
+        try:
+            state = driver.execute_script(PAGE_STATE)
+        except Exception as err:  # the page itself does not answer
+            state = f"(the page does not answer: {err})"
+        raise AssertionError(f"after {timeout} s, still not true: {condition}\nthe page: {state}") from None
+
+
+def idle(driver):
+    """Wait until the page takes a click: nothing being shown or sent, no cover, options drawn."""
+    wait(driver, "return !S.playing && !sendMove.busy && !document.body.dataset.cover && "
+                 "!!document.querySelector('#play-options .option')")
 
 
 def open_page(driver, url):
@@ -785,6 +813,7 @@ def test_a_three_row_sheet_of_mixed_colours_is_drawn_from_the_variant(site, brow
     browser.get("about:blank")
     browser.get(f"{url}#join={game.id}.{game.seat_secrets[0]}")
     wait(browser, "return document.body.dataset.turn === 'you'")
+    idle(browser)
     drawn = browser.execute_script(SHEET_DRAWN)
     red, purple, grey = "rgb(211, 47, 58)", "rgb(128, 0, 128)", "rgb(138, 143, 152)"
     assert [r[:2] for r in drawn["rows"]] == [["top", "Top"], ["middle", "Middle"], ["bottom", "Bottom"]]
@@ -802,8 +831,10 @@ def test_a_three_row_sheet_of_mixed_colours_is_drawn_from_the_variant(site, brow
     mark = game.session.legal()[0]["mark"]
     assert option.text.split("\n")[-1] == f"Cross {mark['row']} {mark['number']}"
     option.click()  # and the game goes on from the page
-    wait(browser, "return +document.body.dataset.decisions >= 1", timeout=180)
-    assert game.decisions >= 1
+    taken_or_refused = "+document.body.dataset.decisions >= 1 || !!document.querySelector('#toast.bad:not([hidden])')"
+    wait(browser, f"return {taken_or_refused}", timeout=180)
+    toast = browser.find_element(By.ID, "toast")
+    assert game.decisions >= 1, f"the move was not taken: {toast.text if toast.is_displayed() else '(no toast)'}"
 
 
 # --- getting ready ---------------------------------------------------------------------------
