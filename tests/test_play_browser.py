@@ -768,6 +768,43 @@ def test_a_solo_game_ends_with_the_score_not_a_win(site, browser):
     assert browser.find_elements(By.CSS_SELECTOR, ".badge.winner, .result.win") == []
 
 
+
+# Every answer to the page's games list (GET /api/games) arrives late, after anything asked later.
+SLOW_GAMES_LIST = """
+const send = window.fetch.bind(window);
+window.fetch = async (path, init) => {
+  const answer = await send(path, init);
+  if (path === "/api/games" && (!init || !init.method || init.method === "GET")) {
+    await new Promise((done) => setTimeout(done, 1500));
+  }
+  return answer;
+};
+"""
+
+
+def test_a_join_link_keeps_its_seat_when_the_games_list_answers_late(site, second_browser):
+    """The page asks for its games list as it opens, before the join link's seat is kept; that
+    answer cannot list the new game, and arriving after the join must not drop its seat (the
+    move that follows would be refused for want of the seat's secret)."""
+    app, url = site
+    games = app.state.games
+    new = parse_new_game({"players": 1, "bots": [], "seed": 5})
+    game = Game(games.new_id(), new, make_bots(new))
+    games.add(game.id, game)
+    second_browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": SLOW_GAMES_LIST})
+    second_browser.get(f"{url}#join={game.id}.{game.seat_secrets[0]}")
+    wait(second_browser, "return document.body.dataset.turn === 'you'")
+    # the list asked for at the start has answered (its first option counts the games held)
+    wait(second_browser, "return document.getElementById('games-list').options.length > 0", timeout=30)
+    kept = second_browser.execute_script(f"return seatsOf('{game.id}')")
+    assert kept == {"0": game.seat_secrets[0]}
+    idle(second_browser)
+    second_browser.find_element(By.CSS_SELECTOR, "#play-options .option:first-child").click()
+    wait(second_browser, "return +document.body.dataset.decisions >= 1 || "
+                         "!!document.querySelector('#toast.bad:not([hidden])')")
+    toast = second_browser.find_element(By.ID, "toast")
+    assert game.decisions == 1, f"the move was not taken: {toast.text if toast.is_displayed() else '(no toast)'}"
+
 # three rows: top and middle mix a colour the page has shades for (red), a CSS colour it has not
 # (purple) and a name no CSS knows (tangerine, drawn grey); bottom is all purple
 CYCLE = ("red", "purple", "tangerine")

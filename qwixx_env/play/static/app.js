@@ -144,10 +144,12 @@ function keepSeats(gameId, seats, links) {
   all[gameId] = { seats: { ...had.seats, ...seats }, links: links || had.links };
   try { localStorage.setItem(SEAT_STORE, JSON.stringify(all)); } catch (e) { /* no storage: this tab only */ }
 }
-function forgetGames(keep) {
-  // drop what the page kept for games the server no longer holds
+function forgetGames(asked, listed) {
+  // drop what the page kept for games the server no longer holds: of the games it asked about
+  // (`asked`), those the answer does not list. A game kept since the question was sent (a join
+  // link opened, a game started while the answer was on its way) is not in its answer, and stays.
   const all = keptSeats();
-  for (const id of Object.keys(all)) if (!keep.has(id)) delete all[id];
+  for (const id of asked) if (!listed.has(id)) delete all[id];
   try { localStorage.setItem(SEAT_STORE, JSON.stringify(all)); } catch (e) { /* no storage */ }
 }
 function seatsOf(gameId) { return (keptSeats()[gameId] || { seats: {} }).seats; }  // seat -> secret
@@ -803,8 +805,10 @@ function renderLinks() {
 
 async function refreshGamesList() {
   try {
-    const data = await api("GET", "/api/games", undefined, { [SEATS_HEADER]: Object.values(keptSeats()).flatMap((x) => Object.values(x.seats)).join(",") });
-    forgetGames(new Set(data.games.map((x) => x.id)));
+    const asked = keptSeats();
+    const secrets = Object.values(asked).flatMap((x) => Object.values(x.seats)).join(",");
+    const data = await api("GET", "/api/games", undefined, { [SEATS_HEADER]: secrets });
+    forgetGames(Object.keys(asked), new Set(data.games.map((x) => x.id)));
     const sel = $("games-list");
     sel.replaceChildren(h("option", { value: "", text: `${data.games.length} held (at most ${data.max_games})` }),
       ...data.games.slice().reverse().map((x) => h("option", {
