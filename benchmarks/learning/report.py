@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import warnings
 from pathlib import Path
@@ -40,9 +41,8 @@ ORDER = ("sb3-ppo", "rllib-ppo", "benchmarl-ippo", "benchmarl-mappo", "benchmarl
          "agilerl-dqn", "pufferlib-ppo", "selfplay-td")
 """The learners in the order the page lists them (any other after them, by name)."""
 NOT_YET = {
-    "benchmarl-mappo": "not run yet, for want of time on this 2-core machine: one default batch (6,000 frames, "
-    "9,000 decisions at 2 players), timed alone with its setup and evaluations, took 183 CPU-seconds against "
-    "IPPO's 152, whose full 2-player runs took about 15 CPU-minutes a seed",
+    "benchmarl-mappo": "not run yet, for want of time on this 2-core machine: its 2-player runs took about 15 "
+    "CPU-minutes a seed (880 CPU-seconds, evaluations included), three side by side about 32 minutes",
     "benchmarl-qmix": "not run yet, for want of time on this 2-core machine: one default batch (6,000 frames, "
     "4,555 of the evaluated seat's decisions at 2 players, so about 44 batches for the budget against IPPO's 23), "
     "timed alone with its setup and evaluations, took 191 CPU-seconds against IPPO's 152",
@@ -66,6 +66,8 @@ WHY = {
                    "by 1e-3 at each learning step). Its win share against `random` stays near or below parity.",
     "benchmarl-ippo": "BenchMARL's PPO takes one update per batch of 6,000 frames (about 9,000 decisions at 2 "
     "players; 45 passes of 15 minibatches each), so the budget is about 23 updates. " + JAX_PPO,
+    "benchmarl-mappo": "MAPPO here is IPPO's PPO with a centralised critic (every seat's observation), so it "
+    "gets the same one update per batch of 6,000 frames: about 23 updates in the budget. " + JAX_PPO,
     "tianshou-dqn": "It learns to beat `random` early and then stalls against `greedy`: Tianshou's DQN "
                     "quick-start settings learn from a reward paid only at the game's end, tens of decisions later, "
                     "with 3-step targets, exploration held at epsilon 0.1 throughout, and a 20,000-transition "
@@ -237,6 +239,12 @@ def plot(summary: dict[str, Any], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     tables = list(summary["tables"])
+    # a learner keeps its colour in every panel and on every page (its place in ORDER), and the
+    # figure has one legend of every learner shown
+    shown = {row["learner"] for t in summary["tables"].values() for row in t["learners"]}
+    names = list(ORDER) + sorted(shown - set(ORDER))
+    colour = {name: f"C{i % 10}" for i, name in enumerate(names)}
+    lines = {}
     fig, axes = plt.subplots(len(tables), len(common.OPPONENTS), figsize=(4.2 * len(common.OPPONENTS),
                                                                           3.4 * max(1, len(tables))), squeeze=False)
     for r, table in enumerate(tables):
@@ -246,15 +254,18 @@ def plot(summary: dict[str, Any], path: Path) -> None:
             for row in t["learners"]:
                 xs = [p["decisions"] for p in row["points"]]
                 ys = np.array([p["win_share"][opponent] for p in row["points"]])
-                ax.plot(xs, 100 * ys[:, 0], marker="o", ms=3, label=row["learner"])
-                ax.fill_between(xs, 100 * ys[:, 1], 100 * ys[:, 2], alpha=0.15)
+                name = row["learner"]
+                (lines[name],) = ax.plot(xs, 100 * ys[:, 0], marker="o", ms=3, color=colour[name], label=name)
+                ax.fill_between(xs, 100 * ys[:, 1], 100 * ys[:, 2], color=colour[name], alpha=0.15)
             ax.axhline(100 * t["parity"], color="grey", lw=0.8, ls="--")
             ax.set_title(f"{table}: vs {opponent}", fontsize=10)
             ax.set_xlabel("training decisions")
             ax.set_ylabel("win share (%)")
             ax.set_ylim(0, 100)
-    axes[0][0].legend(fontsize=7)
-    fig.tight_layout()
+    order = [name for name in names if name in lines]
+    fig.legend([lines[name] for name in order], order, loc="lower center", ncol=min(len(order), 5), fontsize=8)
+    legend_inches = 0.15 + 0.22 * math.ceil(len(order) / 5)
+    fig.tight_layout(rect=(0, legend_inches / fig.get_figheight(), 1, 1))
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
