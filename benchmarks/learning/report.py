@@ -41,8 +41,6 @@ ORDER = ("sb3-ppo", "rllib-ppo", "benchmarl-ippo", "benchmarl-mappo", "benchmarl
          "agilerl-dqn", "pufferlib-ppo", "selfplay-td")
 """The learners in the order the page lists them (any other after them, by name)."""
 NOT_YET = {
-    "benchmarl-mappo": "not run yet, for want of time on this 2-core machine: its 2-player runs took about 15 "
-    "CPU-minutes a seed (880 CPU-seconds, evaluations included), three side by side about 32 minutes",
     "benchmarl-qmix": "not run yet, for want of time on this 2-core machine: one default batch (6,000 frames, "
     "4,555 of the evaluated seat's decisions at 2 players, so about 44 batches for the budget against IPPO's 23), "
     "timed alone with its setup and evaluations, took 191 CPU-seconds against IPPO's 152",
@@ -65,9 +63,11 @@ WHY = {
                    "end, tens of decisions later (1-step targets, learning rate 1e-4, a target network moved "
                    "by 1e-3 at each learning step). Its win share against `random` stays near or below parity.",
     "benchmarl-ippo": "BenchMARL's PPO takes one update per batch of 6,000 frames (about 9,000 decisions at 2 "
-    "players; 45 passes of 15 minibatches each), so the budget is about 23 updates. " + JAX_PPO,
+    "players, 12,000 at 3; 45 passes of 15 minibatches each), so the budget is about 23 updates at 2 players and "
+    "17 at 3. " + JAX_PPO,
     "benchmarl-mappo": "MAPPO here is IPPO's PPO with a centralised critic (every seat's observation), so it "
-    "gets the same one update per batch of 6,000 frames: about 23 updates in the budget. " + JAX_PPO,
+    "gets the same one update per batch of 6,000 frames: about 23 updates in the budget at 2 players, 17 at "
+    "3. " + JAX_PPO,
     "tianshou-dqn": "It learns to beat `random` early and then stalls against `greedy`: Tianshou's DQN "
                     "quick-start settings learn from a reward paid only at the game's end, tens of decisions later, "
                     "with 3-step targets, exploration held at epsilon 0.1 throughout, and a 20,000-transition "
