@@ -72,3 +72,17 @@ def test_every_learner_that_does_not_beat_greedy_says_why(summary):
             if said:  # the trend it names is the summary's last two points against greedy
                 before, after = (100 * p["win_share"]["greedy"][0] for p in row["points"][-2:])
                 assert f"from {before:.1f}% to {after:.1f}%" in section
+
+
+def test_a_learner_short_of_seeds_is_marked_and_its_missing_seeds_listed(summary):
+    """A results file with two of the three seeds: its row says so, and the missing seed is in the
+    table of what is not measured yet (made from a copy of the summary, one seed dropped)."""
+    table, t = next(iter(summary["tables"].items()))
+    row = dict(t["learners"][0], seeds=[0, 1])
+    short = {**summary, "tables": {table: {**t, "learners": [row]}}}
+    page = report.render(short)
+    assert f"[{row['learner']}](../benchmarks/results/learning/{row['file']}) (2 of 3 seeds) |" in page
+    missing = page.split("## Not measured yet")[1].split("\n## ")[0]
+    assert f"| `{row['learner']}` | {table} | seed 2: " in missing
+    whole = report.render({**summary, "tables": {table: {**t, "learners": [t["learners"][0]]}}})
+    assert "of 3 seeds" not in whole

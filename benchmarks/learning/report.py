@@ -46,6 +46,11 @@ NOT_YET = {
     "timed alone with its setup and evaluations, took 191 CPU-seconds against IPPO's 152",
 }
 """Why a learner has no results file yet, for the page (the runner exists for each)."""
+SEEDS_NOT_YET: dict[str, str] = {}
+"""Why a learner's results file lacks some of `SEEDS`, for the page."""
+SEEDS = (0, 1, 2)
+"""The seeds the page asks of every learner; a results file with fewer is marked so, and the
+missing seeds are listed with what is not measured yet."""
 
 JAX_PPO = ("The same algorithm does pass greedy with more updates: at 2-player classic the JAX PPO of "
            "[Qwixx in JAX](jax.md), at 16,384 decisions an update, is past it by its 200th update (about 3.3 "
@@ -185,7 +190,8 @@ def render(summary: dict[str, Any]) -> str:
                   "|---|---|---|---|---|---|---|---|---|"]
         for row in t["learners"]:
             final = row["points"][-1]["win_share"]
-            cells = [f"[{row['learner']}](../benchmarks/results/learning/{row['file']})", row["algorithm"],
+            short = f" ({len(row['seeds'])} of {len(SEEDS)} seeds)" if set(SEEDS) - set(row["seeds"]) else ""
+            cells = [f"[{row['learner']}](../benchmarks/results/learning/{row['file']}){short}", row["algorithm"],
                      row["trained_against"], f"{row['budget']:,}", f"{row['seconds'] / 60:.1f} min",
                      *(_pct(final[o]) if o in final else "-" for o in common.OPPONENTS), row["beats_greedy"] or "-"]
             lines.append("| " + " | ".join(cells) + " |")
@@ -207,9 +213,13 @@ def render(summary: dict[str, Any]) -> str:
                 lines += [f"**Why it does not beat greedy here.** {trend(row)} {why}".rstrip(), ""]
     missing = [(name, table) for table in common.TABLES for name in ORDER
                if not any(r["learner"] == name for r in summary["tables"].get(table, {}).get("learners", []))]
-    if missing:
+    unseeded = [(row["learner"], table, sorted(set(SEEDS) - set(row["seeds"])))
+                for table, t in summary["tables"].items() for row in t["learners"] if set(SEEDS) - set(row["seeds"])]
+    if missing or unseeded:
         lines += ["## Not measured yet", "", "| learner | table | why |", "|---|---|---|"]
         lines += [f"| `{name}` | {table} | {NOT_YET.get(name, 'not run yet')} |" for name, table in missing]
+        lines += [f"| `{name}` | {table} | seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}: "
+                  f"{SEEDS_NOT_YET.get(name, 'not run yet')} |" for name, table, seeds in unseeded]
         lines.append("")
     lines += ["## How to reproduce", "",
               "One command per learner and table (`--table classic-3p` for the other), each in a venv with its",
