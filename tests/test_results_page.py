@@ -36,7 +36,19 @@ def test_the_summary_holds_every_results_file_and_its_seeds(summary):
     for f in files:
         row = listed[f["learner"], f["table"]]
         assert row["seeds"] == [r["seed"] for r in f["runs"]]
-        assert row["budget"] == f["budget"] and all(r["points"][-1]["decisions"] >= f["budget"] for r in f["runs"])
+        assert row["budget"] == f["budget"] and row["ended"] == [r["points"][-1]["decisions"] for r in f["runs"]]
+
+
+def test_every_run_reaches_the_budget_or_the_page_says_where_it_ended(summary):
+    page = report.PAGE.read_text()
+    sections = page.split("\n### ")[1:]
+    for table, t in summary["tables"].items():
+        for row in t["learners"]:
+            section = next(s for s in sections if s.startswith(f"{row['learner']} ({table})"))
+            short = min(row["ended"]) < row["budget"]
+            assert ("**Short of the budget.**" in section) == short, (row["learner"], table)
+            if short:
+                assert ", ".join(f"{n:,}" for n in row["ended"]) in section
 
 
 def test_each_figure_is_the_interquartile_mean_of_the_seeds_with_an_interval_around_it(summary):
@@ -86,3 +98,15 @@ def test_a_learner_short_of_seeds_is_marked_and_its_missing_seeds_listed(summary
     assert f"| `{row['learner']}` | {table} | seed 2: " in missing
     whole = report.render({**summary, "tables": {table: {**t, "learners": [t["learners"][0]]}}})
     assert "of 3 seeds" not in whole
+
+
+def test_a_run_that_ended_before_the_budget_is_marked(summary):
+    """Made from a copy of the summary with one run's end moved below the budget."""
+    table, t = next(iter(summary["tables"].items()))
+    first = t["learners"][0]
+    row = dict(first, ended=[first["budget"] - 300, *first["ended"][1:]])
+    page = report.render({**summary, "tables": {table: {**t, "learners": [row]}}})
+    assert f"| {row['budget']:,} (short) |" in page
+    assert f"**Short of the budget.** Its runs ended at {row['budget'] - 300:,}, " in page
+    whole = report.render({**summary, "tables": {table: {**t, "learners": [first]}}})
+    assert "(short)" not in whole and "Short of the budget" not in whole

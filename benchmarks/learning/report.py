@@ -46,6 +46,12 @@ NOT_YET = {
     "timed alone with its setup and evaluations, took 191 CPU-seconds against IPPO's 152",
 }
 """Why a learner has no results file yet, for the page (the runner exists for each)."""
+SHORT = {
+    "benchmarl-qmix": "BenchMARL's frames ran out a batch early: the runner gave it the frames the budget needs "
+    "at random play's decisions per frame, 10% more, and QMIX's seat 0 decides less often (0.68 a frame against "
+    "0.76). The runner now lets BenchMARL collect twice as many (exploration still annealed over the same frames).",
+}
+"""Why a learner's runs ended before the budget, for the page (the ends come from the results)."""
 SEEDS_NOT_YET: dict[str, str] = {}
 """Why a learner's results file lacks some of `SEEDS`, for the page."""
 SEEDS = (0, 1, 2)
@@ -136,6 +142,7 @@ def summarise(files: list[dict[str, Any]]) -> dict[str, Any]:
             "trained_against": f["trained_against"], "budget": f["budget"], "seeds": [r["seed"] for r in f["runs"]],
             "deals": f["evaluation"]["deals"], "notes": f["notes"],
             "seconds": round(float(np.mean([r["seconds"] for r in f["runs"]])), 1),
+            "ended": [r["points"][-1]["decisions"] for r in f["runs"]],
             "beats_greedy": verdict, "points": points,
             "file": f"{f['learner']}_{f['table']}.json",
         })
@@ -154,6 +161,11 @@ def trend(row: dict[str, Any]) -> str:
 def _pct(triple: list[float]) -> str:
     iqm, low, high = triple
     return f"{100 * iqm:.1f}% [{100 * low:.1f}, {100 * high:.1f}]"
+
+
+def _short(row: dict[str, Any]) -> bool:
+    """Whether a run of the row ended before its budget."""
+    return min(row.get("ended", [row["budget"]])) < row["budget"]
 
 
 def render(summary: dict[str, Any]) -> str:
@@ -192,7 +204,8 @@ def render(summary: dict[str, Any]) -> str:
             final = row["points"][-1]["win_share"]
             short = f" ({len(row['seeds'])} of {len(SEEDS)} seeds)" if set(SEEDS) - set(row["seeds"]) else ""
             cells = [f"[{row['learner']}](../benchmarks/results/learning/{row['file']}){short}", row["algorithm"],
-                     row["trained_against"], f"{row['budget']:,}", f"{row['seconds'] / 60:.1f} min",
+                     row["trained_against"], f"{row['budget']:,}{' (short)' if _short(row) else ''}",
+                     f"{row['seconds'] / 60:.1f} min",
                      *(_pct(final[o]) if o in final else "-" for o in common.OPPONENTS), row["beats_greedy"] or "-"]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
@@ -208,6 +221,10 @@ def render(summary: dict[str, Any]) -> str:
                              + " | ".join(_pct(p["win_share"][o]) if o in p["win_share"] else "-"
                                           for o in common.OPPONENTS) + " |")
             lines.append("")
+            if _short(row):
+                ended = ", ".join(f"{n:,}" for n in row["ended"])
+                lines += [f"**Short of the budget.** Its runs ended at {ended} decisions, against the budget of "
+                          f"{row['budget']:,}. {SHORT.get(row['learner'], '')}".rstrip(), ""]
             if row["beats_greedy"] != "yes":
                 why = WHY.get(row["learner"], "")
                 lines += [f"**Why it does not beat greedy here.** {trend(row)} {why}".rstrip(), ""]
