@@ -21,6 +21,7 @@ import json
 import math
 import sys
 import warnings
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -120,7 +121,9 @@ def iqm_interval(values: np.ndarray, seed: int) -> tuple[float, float, float]:
 def summarise(files: list[dict[str, Any]]) -> dict[str, Any]:
     """The summary of the results files (see the module docstring)."""
     out: dict[str, Any] = {"format": "qwixx_env.learning-summary/1", "reps": REPS, "tables": {}}
-    for n, f in enumerate(files):
+    for f in files:
+        # the bootstrap's seed names the learner and table, so adding a file changes no other's interval
+        base = zlib.crc32(f"{f['learner']}_{f['table']}".encode()) % 2**20 * 1000
         parity = 1 / common.table_options(f["table"]).num_players
         counts = {len(r["points"]) for r in f["runs"]}
         if len(counts) != 1:
@@ -131,7 +134,7 @@ def summarise(files: list[dict[str, Any]]) -> dict[str, Any]:
             shares = {}
             for k, opponent in enumerate(f["evaluation"]["opponents"]):
                 values = np.array([p["win_share"][opponent] for p in at])
-                iqm, low, high = iqm_interval(values, seed=1000 * n + 10 * i + k)
+                iqm, low, high = iqm_interval(values, seed=base + 10 * i + k)
                 shares[opponent] = [round(iqm, 4), round(low, 4), round(high, 4)]
             points.append({"decisions": round(float(np.mean([p["decisions"] for p in at]))),
                            "seconds": round(float(np.mean([p["seconds"] for p in at])), 1), "win_share": shares})
