@@ -47,11 +47,7 @@ NOT_YET = {
     "timed alone with its setup and evaluations, took 191 CPU-seconds against IPPO's 152",
 }
 """Why a learner has no results file yet, for the page (the runner exists for each)."""
-SHORT = {
-    "benchmarl-qmix": "BenchMARL's frames ran out a batch early: the runner gave it the frames the budget needs "
-    "at random play's decisions per frame, 10% more, and QMIX's seat 0 decides less often (0.68 a frame against "
-    "0.76). The runner now lets BenchMARL collect twice as many (exploration still annealed over the same frames).",
-}
+SHORT: dict[str, str] = {}
 """Why a learner's runs ended before the budget, for the page (the ends come from the results)."""
 SEEDS_NOT_YET: dict[str, str] = {}
 """Why a learner's results file lacks some of `SEEDS`, for the page."""
