@@ -19,9 +19,8 @@ learner (`qwixx_env.integrations.benchmarl`, with `QwixxCallback`):
 
 A decision is one the evaluated network chose in training (exploration included): a frame in
 which its seat decides. BenchMARL counts frames, so the run is given the frames that the budget
-needs at the table's decisions per frame (measured over random games first), with a margin and
-room beyond it (exploration annealed as for the estimate alone), and ends at the first batch at or
-past the budget (a `BudgetReached` raised from the callback,
+needs at the table's decisions per frame (measured over random games first), with a margin,
+and ends at the first batch at or past the budget (a `BudgetReached` raised from the callback,
 after which BenchMARL prints that the experiment "failed and is closing gracefully"); each
 evaluation point is taken after the first batch at or past it (`common.Curve`). ``--quick``
 trains smaller batches (`QUICK_FRAMES` frames, two passes; ten optimizer steps off-policy), as
@@ -51,13 +50,7 @@ ALGORITHMS = {"ippo": IppoConfig, "mappo": MappoConfig, "qmix": QmixConfig}
 GROUPS = {"ippo": "table", "mappo": "table", "qmix": "seat"}
 """Each algorithm's grouping: the table group where BenchMARL allows it (on-policy)."""
 MARGIN = 1.1
-"""The frames the budget is estimated to need, as a multiple of the estimate from random games:
-BenchMARL's default exploration schedule (epsilon annealed over a third of the run's frames) is
-set from these."""
-ROOM = 2
-"""Frames BenchMARL may collect, as a multiple of those: the run stops at the budget, and a learner
-whose seat decides less often than in random games still reaches it (QMIX's seat 0 at 2 players:
-0.68 decisions a frame against random play's 0.76)."""
+"""Frames given to BenchMARL beyond the budget's estimate; the run stops at the budget."""
 QUICK_FRAMES = 400
 """Frames per batch of a ``--quick`` run (BenchMARL's default is 6,000)."""
 
@@ -108,8 +101,7 @@ def decisions_per_frame(table: TableOptions, group: str, games: int = 200) -> fl
 
 def experiment_config(decisions: int, per_frame: float, quick: bool) -> ExperimentConfig:
     """BenchMARL's experiment defaults, long enough for `decisions` at `per_frame` decisions a
-    frame (whole batches, `MARGIN` more, exploration annealed over a third of those as BenchMARL's
-    default does; `ROOM` times as many may be collected), with no logging, files or evaluation of its own;
+    frame (whole batches, `MARGIN` more), with no logging, files or evaluation of its own;
     `quick`: batches of `QUICK_FRAMES` frames, two passes over each (on-policy) or ten
     optimizer steps (off-policy)."""
     config = ExperimentConfig.get_from_yaml()
@@ -119,10 +111,7 @@ def experiment_config(decisions: int, per_frame: float, quick: bool) -> Experime
         config.on_policy_n_minibatch_iters = 2
         config.off_policy_n_optimizer_steps = 10
     batch = max(config.on_policy_collected_frames_per_batch, config.off_policy_collected_frames_per_batch)
-    frames = batch * math.ceil(MARGIN * decisions / per_frame / batch)
-    if config.exploration_anneal_frames is None:  # BenchMARL's default: a third of the frames to collect
-        config.exploration_anneal_frames = frames // 3
-    config.max_n_frames = ROOM * frames
+    config.max_n_frames = batch * math.ceil(MARGIN * decisions / per_frame / batch)
     config.evaluation = False
     config.loggers = []
     config.create_json = False
@@ -196,8 +185,7 @@ def main(algorithm: str) -> None:
             budget=args.decisions,
             versions=common.versions("benchmarl", "torchrl", "torch"),
             notes=f"BenchMARL's {ALGORITHMS[algorithm].__name__}.get_from_yaml(){critic}, MlpConfig and "
-            "ExperimentConfig defaults (only max_n_frames, the exploration schedule at its default length, the "
-            f"seed and logging set), {grouping}; "
+            f"ExperimentConfig defaults (only max_n_frames, the seed and logging set), {grouping}; "
             "every seat a learner; a decision is a frame in which the evaluated network's seat decides; "
             "each point after the first collected batch at or past it",
         )
