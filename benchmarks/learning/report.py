@@ -42,9 +42,9 @@ ORDER = ("sb3-ppo", "rllib-ppo", "benchmarl-ippo", "benchmarl-mappo", "benchmarl
          "agilerl-dqn", "pufferlib-ppo", "selfplay-td")
 """The learners in the order the page lists them (any other after them, by name)."""
 NOT_YET = {
-    "benchmarl-qmix": "not run yet, for want of time on this 2-core machine: one default batch (6,000 frames, "
-    "4,555 of the evaluated seat's decisions at 2 players, so about 44 batches for the budget against IPPO's 23), "
-    "timed alone with its setup and evaluations, took 191 CPU-seconds against IPPO's 152",
+    "benchmarl-qmix": "not run yet, for want of time on this 2-core machine: its 2-player runs took about 1,500 "
+    "CPU-seconds a seed (45 batches, evaluations included); at 3 players seat 0 decides in fewer frames (0.67 a "
+    "frame against 0.76), so the budget needs about 50 batches, each training three seats' networks, not two",
 }
 """Why a learner has no results file yet, for the page (the runner exists for each)."""
 SHORT: dict[str, str] = {}
@@ -76,6 +76,12 @@ WHY = {
     "benchmarl-mappo": "MAPPO here is IPPO's PPO with a centralised critic (every seat's observation), so it "
     "gets the same one update per batch of 6,000 frames: about 23 updates in the budget at 2 players, 17 at "
     "3. " + JAX_PPO,
+    "benchmarl-qmix": "QMIX runs with a group per seat (BenchMARL's table group refuses off-policy algorithms), so "
+    "each seat has its own Q-network and its mixer mixes that one seat's Q-value: independent Q-learning against "
+    "the other seats' learners. BenchMARL's off-policy defaults take 1,000 optimizer steps of 128 transitions per "
+    "batch of 6,000 frames (about 45 batches in the budget at 2 players), at learning rate 5e-5, with one-step "
+    "targets from a reward paid only at the game's end, tens of decisions later, and epsilon annealed from 0.8 to "
+    "0.01 over the first third of the frames.",
     "tianshou-dqn": "It learns to beat `random` early and then stalls against `greedy`: Tianshou's DQN "
                     "quick-start settings learn from a reward paid only at the game's end, tens of decisions later, "
                     "with 3-step targets, exploration held at epsilon 0.1 throughout, and a 20,000-transition "
