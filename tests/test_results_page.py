@@ -23,6 +23,14 @@ def summary():
     return json.loads(report.SUMMARY.read_text())
 
 
+def learner_sections(summary):
+    """Each learner's table, summary row and section of the page, in the summary's order."""
+    sections = report.PAGE.read_text().split("\n### ")[1:]
+    for table, t in summary["tables"].items():
+        for row in t["learners"]:
+            yield table, row, next(s for s in sections if s.startswith(f"{row['learner']} ({table})"))
+
+
 def test_the_page_is_the_summary_rendered(summary):
     assert report.PAGE.read_text() == report.render(summary)
     assert report.PLOT.is_file()
@@ -40,15 +48,11 @@ def test_the_summary_holds_every_results_file_and_its_seeds(summary):
 
 
 def test_every_run_reaches_the_budget_or_the_page_says_where_it_ended(summary):
-    page = report.PAGE.read_text()
-    sections = page.split("\n### ")[1:]
-    for table, t in summary["tables"].items():
-        for row in t["learners"]:
-            section = next(s for s in sections if s.startswith(f"{row['learner']} ({table})"))
-            short = min(row["ended"]) < row["budget"]
-            assert ("**Short of the budget.**" in section) == short, (row["learner"], table)
-            if short:
-                assert ", ".join(f"{n:,}" for n in row["ended"]) in section
+    for table, row, section in learner_sections(summary):
+        short = min(row["ended"]) < row["budget"]
+        assert ("**Short of the budget.**" in section) == short, (row["learner"], table)
+        if short:
+            assert ", ".join(f"{n:,}" for n in row["ended"]) in section
 
 
 def test_each_figure_is_the_interquartile_mean_of_the_seeds_with_an_interval_around_it(summary):
@@ -74,16 +78,12 @@ def test_the_verdict_on_greedy_follows_the_final_interval(summary):
 
 
 def test_every_learner_that_does_not_beat_greedy_says_why(summary):
-    page = report.PAGE.read_text()
-    sections = page.split("\n### ")[1:]
-    for table, t in summary["tables"].items():
-        for row in t["learners"]:
-            section = next(s for s in sections if s.startswith(f"{row['learner']} ({table})"))
-            said = "**Why it does not beat greedy here.**" in section
-            assert said == (row["beats_greedy"] != "yes"), (row["learner"], table)
-            if said:  # the trend it names is the summary's last two points against greedy
-                before, after = (100 * p["win_share"]["greedy"][0] for p in row["points"][-2:])
-                assert f"from {before:.1f}% to {after:.1f}%" in section
+    for table, row, section in learner_sections(summary):
+        said = "**Why it does not beat greedy here.**" in section
+        assert said == (row["beats_greedy"] != "yes"), (row["learner"], table)
+        if said:  # the trend it names is the summary's last two points against greedy
+            before, after = (100 * p["win_share"]["greedy"][0] for p in row["points"][-2:])
+            assert f"from {before:.1f}% to {after:.1f}%" in section
 
 
 def test_a_learner_short_of_seeds_is_marked_and_its_missing_seeds_listed(summary):

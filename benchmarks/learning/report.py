@@ -170,7 +170,7 @@ def _pct(triple: list[float]) -> str:
 
 def _short(row: dict[str, Any]) -> bool:
     """Whether a run of the row ended before its budget."""
-    return min(row.get("ended", [row["budget"]])) < row["budget"]
+    return min(row["ended"]) < row["budget"]
 
 
 def render(summary: dict[str, Any]) -> str:
